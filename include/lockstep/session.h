@@ -1,0 +1,99 @@
+// lockstep public API: loading a model and running it.
+//
+//   lockstep::SessionOptions options;
+//   options.provider = lockstep::Device::CPU;
+//   lockstep::Session session("model.onnx", options);
+//   std::vector<lockstep::Tensor> outputs = session.run({{"input", input_tensor}});
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "lockstep/error.h"
+#include "lockstep/tensor.h"
+
+namespace lockstep {
+
+/// How a session is built.
+struct SessionOptions {
+  Device provider = Device::CPU;  // where the graph runs; CUDA needs a GPU and a CUDA build
+  int device_id = 0;              // CUDA device ordinal
+  int intra_op_num_threads = 0;   // CPU threads; 0 = one per hardware thread. Never changes a bit.
+  int graph_optimization_level = 99;  // 0 disables constant folding; any other value enables it
+  int log_severity_level = 2;     // 0 verbose, 1 info, 2 warning, 3 error, 4 fatal
+};
+
+/// One declared graph input or output. Dims are -1 where the model names a symbol (see dim_params) or leaves
+/// the dim unknown.
+struct ValueInfo {
+  std::string name;
+  DType dtype = DType::Undefined;
+  bool has_shape = false;
+  std::vector<int64_t> dims;
+  std::vector<std::string> dim_params;  // the symbol of each dim, "" for fixed or unknown dims
+};
+
+/// Model metadata, as onnxruntime's get_modelmeta() gives it.
+struct ModelMetadata {
+  std::string producer_name, graph_name, domain, description, graph_description;
+  int64_t version = 0;
+  std::map<std::string, std::string> custom_metadata_map;
+  std::vector<std::pair<std::string, int64_t>> opset_imports;  // (domain, version)
+};
+
+class SessionImpl;
+
+/// A loaded model, ready to run. run() may be called repeatedly; a failed run leaves the session usable.
+class Session {
+ public:
+  /// Loads a model file. Throws Error (NoSuchFile, InvalidGraph, NotImplemented...) naming what is wrong.
+  Session(const std::string& model_path, const SessionOptions& options = {});
+  /// Loads a serialized model from memory. External data is not allowed for models loaded this way.
+  Session(const void* model_bytes, size_t size, const SessionOptions& options = {});
+  ~Session();
+  Session(Session&&) noexcept;
+  Session& operator=(Session&&) noexcept;
+
+  const std::vector<ValueInfo>& inputs() const;
+  const std::vector<ValueInfo>& outputs() const;
+  const ModelMetadata& metadata() const;
+  const SessionOptions& options() const;
+
+  /// Runs the graph. `feeds` are host tensors keyed by input name; every input without an initializer
+  /// must be fed. `output_names` empty means all outputs, in graph order. Returns host tensors.
+  /// Throws Error(InvalidArgument) naming the input for a wrong name, dtype, rank or dims.
+  std::vector<Tensor> run(const std::map<std::string, Tensor>& feeds,
+                          const std::vector<std::string>& output_names = {});
+
+  /// Ops that ran on the CPU although the session's provider is CUDA (no CUDA kernel), by op type.
+  std::vector<std::string> fallback_ops() const;
+
+ private:
+  std::unique_ptr<SessionImpl> impl_;
+};
+
+/// How often an op occurs in a model (subgraphs included) and which providers have a kernel for it.
+struct OpUsage {
+  std::string op_type;
+  std::string domain;
+  int count = 0;
+  bool cpu = false;   // the CPU provider supports it at the model's opset
+  bool cuda = false;  // the CUDA provider has its own kernel (otherwise it falls back to the CPU kernel)
+};
+
+/// What `lockstep info` prints: the declared inputs/outputs, opsets and an op histogram, without building a session.
+struct ModelSummary {
+  std::vector<ValueInfo> inputs, outputs;
+  ModelMetadata metadata;
+  std::vector<OpUsage> ops;  // sorted by op type
+};
+ModelSummary summarize_model(const std::string& model_path);
+
+/// Providers usable on this machine, in onnxruntime's spelling ("CUDAExecutionProvider" only with a GPU).
+std::vector<std::string> available_providers();
+
+}  // namespace lockstep

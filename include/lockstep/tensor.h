@@ -1,0 +1,98 @@
+// lockstep public API: element types, shapes and tensors.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace lockstep {
+
+/// Element types. The values are ONNX TensorProto.DataType codes, so they can be read off a model directly.
+enum class DType : int32_t {
+  Undefined = 0,
+  Float = 1,
+  UInt8 = 2,
+  Int8 = 3,
+  UInt16 = 4,
+  Int16 = 5,
+  Int32 = 6,
+  Int64 = 7,
+  String = 8,
+  Bool = 9,
+  Float16 = 10,
+  Double = 11,
+  UInt32 = 12,
+  UInt64 = 13,
+  BFloat16 = 16,
+};
+
+/// Bytes per element; 0 for Undefined and String (strings are not supported as tensor data).
+size_t dtype_size(DType t);
+/// The onnxruntime spelling of a type, e.g. "float", "int64", "bool".
+const char* dtype_name(DType t);
+/// True for the types lockstep kernels compute on.
+bool dtype_supported(DType t);
+
+using Shape = std::vector<int64_t>;
+
+/// Number of elements of a shape (1 for a scalar, 0 if any dim is 0).
+int64_t shape_numel(const Shape& s);
+/// "[1,3,224,224]".
+std::string shape_string(const Shape& s);
+
+/// Where memory lives.
+enum class Device : int32_t { CPU = 0, CUDA = 1 };
+
+/// A block of bytes owned by an allocator; freed (returned to its pool) when the last Tensor drops it.
+struct Buffer {
+  void* data = nullptr;
+  size_t bytes = 0;
+  Device device = Device::CPU;
+  std::shared_ptr<void> owner;  // keeps the allocation alive; its deleter returns it to the pool
+};
+
+/// A dense, row-major tensor. Copying a Tensor shares its buffer; use clone() for a deep copy.
+class Tensor {
+ public:
+  Tensor() = default;
+  /// An uninitialised host tensor of the given type and shape.
+  static Tensor empty(DType dtype, Shape shape);
+  /// A host tensor holding a copy of `bytes` (which must be numel*dtype_size long).
+  static Tensor from_bytes(DType dtype, Shape shape, const void* bytes);
+  /// A tensor of `dtype` and `shape` over an existing buffer (which must be large enough).
+  static Tensor over(DType dtype, Shape shape, std::shared_ptr<Buffer> buffer);
+
+  DType dtype() const { return dtype_; }
+  const Shape& shape() const { return shape_; }
+  int64_t dim(int i) const { return shape_[i < 0 ? i + rank() : i]; }
+  int rank() const { return static_cast<int>(shape_.size()); }
+  int64_t numel() const { return shape_numel(shape_); }
+  size_t bytes() const { return static_cast<size_t>(numel()) * dtype_size(dtype_); }
+  Device device() const { return buffer_ ? buffer_->device : Device::CPU; }
+  bool defined() const { return dtype_ != DType::Undefined; }
+
+  void* raw() { return buffer_ ? buffer_->data : nullptr; }
+  const void* raw() const { return buffer_ ? buffer_->data : nullptr; }
+  template <typename T> T* data() { return static_cast<T*>(raw()); }
+  template <typename T> const T* data() const { return static_cast<const T*>(raw()); }
+
+  const std::shared_ptr<Buffer>& buffer() const { return buffer_; }
+  /// Same buffer, new shape with the same element count (Reshape, Flatten, Squeeze...).
+  Tensor reshaped(Shape shape) const;
+  /// A host deep copy.
+  Tensor clone() const;
+
+  /// Element i converted to int64 (host tensors of integer, bool or float type); used for shape inputs.
+  int64_t int_at(int64_t i) const;
+  /// All elements as int64 (host tensors only).
+  std::vector<int64_t> to_ints() const;
+
+ private:
+  DType dtype_ = DType::Undefined;
+  Shape shape_;
+  std::shared_ptr<Buffer> buffer_;
+};
+
+}  // namespace lockstep

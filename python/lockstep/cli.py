@@ -1,0 +1,130 @@
+"""The `lockstep` command line: inspect a model, run it, compare providers.
+
+  lockstep info MODEL
+  lockstep run MODEL [--input NAME=FILE.npy ...] [--provider cpu|cuda] [--threads N] [--output-dir DIR] [--seed S]
+  lockstep demo [--provider cpu|cuda]
+"""
+
+import argparse
+import os
+import sys
+
+import numpy as np
+
+import lockstep
+from lockstep import _core
+
+_NUMPY_TYPES = {
+    "float": np.float32, "double": np.float64, "float16": np.float16, "int8": np.int8, "int16": np.int16,
+    "int32": np.int32, "int64": np.int64, "uint8": np.uint8, "uint16": np.uint16, "uint32": np.uint32,
+    "uint64": np.uint64, "bool": np.bool_,
+}
+
+
+def _shape_text(shape):
+    if shape is None:
+        return "(unknown rank)"
+    return "[" + ", ".join("?" if d is None else str(d) for d in shape) + "]"
+
+
+def cmd_info(args):
+    s = _core.summarize_model(args.model)
+    print(f"model: {args.model}")
+    print(f"producer: {s['producer_name'] or '-'}   graph: {s['graph_name'] or '-'}")
+    print("opsets: " + ", ".join(f"{d or 'ai.onnx'} {v}" for d, v in s["opset_imports"]))
+    print("inputs:")
+    for name, dtype, shape in s["inputs"]:
+        print(f"  {name}: {dtype} {_shape_text(shape)}")
+    print("outputs:")
+    for name, dtype, shape in s["outputs"]:
+        print(f"  {name}: {dtype} {_shape_text(shape)}")
+    print(f"ops ({sum(o[2] for o in s['ops'])} nodes):")
+    print(f"  {'op':<28}{'count':>6}  {'cpu':<5}{'cuda'}")
+    for op, domain, count, cpu, cuda in s["ops"]:
+        label = op if not domain or domain == "ai.onnx" else f"{domain}.{op}"
+        cuda_text = "yes" if cuda else ("cpu fallback" if cpu else "no")
+        print(f"  {label:<28}{count:>6}  {'yes' if cpu else 'no':<5}{cuda_text}")
+    return 0
+
+
+def _random_input(dtype, shape, rng):
+    dims = [d if isinstance(d, int) else 1 for d in (shape or [])]
+    np_type = _NUMPY_TYPES.get(dtype)
+    if np_type is None:
+        raise SystemExit(f"cannot make a random input of type {dtype}")
+    if np_type == np.bool_:
+        return rng.integers(0, 2, size=dims).astype(np.bool_)
+    if np.issubdtype(np_type, np.integer):
+        return rng.integers(0, 10, size=dims).astype(np_type)
+    return rng.standard_normal(size=dims).astype(np_type)
+
+
+def _feeds(session, given, seed):
+    rng = np.random.default_rng(seed)
+    explicit = {}
+    for item in given or []:
+        name, _, path = item.partition("=")
+        if not path:
+            raise SystemExit(f"--input takes NAME=FILE.npy, got '{item}'")
+        explicit[name] = np.load(path)
+    feeds = {}
+    for arg in session.get_inputs():
+        if arg.name in explicit:
+            feeds[arg.name] = explicit.pop(arg.name)
+        else:
+            feeds[arg.name] = _random_input(arg.type[7:-1], arg.shape, rng)
+    if explicit:
+        raise SystemExit(f"unknown input names: {', '.join(explicit)}")
+    return feeds
+
+
+def _session(model, provider, threads):
+    options = lockstep.SessionOptions()
+    options.intra_op_num_threads = threads
+    name = lockstep.CUDA if provider == "cuda" else lockstep.CPU
+    return lockstep.InferenceSession(model, options, providers=[name])
+
+
+def cmd_run(args):
+    session = _session(args.model, args.provider, args.threads)
+    feeds = _feeds(session, args.input, args.seed)
+    outputs = session.run(None, feeds)
+    if args.output_dir:
+        os.makedirs(args.output_dir, exist_ok=True)
+    for arg, value in zip(session.get_outputs(), outputs):
+        summary = f"{arg.name}: {value.dtype} {list(value.shape)}"
+        if value.size and value.dtype.kind == "f":
+            summary += f"  min {value.min():.6g} max {value.max():.6g} mean {value.mean(dtype=np.float64):.6g}"
+        print(summary)
+        if args.output_dir:
+            np.save(os.path.join(args.output_dir, arg.name.replace("/", "_") + ".npy"), value)
+    print(f"provider: {session.get_providers()[0]}")
+    return 0
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(prog="lockstep", description=__doc__.splitlines()[0])
+    sub = parser.add_subparsers(dest="command", required=True)
+    info = sub.add_parser("info", help="inputs, outputs, opsets and op support of a model")
+    info.add_argument("model")
+    info.set_defaults(fn=cmd_info)
+    run = sub.add_parser("run", help="run a model on seeded random (or given) inputs")
+    run.add_argument("model")
+    run.add_argument("--input", action="append", metavar="NAME=FILE.npy")
+    run.add_argument("--provider", choices=["cpu", "cuda"], default="cpu")
+    run.add_argument("--threads", type=int, default=0)
+    run.add_argument("--output-dir")
+    run.add_argument("--seed", type=int, default=0)
+    run.set_defaults(fn=cmd_run)
+    demo = sub.add_parser("demo", help="the onnxruntime issue 21220 Conv on every provider, compared bit for bit")
+    demo.set_defaults(fn=lambda a: __import__("lockstep.demo").demo.main())
+    args = parser.parse_args(argv)
+    try:
+        return args.fn(args)
+    except lockstep.Fail as e:
+        print(f"lockstep: {e}", file=sys.stderr)
+        return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

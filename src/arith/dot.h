@@ -1,0 +1,98 @@
+// Per-element formulas of the conv and gemm families, shared literally by both devices
+// (docs/arithmetic.md#gemm, docs/arithmetic.md#convtranspose).
+#pragma once
+
+#include <cstdint>
+
+#include "arith/fma.h"
+#include "arith/hd.h"
+#include "arith/reduce.h"
+
+namespace lockstep::arith {
+
+/// Gemm's epilogue: y = alpha*t + beta*c, each product rounded, then the sum rounded. Without C: y = alpha*t.
+/// alpha = 1 and beta = 0 are not special-cased (alpha*t is exact for alpha = 1; beta*c is computed for beta = 0).
+LOCKSTEP_HD float gemm_epilogue_f32(float t, float alpha, bool has_c, float c, float beta) {
+  float at = alpha * t;
+  if (!has_c) return at;
+  float bc = beta * c;
+  return at + bc;
+}
+
+/// Floor division and modulo for a positive divisor (ConvTranspose pads may be negative).
+LOCKSTEP_HD int64_t floor_div(int64_t a, int64_t b) { return a >= 0 ? a / b : -((-a + b - 1) / b); }
+LOCKSTEP_HD int64_t floor_mod(int64_t a, int64_t b) { return a - floor_div(a, b) * b; }
+
+/// Conv / ConvTranspose geometry, padded to 3 spatial dims (leading unused dims have size 1, stride 1, pad 0).
+/// Plain data, so CUDA kernels take it by value.
+struct ConvDims {
+  int64_t batch, c_in, c_out, group, cin_g, cout_g;
+  int64_t in[3], out[3], kernel[3], stride[3], dilation[3], pad[3];  // pad: begin pads (may be negative)
+};
+
+/// One ConvTranspose output element, gather form. Canonical k order: c (input channel in the group) ascending,
+/// then the kernel taps (rd, rh, rw) ascending that are *aligned* with this output, i.e. per spatial dim
+/// (o + pad - r*dil) is a multiple of stride. Aligned taps whose input position i = (o + pad - r*dil)/stride falls
+/// outside [0, in) are terms with input +0 (the fma is performed), like Conv's padding taps. Unaligned taps
+/// (stride holes) are not terms. Then dot_chunked_f32 with init = bias.
+/// x: input (N, C_in, in...), w: weights (C_in, C_out/group, kernel...), index: flat output index.
+// Contract: dot_chunked_f32 over (c, aligned taps) ascending; see docs/arithmetic.md#convtranspose.
+LOCKSTEP_HD float conv_transpose_element_f32(const ConvDims& g, const float* x, const float* w,
+                                             const float* bias, int64_t index) {
+  int64_t o[3];
+  int64_t rest = index;
+  for (int d = 2; d >= 0; --d) {
+    o[d] = rest % g.out[d];
+    rest /= g.out[d];
+  }
+  int64_t oc = rest % g.c_out;
+  int64_t n = rest / g.c_out;
+  int64_t grp = oc / g.cout_g, m = oc % g.cout_g;
+  // Per dim: the first aligned tap r0, the tap step, and the matching input position of r0 (i decreases by
+  // step*dil/stride for each further tap).
+  int64_t r0[3], rstep[3], i0[3], istep[3], count[3];
+  int64_t taps = 1;
+  for (int d = 0; d < 3; ++d) {
+    int64_t base = o[d] + g.pad[d];
+    // r*dil = base (mod stride); the aligned taps are r0, r0 + rstep, ... with rstep = stride / gcd(dil, stride).
+    int64_t a = g.dilation[d] % g.stride[d], s = g.stride[d];
+    int64_t gcd_v = s, t = a;
+    while (t != 0) {
+      int64_t u = gcd_v % t;
+      gcd_v = t;
+      t = u;
+    }
+    rstep[d] = s / gcd_v;
+    r0[d] = -1;
+    for (int64_t r = 0; r < rstep[d] && r < g.kernel[d]; ++r)
+      if (floor_mod(base - r * g.dilation[d], s) == 0) {
+        r0[d] = r;
+        break;
+      }
+    count[d] = r0[d] < 0 ? 0 : (g.kernel[d] - r0[d] + rstep[d] - 1) / rstep[d];
+    i0[d] = r0[d] < 0 ? 0 : floor_div(base - r0[d] * g.dilation[d], s);
+    istep[d] = rstep[d] * g.dilation[d] / s;
+    taps *= count[d];
+  }
+  int64_t K = g.cin_g * taps;
+  const float* xg = x + (n * g.c_in + grp * g.cin_g) * g.in[0] * g.in[1] * g.in[2];
+  const float* wg = w + (grp * g.cin_g * g.cout_g + m) * g.kernel[0] * g.kernel[1] * g.kernel[2];
+  int64_t in_plane = g.in[0] * g.in[1] * g.in[2];
+  int64_t w_plane = g.cout_g * g.kernel[0] * g.kernel[1] * g.kernel[2];
+  auto a_of = [&](int64_t k) -> float {
+    int64_t tw = k % count[2], th = (k / count[2]) % count[1], td = (k / (count[2] * count[1])) % count[0];
+    int64_t c = k / taps;
+    int64_t id = i0[0] - td * istep[0], ih = i0[1] - th * istep[1], iw = i0[2] - tw * istep[2];
+    if (id < 0 || id >= g.in[0] || ih < 0 || ih >= g.in[1] || iw < 0 || iw >= g.in[2]) return 0.0f;
+    return xg[c * in_plane + (id * g.in[1] + ih) * g.in[2] + iw];
+  };
+  auto b_of = [&](int64_t k) -> float {
+    int64_t tw = k % count[2], th = (k / count[2]) % count[1], td = (k / (count[2] * count[1])) % count[0];
+    int64_t c = k / taps;
+    int64_t rd = r0[0] + td * rstep[0], rh = r0[1] + th * rstep[1], rw = r0[2] + tw * rstep[2];
+    return wg[c * w_plane + (rd * g.kernel[1] + rh) * g.kernel[2] + rw];
+  };
+  return dot_chunked_f32(K, bias ? bias[oc] : 0.0f, a_of, b_of);
+}
+
+}  // namespace lockstep::arith

@@ -1,0 +1,465 @@
+// The elementwise family's per-element formulas (docs/arithmetic.md, "Elementwise"). The CPU and CUDA kernels
+// both instantiate their loops with these functors, so both devices run literally the same code per element.
+//
+// Each functor declares kTypes (the ONNX element types it accepts, as TypeBit flags) and kBoolOut (its output is
+// bool, stored as one byte 0/1, whatever its input type). Bool inputs arrive as uint8_t.
+#pragma once
+
+#include <cmath>
+#include <cstdint>
+#include <type_traits>
+
+#include "arith/hd.h"
+#include "arith/math.h"
+
+namespace lockstep::arith {
+
+enum TypeBit : unsigned {
+  kF32 = 1u << 0, kF64 = 1u << 1, kI8 = 1u << 2, kI16 = 1u << 3, kI32 = 1u << 4, kI64 = 1u << 5,
+  kU8 = 1u << 6, kU16 = 1u << 7, kU32 = 1u << 8, kU64 = 1u << 9, kBool = 1u << 10, kF16 = 1u << 11,
+  kBF16 = 1u << 12,
+};
+constexpr unsigned kFloats = kF32 | kF64;
+constexpr unsigned kShapeInts = kI32 | kI64;
+
+// ---------------------------------------------------------------------------------------------- scalar helpers
+
+LOCKSTEP_HD float copysign_f32(float magnitude, float sign) {
+  return float_of((bits_of(magnitude) & 0x7fffffffu) | (bits_of(sign) & 0x80000000u));
+}
+LOCKSTEP_HD float abs_f32(float x) { return float_of(bits_of(x) & 0x7fffffffu); }
+LOCKSTEP_HD double abs_f64(double x) { return double_of(bits_of(x) & 0x7fffffffffffffffull); }
+LOCKSTEP_HD bool isnan_f32(float x) { return x != x; }
+
+/// IEEE square root (correctly rounded on both devices; sqrtss on the host, __fsqrt_rn on the GPU).
+LOCKSTEP_HD float sqrt_f32(float x) {
+#if defined(__CUDA_ARCH__)
+  return __fsqrt_rn(x);
+#else
+  return std::sqrt(x);
+#endif
+}
+LOCKSTEP_HD double sqrt_f64(double x) {
+#if defined(__CUDA_ARCH__)
+  return __dsqrt_rn(x);
+#else
+  return std::sqrt(x);
+#endif
+}
+
+/// Round half to even, exactly: for |x| < 2^23, (|x| + 2^23) - 2^23 rounds |x| to an integer under RNE.
+/// |x| >= 2^23, inf and NaN are returned unchanged. The sign of x is kept (round(-0.3) = -0).
+LOCKSTEP_HD float rint_f32(float x) {
+  float ax = abs_f32(x);
+  if (!(ax < 8388608.0f)) return x;
+  float r = (ax + 8388608.0f) - 8388608.0f;
+  return copysign_f32(r, x);
+}
+/// floor/ceil from rint_f32 with one correction step; results keep x's sign (floor(-0.5) = -1, ceil(-0.5) = -0).
+LOCKSTEP_HD float floor_f32(float x) {
+  if (!(abs_f32(x) < 8388608.0f)) return x;
+  float r = rint_f32(x);
+  if (r > x) r = r - 1.0f;
+  return copysign_f32(r, x);
+}
+LOCKSTEP_HD float ceil_f32(float x) {
+  if (!(abs_f32(x) < 8388608.0f)) return x;
+  float r = rint_f32(x);
+  if (r < x) r = r + 1.0f;
+  return copysign_f32(r, x);
+}
+
+/// C fmod, exactly (the result is always representable): long division on the integer significands.
+/// fmod(x, 0), fmod(inf, y), NaN operands -> NaN; |x| < |y| (y = inf included) -> x; result has x's sign.
+LOCKSTEP_HD float fmod_f32(float x, float y) {
+  const uint32_t ux = bits_of(x), uy = bits_of(y);
+  const uint32_t sign = ux & 0x80000000u, ax = ux & 0x7fffffffu, ay = uy & 0x7fffffffu;
+  if (ay == 0 || ax >= 0x7f800000u || ay > 0x7f800000u) return float_of(0x7fc00000u);
+  if (ax < ay) return x;
+  if (ax == ay) return float_of(sign);
+  int ex = static_cast<int>(ax >> 23), ey = static_cast<int>(ay >> 23);
+  uint32_t mx = ax & 0x7fffffu, my = ay & 0x7fffffu;
+  // Significands with the implicit bit; denormals are normalised (their exponent goes below 1).
+  if (ex == 0) { for (ex = 1; !(mx & 0x800000u); --ex) mx <<= 1; } else { mx |= 0x800000u; }
+  if (ey == 0) { for (ey = 1; !(my & 0x800000u); --ey) my <<= 1; } else { my |= 0x800000u; }
+  for (; ex > ey; --ex) {
+    if (mx >= my) mx -= my;
+    mx <<= 1;
+  }
+  if (mx >= my) mx -= my;
+  if (mx == 0) return float_of(sign);
+  for (; !(mx & 0x800000u); --ex) mx <<= 1;
+  uint32_t out = ex > 0 ? (static_cast<uint32_t>(ex) << 23) | (mx & 0x7fffffu) : mx >> (1 - ex);
+  return float_of(out | sign);
+}
+
+// ---------------------------------------------------------------------------------------------- conversions
+
+/// float -> IEEE binary16 bits, round to nearest even; NaN stays NaN (quiet), overflow -> inf, denormals kept.
+LOCKSTEP_HD uint16_t f32_to_f16_bits(float x) {
+  const uint32_t u = bits_of(x);
+  const uint32_t sign = (u >> 16) & 0x8000u, a = u & 0x7fffffffu;
+  if (a >= 0x7f800000u) return static_cast<uint16_t>(sign | (a > 0x7f800000u ? 0x7e00u | ((a >> 13) & 0x3ffu) : 0x7c00u));
+  if (a >= 0x477ff000u) return static_cast<uint16_t>(sign | 0x7c00u);  // >= 65520 rounds to inf
+  uint32_t q, rem, half;
+  if (a >= 0x38800000u) {  // normal half
+    q = (a >> 13) - (112u << 10);
+    rem = a & 0x1fffu;
+    half = 0x1000u;
+  } else {  // denormal half (or zero): value = m * 2^(e-150), unit 2^-24
+    if (a < 0x33000000u) return static_cast<uint16_t>(sign);
+    const uint32_t e = a >> 23, m = (a & 0x7fffffu) | 0x800000u, s = 126u - e;
+    q = m >> s;
+    rem = m & ((1u << s) - 1u);
+    half = 1u << (s - 1u);
+  }
+  if (rem > half || (rem == half && (q & 1u))) ++q;
+  return static_cast<uint16_t>(sign | q);
+}
+/// binary16 bits -> float (exact).
+LOCKSTEP_HD float f16_bits_to_f32(uint16_t h) {
+  const uint32_t sign = (static_cast<uint32_t>(h) & 0x8000u) << 16, e = (h >> 10) & 0x1fu, m = h & 0x3ffu;
+  if (e == 31) return float_of(sign | 0x7f800000u | (m << 13));
+  if (e == 0) return copysign_f32(static_cast<float>(m) * 5.9604644775390625e-8f, float_of(sign));  // m * 2^-24
+  return float_of(sign | ((e + 112u) << 23) | (m << 13));
+}
+/// float -> bfloat16 bits, round to nearest even; NaN stays NaN (quiet).
+LOCKSTEP_HD uint16_t f32_to_bf16_bits(float x) {
+  const uint32_t u = bits_of(x);
+  if ((u & 0x7fffffffu) > 0x7f800000u) return static_cast<uint16_t>((u >> 16) | 0x40u);
+  return static_cast<uint16_t>((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);
+}
+LOCKSTEP_HD float bf16_bits_to_f32(uint16_t h) { return float_of(static_cast<uint32_t>(h) << 16); }
+
+/// Storage tags for the 16-bit float types and bool, so that Cast can tell them from uint16/uint8.
+struct Half { uint16_t bits; };
+struct BHalf { uint16_t bits; };
+struct Boolean { uint8_t v; };
+
+/// A value in transit through Cast: a signed integer, an unsigned integer or a real (float and float16 sources
+/// are held exactly as double).
+struct CastValue {
+  enum Kind : int { Signed, Unsigned, Real } kind;
+  int64_t i;
+  uint64_t u;
+  double d;
+};
+
+template <class S>
+LOCKSTEP_HD CastValue cast_load(S s) {
+  if constexpr (std::is_same_v<S, Half>) return {CastValue::Real, 0, 0, static_cast<double>(f16_bits_to_f32(s.bits))};
+  else if constexpr (std::is_same_v<S, BHalf>) return {CastValue::Real, 0, 0, static_cast<double>(bf16_bits_to_f32(s.bits))};
+  else if constexpr (std::is_same_v<S, Boolean>) return {CastValue::Signed, s.v != 0 ? 1 : 0, 0, 0.0};
+  else if constexpr (std::is_floating_point_v<S>) return {CastValue::Real, 0, 0, static_cast<double>(s)};
+  else if constexpr (std::is_signed_v<S>) return {CastValue::Signed, static_cast<int64_t>(s), 0, 0.0};
+  else return {CastValue::Unsigned, 0, static_cast<uint64_t>(s), 0.0};
+}
+
+/// Real -> integer: truncation toward zero; NaN -> 0; out of range saturates to the type's min/max.
+template <class I>
+LOCKSTEP_HD I real_to_int(double d) {
+  constexpr int kBits = 8 * sizeof(I);
+  if (d != d) return 0;
+  if constexpr (std::is_signed_v<I>) {
+    const double lo = -static_cast<double>(uint64_t{1} << (kBits - 1));  // exact power of two
+    if (d < lo) return static_cast<I>(static_cast<uint64_t>(1) << (kBits - 1));  // min
+    if (d >= -lo) return static_cast<I>((static_cast<uint64_t>(1) << (kBits - 1)) - 1u);  // max
+    return static_cast<I>(static_cast<int64_t>(d));
+  } else {
+    const double hi = kBits == 64 ? 18446744073709551616.0 : static_cast<double>(uint64_t{1} << (kBits % 64));
+    if (!(d > -1.0)) return 0;
+    if (d >= hi) return static_cast<I>(~uint64_t{0});
+    return static_cast<I>(static_cast<uint64_t>(d));
+  }
+}
+
+template <class D>
+LOCKSTEP_HD D cast_store(CastValue v) {
+  if constexpr (std::is_same_v<D, Half>) return Half{f32_to_f16_bits(cast_store<float>(v))};
+  else if constexpr (std::is_same_v<D, BHalf>) return BHalf{f32_to_bf16_bits(cast_store<float>(v))};
+  else if constexpr (std::is_same_v<D, Boolean>) {
+    bool nz = v.kind == CastValue::Signed ? v.i != 0 : v.kind == CastValue::Unsigned ? v.u != 0 : v.d != 0.0;
+    return Boolean{static_cast<uint8_t>(nz ? 1 : 0)};
+  } else if constexpr (std::is_floating_point_v<D>) {
+    // One IEEE round-to-nearest-even conversion from the source value (int64 -> float directly, not via double).
+    return v.kind == CastValue::Signed ? static_cast<D>(v.i)
+           : v.kind == CastValue::Unsigned ? static_cast<D>(v.u) : static_cast<D>(v.d);
+  } else {
+    // Integer -> integer wraps modulo 2^bits (two's complement).
+    if (v.kind == CastValue::Signed) return static_cast<D>(static_cast<uint64_t>(v.i));
+    if (v.kind == CastValue::Unsigned) return static_cast<D>(v.u);
+    return real_to_int<D>(v.d);
+  }
+}
+
+template <class D, class S>
+LOCKSTEP_HD D cast_element(S s) { return cast_store<D>(cast_load(s)); }
+
+// ---------------------------------------------------------------------------------------------- integer helpers
+
+template <class T> using Unsigned = std::make_unsigned_t<T>;
+/// Integer +, -, * wrap modulo 2^bits (computed in the unsigned type: no undefined behaviour).
+template <class T> LOCKSTEP_HD T wrap_add(T a, T b) { return static_cast<T>(static_cast<Unsigned<T>>(a) + static_cast<Unsigned<T>>(b)); }
+template <class T> LOCKSTEP_HD T wrap_sub(T a, T b) { return static_cast<T>(static_cast<Unsigned<T>>(a) - static_cast<Unsigned<T>>(b)); }
+template <class T> LOCKSTEP_HD T wrap_mul(T a, T b) {
+  using W = std::conditional_t<(sizeof(T) < sizeof(unsigned)), unsigned, Unsigned<T>>;  // avoid int promotion
+  return static_cast<T>(static_cast<W>(static_cast<Unsigned<T>>(a)) * static_cast<W>(static_cast<Unsigned<T>>(b)));
+}
+template <class T> LOCKSTEP_HD bool is_min_over_minus_one(T a, T b) {
+  if constexpr (std::is_signed_v<T>) return b == T(-1) && a == static_cast<T>(Unsigned<T>(1) << (8 * sizeof(T) - 1));
+  else return false;
+}
+/// Integer division truncates toward zero; x / 0 = 0; MIN / -1 = MIN (wraps).
+template <class T> LOCKSTEP_HD T int_div(T a, T b) {
+  if (b == 0) return 0;
+  if (is_min_over_minus_one(a, b)) return a;
+  return static_cast<T>(a / b);
+}
+/// Integer remainder: fmod = truncated (sign of a), else floored (sign of b, as Python); x mod 0 = 0.
+template <class T> LOCKSTEP_HD T int_mod(T a, T b, bool fmod) {
+  if (b == 0 || is_min_over_minus_one(a, b)) return 0;
+  T r = static_cast<T>(a % b);
+  if (!fmod && r != 0 && ((r < 0) != (b < 0))) r = static_cast<T>(r + b);
+  return r;
+}
+
+// ---------------------------------------------------------------------------------------------- unary functors
+
+struct ReluOp {
+  static constexpr unsigned kTypes = kFloats | kI8 | kI32 | kI64;
+  static constexpr bool kBoolOut = false;
+  // x < 0 ? 0 : x keeps -0 and NaN (as onnxruntime).
+  template <class T> LOCKSTEP_HD T operator()(T x) const { return x < T(0) ? T(0) : x; }
+};
+struct NegOp {
+  static constexpr unsigned kTypes = kFloats | kI8 | kI16 | kI32 | kI64;
+  static constexpr bool kBoolOut = false;
+  template <class T> LOCKSTEP_HD T operator()(T x) const {
+    if constexpr (std::is_floating_point_v<T>) return -x;
+    else return wrap_sub(T(0), x);
+  }
+};
+struct AbsOp {
+  static constexpr unsigned kTypes = kFloats | kI8 | kI16 | kI32 | kI64 | kU8;
+  static constexpr bool kBoolOut = false;
+  template <class T> LOCKSTEP_HD T operator()(T x) const {
+    if constexpr (std::is_same_v<T, float>) return abs_f32(x);
+    else if constexpr (std::is_same_v<T, double>) return abs_f64(x);
+    else if constexpr (std::is_signed_v<T>) return x < 0 ? wrap_sub(T(0), x) : x;
+    else return x;
+  }
+};
+struct SignOp {
+  static constexpr unsigned kTypes = kFloats | kI8 | kI32 | kI64;
+  static constexpr bool kBoolOut = false;
+  // NaN -> NaN, +-0 -> +0.
+  template <class T> LOCKSTEP_HD T operator()(T x) const {
+    if (x > T(0)) return T(1);
+    if (x < T(0)) return T(-1);
+    return x == T(0) ? T(0) : x;
+  }
+};
+struct SqrtOp {
+  static constexpr unsigned kTypes = kFloats;
+  static constexpr bool kBoolOut = false;
+  LOCKSTEP_HD float operator()(float x) const { return sqrt_f32(x); }
+  LOCKSTEP_HD double operator()(double x) const { return sqrt_f64(x); }
+};
+struct ReciprocalOp {
+  static constexpr unsigned kTypes = kFloats;
+  static constexpr bool kBoolOut = false;
+  template <class T> LOCKSTEP_HD T operator()(T x) const { return T(1) / x; }
+};
+/// Mean's final step: sum / n (an IEEE division by the float count).
+struct DivideByOp {
+  static constexpr unsigned kTypes = kFloats;
+  static constexpr bool kBoolOut = false;
+  float n;
+  template <class T> LOCKSTEP_HD T operator()(T x) const { return x / static_cast<T>(n); }
+};
+
+#define LOCKSTEP_F32_UNARY(Name, expr)                              \
+  struct Name {                                                     \
+    static constexpr unsigned kTypes = kF32;                        \
+    static constexpr bool kBoolOut = false;                         \
+    LOCKSTEP_HD float operator()(float x) const { return expr; }    \
+  };
+LOCKSTEP_F32_UNARY(SigmoidOp, sigmoid_f32(x))
+LOCKSTEP_F32_UNARY(TanhOp, tanh_f32(x))
+LOCKSTEP_F32_UNARY(ErfOp, erf_f32(x))
+LOCKSTEP_F32_UNARY(ExpOp, exp_f32(x))
+LOCKSTEP_F32_UNARY(LogOp, log_f32(x))
+LOCKSTEP_F32_UNARY(SoftplusOp, softplus_f32(x))
+LOCKSTEP_F32_UNARY(SinOp, sin_f32(x))
+LOCKSTEP_F32_UNARY(CosOp, cos_f32(x))
+LOCKSTEP_F32_UNARY(FloorOp, floor_f32(x))
+LOCKSTEP_F32_UNARY(CeilOp, ceil_f32(x))
+LOCKSTEP_F32_UNARY(RoundOp, rint_f32(x))
+#undef LOCKSTEP_F32_UNARY
+
+struct LeakyReluOp {
+  static constexpr unsigned kTypes = kF32;
+  static constexpr bool kBoolOut = false;
+  float alpha;
+  LOCKSTEP_HD float operator()(float x) const { return x >= 0.0f ? x : alpha * x; }
+};
+struct EluOp {
+  static constexpr unsigned kTypes = kF32;
+  static constexpr bool kBoolOut = false;
+  float alpha;
+  LOCKSTEP_HD float operator()(float x) const { return x >= 0.0f ? x : alpha * expm1_f32(x); }
+};
+struct SeluOp {
+  static constexpr unsigned kTypes = kF32;
+  static constexpr bool kBoolOut = false;
+  float alpha, gamma;
+  LOCKSTEP_HD float operator()(float x) const { return x > 0.0f ? gamma * x : gamma * (alpha * expm1_f32(x)); }
+};
+/// max(0, min(1, alpha*x + beta)): two roundings (no fma); NaN propagates.
+LOCKSTEP_HD float hard_sigmoid_f32(float x, float alpha, float beta) {
+  float v = alpha * x + beta;
+  v = 1.0f < v ? 1.0f : v;
+  return v < 0.0f ? 0.0f : v;
+}
+struct HardSigmoidOp {
+  static constexpr unsigned kTypes = kF32;
+  static constexpr bool kBoolOut = false;
+  float alpha, beta;
+  LOCKSTEP_HD float operator()(float x) const { return hard_sigmoid_f32(x, alpha, beta); }
+};
+struct HardSwishOp {
+  static constexpr unsigned kTypes = kF32;
+  static constexpr bool kBoolOut = false;
+  // alpha = float(1/6) multiplied (as onnxruntime), beta = 0.5.
+  LOCKSTEP_HD float operator()(float x) const { return x * hard_sigmoid_f32(x, 1.0f / 6.0f, 0.5f); }
+};
+struct GeluOp {
+  static constexpr unsigned kTypes = kF32;
+  static constexpr bool kBoolOut = false;
+  bool tanh_approximation;
+  LOCKSTEP_HD float operator()(float x) const {
+    float s;
+    if (tanh_approximation) {
+      float x3 = (x * x) * x;
+      s = tanh_f32(0.7978845608028654f * (x + 0.044715f * x3));  // sqrt(2/pi)
+    } else {
+      s = erf_f32(x * 0.70710678118654752f);  // 1/sqrt(2)
+    }
+    return (0.5f * x) * (1.0f + s);
+  }
+};
+struct IsNaNOp {
+  static constexpr unsigned kTypes = kFloats;
+  static constexpr bool kBoolOut = true;
+  template <class T> LOCKSTEP_HD uint8_t operator()(T x) const { return x != x ? 1 : 0; }
+};
+struct IsInfOp {
+  static constexpr unsigned kTypes = kFloats;
+  static constexpr bool kBoolOut = true;
+  bool negative, positive;
+  template <class T> LOCKSTEP_HD uint8_t operator()(T x) const {
+    const T inf = static_cast<T>(INFINITY);
+    return ((positive && x == inf) || (negative && x == -inf)) ? 1 : 0;
+  }
+};
+struct NotOp {
+  static constexpr unsigned kTypes = kBool;
+  static constexpr bool kBoolOut = true;
+  LOCKSTEP_HD uint8_t operator()(uint8_t x) const { return x == 0 ? 1 : 0; }
+};
+/// Clip: v = x < lo ? lo : x; then hi < v ? hi : v. NaN x stays NaN; a NaN bound is ignored; lo > hi gives hi.
+template <class T>
+struct ClipOp {
+  static constexpr bool kBoolOut = false;
+  T lo, hi;
+  LOCKSTEP_HD T operator()(T x) const {
+    T v = x < lo ? lo : x;
+    return hi < v ? hi : v;
+  }
+};
+
+// ---------------------------------------------------------------------------------------------- binary functors
+
+struct AddOp {
+  static constexpr unsigned kTypes = kFloats | kShapeInts;
+  static constexpr bool kBoolOut = false;
+  template <class T> LOCKSTEP_HD T operator()(T a, T b) const {
+    if constexpr (std::is_floating_point_v<T>) return a + b; else return wrap_add(a, b);
+  }
+};
+struct SubOp {
+  static constexpr unsigned kTypes = kFloats | kShapeInts;
+  static constexpr bool kBoolOut = false;
+  template <class T> LOCKSTEP_HD T operator()(T a, T b) const {
+    if constexpr (std::is_floating_point_v<T>) return a - b; else return wrap_sub(a, b);
+  }
+};
+struct MulOp {
+  static constexpr unsigned kTypes = kFloats | kShapeInts;
+  static constexpr bool kBoolOut = false;
+  template <class T> LOCKSTEP_HD T operator()(T a, T b) const {
+    if constexpr (std::is_floating_point_v<T>) return a * b; else return wrap_mul(a, b);
+  }
+};
+struct DivOp {
+  static constexpr unsigned kTypes = kFloats | kShapeInts;
+  static constexpr bool kBoolOut = false;
+  template <class T> LOCKSTEP_HD T operator()(T a, T b) const {
+    if constexpr (std::is_floating_point_v<T>) return a / b; else return int_div(a, b);
+  }
+};
+struct PowOp {
+  static constexpr unsigned kTypes = kF32;
+  static constexpr bool kBoolOut = false;
+  // y == 2 is x*x (correctly rounded, as onnxruntime's special case); otherwise pow_f32.
+  LOCKSTEP_HD float operator()(float x, float y) const { return y == 2.0f ? x * x : pow_f32(x, y); }
+};
+struct ModOp {
+  static constexpr unsigned kTypes = kF32 | kShapeInts;
+  static constexpr bool kBoolOut = false;
+  bool fmod;
+  LOCKSTEP_HD float operator()(float a, float b) const { return fmod_f32(a, b); }
+  template <class T> LOCKSTEP_HD T operator()(T a, T b) const { return int_mod(a, b, fmod); }
+};
+struct PReluOp {
+  static constexpr unsigned kTypes = kF32;
+  static constexpr bool kBoolOut = false;
+  LOCKSTEP_HD float operator()(float x, float slope) const { return x < 0.0f ? slope * x : x; }
+};
+/// Max/Min: NaN if either operand is NaN; on ties (+0 vs -0) the second operand wins (as onnxruntime).
+struct MaxOp {
+  static constexpr unsigned kTypes = kFloats | kShapeInts;
+  static constexpr bool kBoolOut = false;
+  template <class T> LOCKSTEP_HD T operator()(T a, T b) const {
+    if (a != a) return a;
+    if (b != b) return b;
+    return a > b ? a : b;
+  }
+};
+struct MinOp {
+  static constexpr unsigned kTypes = kFloats | kShapeInts;
+  static constexpr bool kBoolOut = false;
+  template <class T> LOCKSTEP_HD T operator()(T a, T b) const {
+    if (a != a) return a;
+    if (b != b) return b;
+    return a < b ? a : b;
+  }
+};
+
+#define LOCKSTEP_COMPARE(Name, types, expr)                                               \
+  struct Name {                                                                           \
+    static constexpr unsigned kTypes = types;                                             \
+    static constexpr bool kBoolOut = true;                                                \
+    template <class T> LOCKSTEP_HD uint8_t operator()(T a, T b) const { return (expr) ? 1 : 0; } \
+  };
+LOCKSTEP_COMPARE(EqualOp, kFloats | kShapeInts | kBool, a == b)
+LOCKSTEP_COMPARE(GreaterOp, kFloats | kShapeInts, a > b)
+LOCKSTEP_COMPARE(LessOp, kFloats | kShapeInts, a < b)
+LOCKSTEP_COMPARE(GreaterOrEqualOp, kFloats | kShapeInts, a >= b)
+LOCKSTEP_COMPARE(LessOrEqualOp, kFloats | kShapeInts, a <= b)
+LOCKSTEP_COMPARE(AndOp, kBool, (a != 0) && (b != 0))
+LOCKSTEP_COMPARE(OrOp, kBool, (a != 0) || (b != 0))
+LOCKSTEP_COMPARE(XorOp, kBool, (a != 0) != (b != 0))
+#undef LOCKSTEP_COMPARE
+
+}  // namespace lockstep::arith

@@ -1,0 +1,44 @@
+// Per-element rules of the normalization family, shared by the CPU and CUDA kernels
+// (docs/contract/normalization.md).
+#pragma once
+
+#include <cstdint>
+
+#include "arith/hd.h"
+
+namespace lockstep::arith {
+
+/// Statistics of one normalised row (LayerNormalization, InstanceNormalization):
+/// mean = S(x) / n; var = S((x - mean)^2) / n; stddev = sqrt(var + epsilon), S the canonical sum.
+struct RowStats {
+  float mean;
+  float stddev;
+};
+
+LOCKSTEP_HD float norm_mean_f32(float sum, int64_t n) { return sum / static_cast<float>(n); }
+LOCKSTEP_HD float norm_stddev_f32(float sum_sq_dev, int64_t n, float epsilon) {
+#if defined(__CUDA_ARCH__)
+  return __fsqrt_rn(sum_sq_dev / static_cast<float>(n) + epsilon);
+#else
+  return __builtin_sqrtf(sum_sq_dev / static_cast<float>(n) + epsilon);
+#endif
+}
+
+/// y = ((x - mean) / stddev) * scale + bias: one subtraction, one division, one multiplication, one addition.
+LOCKSTEP_HD float norm_apply_f32(float x, RowStats s, float scale, float bias) {
+  return ((x - s.mean) / s.stddev) * scale + bias;
+}
+/// Without a bias input (LayerNormalization's B absent) the addition is not performed, so -0 stays -0.
+LOCKSTEP_HD float norm_apply_nobias_f32(float x, RowStats s, float scale) { return ((x - s.mean) / s.stddev) * scale; }
+
+/// BatchNormalization (inference): s = scale / sqrt(var + epsilon); y = (x - mean) * s + bias.
+LOCKSTEP_HD float batchnorm_factor_f32(float scale, float var, float epsilon) {
+#if defined(__CUDA_ARCH__)
+  return scale / __fsqrt_rn(var + epsilon);
+#else
+  return scale / __builtin_sqrtf(var + epsilon);
+#endif
+}
+LOCKSTEP_HD float batchnorm_apply_f32(float x, float mean, float factor, float bias) { return (x - mean) * factor + bias; }
+
+}  // namespace lockstep::arith

@@ -1,0 +1,161 @@
+// Per-element rules of the reduce and pool families, shared by the CPU and CUDA kernels
+// (docs/contract/reduce.md, docs/contract/pool.md). Both devices call exactly these functions, or reproduce
+// them operation by operation (the AVX2 and warp versions of the canonical reduction).
+#pragma once
+
+#include <cstdint>
+
+#include "arith/hd.h"
+#include "arith/reduce.h"
+
+namespace lockstep::arith {
+
+/// The contract's "Max and min over an axis" step: does t replace the running maximum m?
+/// The first NaN wins; values that compare equal (+0, -0) keep the earlier one.
+LOCKSTEP_HD bool max_takes_f32(float t, float m) { return (t > m || t != t) && m == m; }
+LOCKSTEP_HD bool min_takes_f32(float t, float m) { return (t < m || t != t) && m == m; }
+
+/// Sequential max (or min) of n terms in ascending order; `empty` for n == 0. Also reports the winning index.
+template <bool IsMax, typename Load>
+LOCKSTEP_HD float extreme_seq_f32(int64_t n, float empty, Load load, int64_t* index = nullptr) {
+  float m = empty;
+  int64_t at = -1;
+  for (int64_t i = 0; i < n; ++i) {
+    float t = load(i);
+    if (i == 0 || (IsMax ? max_takes_f32(t, m) : min_takes_f32(t, m))) {
+      m = t;
+      at = i;
+    }
+  }
+  if (index) *index = at;
+  return m;
+}
+
+/// Combines two (value, index) candidates of the sequential max rule so that any tree over them gives the
+/// sequential result: the first NaN if any, else the first element equal to the extreme. Used by the warp
+/// versions; index < 0 marks an empty candidate.
+template <bool IsMax>
+LOCKSTEP_HD void extreme_pick_f32(float& v, int64_t& i, float v2, int64_t i2) {
+  if (i2 < 0) return;
+  if (i < 0) { v = v2; i = i2; return; }
+  bool n1 = v != v, n2 = v2 != v2;
+  bool take;
+  if (n1 || n2) take = n1 && n2 ? i2 < i : n2;
+  else if (v2 == v) take = i2 < i;
+  else take = IsMax ? v2 > v : v2 < v;
+  if (take) { v = v2; i = i2; }
+}
+
+/// Term transforms of the float reductions (applied before a term enters the canonical sum).
+enum class ReduceKind : int { Sum, Mean, Prod, Max, Min, L1, L2, SumSquare, LogSumExp };
+
+LOCKSTEP_HD float abs_f32(float x) { return x < 0.0f ? -x : (x == 0.0f ? 0.0f : x); }
+
+/// ReduceL1's term: |x| with the sign bit cleared (|-0| = +0); NaN passes through.
+LOCKSTEP_HD float l1_term_f32(float x) { return x != x ? x : abs_f32(x); }
+LOCKSTEP_HD float square_f32(float x) { return x * x; }
+
+/// LogSumExp's finish: m is the sequential max; s the canonical sum of exp_f32(x_i - m).
+/// Non-finite m (NaN, +inf, -inf: all terms -inf) is the result itself; see docs/contract/reduce.md.
+LOCKSTEP_HD bool lse_direct_f32(float m) { return !(m - m == 0.0f); }
+
+// ---------------------------------------------------------------------------------------------- pools
+
+/// Up to three spatial dims; pools of rank 1 and 2 are padded in front with dims of size 1.
+constexpr int kPoolDims = 3;
+
+/// Geometry of a pool over one (n, c) plane. POD so it can be passed to CUDA kernels by value.
+struct PoolGeom {
+  int64_t planes = 0;                // N * C
+  int64_t in[kPoolDims], out[kPoolDims], kernel[kPoolDims], stride[kPoolDims], dilation[kPoolDims];
+  int64_t pad_begin[kPoolDims], pad_end[kPoolDims];
+  int64_t in_plane = 1, out_plane = 1;
+  bool count_include_pad = false;
+  bool column_major_indices = false;  // MaxPool storage_order = 1
+};
+
+/// Where a tap falls along one dim: 0 = inside the input, 1 = in the padding, 2 = beyond the padding.
+LOCKSTEP_HD int pool_tap_class(const PoolGeom& g, int d, int64_t pos) {
+  if (pos >= 0 && pos < g.in[d]) return 0;
+  if (pos >= -g.pad_begin[d] && pos < g.in[d] + g.pad_end[d]) return 1;
+  return 2;
+}
+
+/// Splits a flat output index within a plane into (o0, o1, o2).
+LOCKSTEP_HD void pool_out_coords(const PoolGeom& g, int64_t flat, int64_t (&o)[kPoolDims]) {
+  o[2] = flat % g.out[2];
+  flat /= g.out[2];
+  o[1] = flat % g.out[1];
+  o[0] = flat / g.out[1];
+}
+
+/// AveragePool of one output: canonical sum of the window's terms in row-major kernel order divided by their
+/// count. Taps inside the input are terms; padding taps are +0 terms only if count_include_pad; taps beyond
+/// the padding (ceil_mode) are never terms. The lanes are the reference reduction's, filled term by term.
+LOCKSTEP_HD float avgpool_window_f32(const PoolGeom& g, const float* plane, int64_t out_flat) {
+  int64_t o[kPoolDims];
+  pool_out_coords(g, out_flat, o);
+  float lane[kReduceLanes];
+  for (int j = 0; j < kReduceLanes; ++j) lane[j] = 0.0f;
+  int64_t count = 0;
+  for (int64_t k0 = 0; k0 < g.kernel[0]; ++k0) {
+    int64_t p0 = o[0] * g.stride[0] - g.pad_begin[0] + k0 * g.dilation[0];
+    int c0 = pool_tap_class(g, 0, p0);
+    if (c0 == 2 || (c0 == 1 && !g.count_include_pad)) continue;
+    for (int64_t k1 = 0; k1 < g.kernel[1]; ++k1) {
+      int64_t p1 = o[1] * g.stride[1] - g.pad_begin[1] + k1 * g.dilation[1];
+      int c1 = pool_tap_class(g, 1, p1);
+      if (c1 == 2 || (c1 == 1 && !g.count_include_pad)) continue;
+      for (int64_t k2 = 0; k2 < g.kernel[2]; ++k2) {
+        int64_t p2 = o[2] * g.stride[2] - g.pad_begin[2] + k2 * g.dilation[2];
+        int c2 = pool_tap_class(g, 2, p2);
+        if (c2 == 2 || (c2 == 1 && !g.count_include_pad)) continue;
+        bool inside = c0 == 0 && c1 == 0 && c2 == 0;
+        float t = inside ? plane[(p0 * g.in[1] + p1) * g.in[2] + p2] : 0.0f;
+        int j = static_cast<int>(count % kReduceLanes);
+        lane[j] = lane[j] + t;
+        ++count;
+      }
+    }
+  }
+  float s = tree_over_lanes_f32(lane, AddF32{});
+  return s / static_cast<float>(count);
+}
+
+/// MaxPool of one output: the sequential max rule over the taps inside the input, in row-major kernel order
+/// (padding never takes part). -inf and index -1 if no tap is inside. `index` is the tap's flat position in
+/// the plane, row-major or (storage_order = 1) column-major over the spatial dims.
+template <typename T>
+LOCKSTEP_HD T maxpool_window(const PoolGeom& g, const T* plane, int64_t out_flat, T lowest, int64_t* index) {
+  int64_t o[kPoolDims];
+  pool_out_coords(g, out_flat, o);
+  T m = lowest;
+  int64_t at = -1;
+  bool any = false;
+  for (int64_t k0 = 0; k0 < g.kernel[0]; ++k0) {
+    int64_t p0 = o[0] * g.stride[0] - g.pad_begin[0] + k0 * g.dilation[0];
+    if (p0 < 0 || p0 >= g.in[0]) continue;
+    for (int64_t k1 = 0; k1 < g.kernel[1]; ++k1) {
+      int64_t p1 = o[1] * g.stride[1] - g.pad_begin[1] + k1 * g.dilation[1];
+      if (p1 < 0 || p1 >= g.in[1]) continue;
+      for (int64_t k2 = 0; k2 < g.kernel[2]; ++k2) {
+        int64_t p2 = o[2] * g.stride[2] - g.pad_begin[2] + k2 * g.dilation[2];
+        if (p2 < 0 || p2 >= g.in[2]) continue;
+        int64_t flat = (p0 * g.in[1] + p1) * g.in[2] + p2;
+        T t = plane[flat];
+        bool take;
+        if constexpr (sizeof(T) == 4 && T(0.5) != T(0)) take = !any || max_takes_f32(t, m);
+        else take = !any || t > m;
+        if (take) {
+          m = t;
+          at = g.column_major_indices ? (p2 * g.in[1] + p1) * g.in[0] + p0 : flat;
+        }
+        any = true;
+      }
+    }
+  }
+  if (index) *index = at;
+  return m;
+}
+
+}  // namespace lockstep::arith

@@ -1,0 +1,122 @@
+// The Resize contract in code (docs/contract/resize.md): coordinate transforms, nearest rounding, tap weights and
+// the separable interpolation order. Plain C++ on the host, __host__ __device__ under nvcc, so both devices
+// run literally the same sequence of float32 operations.
+#pragma once
+
+#include <cstdint>
+
+#include "arith/hd.h"
+
+namespace lockstep::arith {
+
+enum class ResizeCoord : int {
+  HalfPixel, HalfPixelSymmetric, PytorchHalfPixel, AlignCorners, Asymmetric, TfHalfPixelForNn, TfCropAndResize
+};
+// Simple: Resize-10 and Upsample (asymmetric coordinates; trunc when upsampling, ceil when downsampling).
+enum class ResizeNearest : int { RoundPreferFloor, RoundPreferCeil, Floor, Ceil, Simple };
+
+/// floor of a float32 (exact; NaN and |x| >= 2^23 pass through).
+LOCKSTEP_HD float floor_f32(float x) {
+  if (!(x > -8388608.0f && x < 8388608.0f)) return x;
+  float t = static_cast<float>(static_cast<int32_t>(x));
+  return t > x ? t - 1.0f : t;
+}
+LOCKSTEP_HD float ceil_f32(float x) {
+  float f = floor_f32(x);
+  return f < x ? f + 1.0f : f;
+}
+
+/// x_original for output coordinate o on one axis, in float32, one rounding per operation in the written order.
+/// scale is the axis's float32 scale; roi_start/roi_end only matter for TfCropAndResize.
+LOCKSTEP_HD float resize_coordinate_f32(ResizeCoord mode, int64_t o, float scale, int64_t in_len, int64_t out_len,
+                                        float roi_start, float roi_end) {
+  float x = static_cast<float>(o);
+  switch (mode) {
+    case ResizeCoord::HalfPixel: return (x + 0.5f) / scale - 0.5f;
+    case ResizeCoord::HalfPixelSymmetric: {
+      float in = static_cast<float>(in_len);
+      float out_width = scale * in;
+      float adjustment = static_cast<float>(out_len) / out_width;
+      float center = in / 2.0f;
+      float offset = center * (1.0f - adjustment);
+      return (offset + (x + 0.5f) / scale) - 0.5f;
+    }
+    case ResizeCoord::PytorchHalfPixel: return out_len > 1 ? (x + 0.5f) / scale - 0.5f : 0.0f;
+    case ResizeCoord::AlignCorners:
+      return out_len == 1 ? 0.0f : x * static_cast<float>(in_len - 1) / static_cast<float>(out_len - 1);
+    case ResizeCoord::Asymmetric: return x / scale;
+    case ResizeCoord::TfHalfPixelForNn: return (x + 0.5f) / scale;
+    case ResizeCoord::TfCropAndResize: {
+      float in1 = static_cast<float>(in_len - 1);
+      if (out_len <= 1) return 0.5f * (roi_start + roi_end) * in1;
+      return roi_start * in1 + x * (roi_end - roi_start) * in1 / static_cast<float>(out_len - 1);
+    }
+  }
+  return x;
+}
+
+/// The nearest input index for x (before clamping to [0, in_len)).
+LOCKSTEP_HD int64_t resize_nearest_index(ResizeNearest mode, float x, bool downsampling) {
+  float f = floor_f32(x);
+  float r = x - f;  // exact: f is x's floor
+  switch (mode) {
+    case ResizeNearest::RoundPreferFloor: return static_cast<int64_t>(r <= 0.5f ? f : f + 1.0f);
+    case ResizeNearest::RoundPreferCeil: return static_cast<int64_t>(r < 0.5f ? f : f + 1.0f);
+    case ResizeNearest::Floor: return static_cast<int64_t>(f);
+    case ResizeNearest::Ceil: return static_cast<int64_t>(ceil_f32(x));
+    case ResizeNearest::Simple: return static_cast<int64_t>(downsampling ? ceil_f32(x) : (x < 0.0f ? -floor_f32(-x) : f));
+  }
+  return static_cast<int64_t>(f);
+}
+
+/// Keys cubic convolution weights for the taps at floor(x)-1 .. floor(x)+2, s = x - floor(x), coefficient a.
+LOCKSTEP_HD void cubic_weights_f32(float s, float a, float w[4]) {
+  float s1 = s + 1.0f, t = 1.0f - s, t1 = 2.0f - s;
+  w[0] = ((a * s1 - 5.0f * a) * s1 + 8.0f * a) * s1 - 4.0f * a;
+  w[1] = ((a + 2.0f) * s - (a + 3.0f)) * s * s + 1.0f;
+  w[2] = ((a + 2.0f) * t - (a + 3.0f)) * t * t + 1.0f;
+  w[3] = ((a * t1 - 5.0f * a) * t1 + 8.0f * a) * t1 - 4.0f * a;
+}
+
+/// One axis's sampling for one output coordinate: n taps (1, 2 or 4) at element offsets off with weights w.
+/// outside: the coordinate fell outside the input (tf_crop_and_resize): the output is the extrapolation value.
+struct ResizeTaps {
+  int32_t n = 1;
+  int32_t outside = 0;
+  int64_t off[4] = {0, 0, 0, 0};
+  float w[4] = {1.0f, 0.0f, 0.0f, 0.0f};
+};
+
+/// Separable interpolation over `rank` axes, innermost axis first: each axis k combines the values of its taps
+/// as acc = w_0*v_0, then acc = acc + w_t*v_t for t = 1..n-1 (a one-tap axis multiplies by 1, which is exact).
+/// e[k] is axis k's taps for this output element.
+template <int MaxRank>
+LOCKSTEP_HD float resize_separable_f32(const float* in, int rank, const ResizeTaps* const* e) {
+  float acc[MaxRank];
+  int t[MaxRank];
+  int64_t base[MaxRank + 1];
+  base[0] = 0;
+  for (int k = 0; k < rank; ++k) {
+    t[k] = 0;
+    base[k + 1] = base[k] + e[k]->off[0];
+  }
+  for (;;) {
+    float v = in[base[rank]];
+    int k = rank - 1;
+    for (;;) {
+      float term = e[k]->w[t[k]] * v;
+      acc[k] = t[k] == 0 ? term : acc[k] + term;
+      if (++t[k] < e[k]->n) break;
+      v = acc[k];
+      if (k == 0) return v;
+      --k;
+    }
+    base[k + 1] = base[k] + e[k]->off[t[k]];
+    for (int j = k + 1; j < rank; ++j) {
+      t[j] = 0;
+      base[j + 1] = base[j] + e[j]->off[0];
+    }
+  }
+}
+
+}  // namespace lockstep::arith

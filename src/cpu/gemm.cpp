@@ -1,0 +1,299 @@
+// CPU kernels of the gemm family and the packed GEMM core shared with Conv.
+//
+// Layout: A is packed into panels of MR rows (K x MR, k-major), B into panels of NR columns (K x NR). A
+// micro-kernel owns an MR x NR tile; each SIMD lane is one output element's own chain. Per 64-long chunk of k the
+// lane starts a partial at +0, fma's the chunk in ascending k, then adds the partial to the tile's running total
+// (kept in a small L1 buffer initialised with the bias or +0). That is dot_chunked_f32 exactly, whichever ISA, tile
+// or thread runs it (docs/arithmetic.md#gemm).
+#include <immintrin.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cstring>
+#include <vector>
+
+#include "arith/dot.h"
+#include "arith/reduce.h"
+#include "ops/gemm.h"
+#include "runtime/thread_pool.h"
+
+namespace lockstep::cpu {
+
+namespace {
+
+using arith::kDotChunk;
+
+using MicroFn = void (*)(int64_t K, const float* pa, const float* pb, float* tile);
+
+/// One ISA's micro-kernels: micro[r] computes the first r rows of an mr x nr tile (1 <= r <= mr).
+struct IsaKernels {
+  int mr, nr;
+  MicroFn micro[9];
+};
+
+// Contract: dot_chunked_f32 over k ascending, one chain per tile element; see docs/arithmetic.md#gemm.
+template <int MR, int NR, int R>
+void micro_scalar(int64_t K, const float* pa, const float* pb, float* tile) {
+  for (int64_t k0 = 0; k0 < K; k0 += kDotChunk) {
+    int64_t k1 = std::min(K, k0 + kDotChunk);
+    float acc[R][NR] = {};
+    for (int64_t k = k0; k < k1; ++k)
+      for (int i = 0; i < R; ++i) {
+        float a = pa[k * MR + i];
+        for (int j = 0; j < NR; ++j) acc[i][j] = arith::fma_f32(a, pb[k * NR + j], acc[i][j]);
+      }
+    for (int i = 0; i < R; ++i)
+      for (int j = 0; j < NR; ++j) tile[i * NR + j] = tile[i * NR + j] + acc[i][j];
+  }
+}
+
+// Contract: dot_chunked_f32 over k ascending, one chain per lane; see docs/arithmetic.md#gemm.
+template <int R>
+__attribute__((target("avx2,fma"))) void micro_avx2_6x16(int64_t K, const float* pa, const float* pb,
+                                                         float* tile) {
+  constexpr int MR = 6, NR = 16;
+  for (int64_t k0 = 0; k0 < K; k0 += kDotChunk) {
+    int64_t k1 = std::min(K, k0 + kDotChunk);
+    __m256 acc0[R], acc1[R];
+#pragma GCC unroll 8
+    for (int i = 0; i < R; ++i) acc0[i] = acc1[i] = _mm256_setzero_ps();
+    for (int64_t k = k0; k < k1; ++k) {
+      __m256 b0 = _mm256_loadu_ps(pb + k * NR), b1 = _mm256_loadu_ps(pb + k * NR + 8);
+      const float* a = pa + k * MR;
+#pragma GCC unroll 8
+      for (int i = 0; i < R; ++i) {
+        __m256 av = _mm256_broadcast_ss(a + i);
+        acc0[i] = _mm256_fmadd_ps(av, b0, acc0[i]);
+        acc1[i] = _mm256_fmadd_ps(av, b1, acc1[i]);
+      }
+    }
+#pragma GCC unroll 8
+    for (int i = 0; i < R; ++i) {
+      float* t = tile + i * NR;
+      _mm256_storeu_ps(t, _mm256_add_ps(_mm256_loadu_ps(t), acc0[i]));
+      _mm256_storeu_ps(t + 8, _mm256_add_ps(_mm256_loadu_ps(t + 8), acc1[i]));
+    }
+  }
+}
+
+// Contract: dot_chunked_f32 over k ascending, one chain per lane; see docs/arithmetic.md#gemm.
+template <int R>
+__attribute__((target("avx512f"))) void micro_avx512_8x32(int64_t K, const float* pa, const float* pb,
+                                                          float* tile) {
+  constexpr int MR = 8, NR = 32;
+  for (int64_t k0 = 0; k0 < K; k0 += kDotChunk) {
+    int64_t k1 = std::min(K, k0 + kDotChunk);
+    __m512 acc0[R], acc1[R];
+#pragma GCC unroll 8
+    for (int i = 0; i < R; ++i) acc0[i] = acc1[i] = _mm512_setzero_ps();
+    for (int64_t k = k0; k < k1; ++k) {
+      __m512 b0 = _mm512_loadu_ps(pb + k * NR), b1 = _mm512_loadu_ps(pb + k * NR + 16);
+      const float* a = pa + k * MR;
+#pragma GCC unroll 8
+      for (int i = 0; i < R; ++i) {
+        __m512 av = _mm512_set1_ps(a[i]);
+        acc0[i] = _mm512_fmadd_ps(av, b0, acc0[i]);
+        acc1[i] = _mm512_fmadd_ps(av, b1, acc1[i]);
+      }
+    }
+#pragma GCC unroll 8
+    for (int i = 0; i < R; ++i) {
+      float* t = tile + i * NR;
+      _mm512_storeu_ps(t, _mm512_add_ps(_mm512_loadu_ps(t), acc0[i]));
+      _mm512_storeu_ps(t + 16, _mm512_add_ps(_mm512_loadu_ps(t + 16), acc1[i]));
+    }
+  }
+}
+
+const IsaKernels kScalar = {4, 8,
+                            {nullptr, micro_scalar<4, 8, 1>, micro_scalar<4, 8, 2>, micro_scalar<4, 8, 3>,
+                             micro_scalar<4, 8, 4>}};
+const IsaKernels kAvx2 = {6, 16,
+                          {nullptr, micro_avx2_6x16<1>, micro_avx2_6x16<2>, micro_avx2_6x16<3>, micro_avx2_6x16<4>,
+                           micro_avx2_6x16<5>, micro_avx2_6x16<6>}};
+const IsaKernels kAvx512 = {8, 32,
+                            {nullptr, micro_avx512_8x32<1>, micro_avx512_8x32<2>, micro_avx512_8x32<3>,
+                             micro_avx512_8x32<4>, micro_avx512_8x32<5>, micro_avx512_8x32<6>,
+                             micro_avx512_8x32<7>, micro_avx512_8x32<8>}};
+constexpr int kMaxTile = 8 * 32;
+
+std::atomic<int> g_forced_isa{static_cast<int>(GemmIsa::Auto)};
+
+GemmIsa detect_isa() {
+  __builtin_cpu_init();
+  if (__builtin_cpu_supports("avx512f")) return GemmIsa::Avx512;
+  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) return GemmIsa::Avx2;
+  return GemmIsa::Scalar;
+}
+
+const IsaKernels& kernels_for(GemmIsa isa) {
+  if (isa == GemmIsa::Auto) isa = static_cast<GemmIsa>(g_forced_isa.load());
+  if (isa == GemmIsa::Auto) isa = gemm_best_isa();
+  switch (isa) {
+    case GemmIsa::Avx512: return kAvx512;
+    case GemmIsa::Avx2: return kAvx2;
+    default: return kScalar;
+  }
+}
+
+void run_range(ThreadPool* pool, int64_t n, const std::function<void(int64_t, int64_t)>& fn, int64_t grain) {
+  if (n <= 0) return;
+  if (pool) pool->parallel_for(n, fn, grain);
+  else fn(0, n);
+}
+
+int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+}  // namespace
+
+GemmIsa gemm_best_isa() {
+  static const GemmIsa best = detect_isa();
+  return best;
+}
+
+void gemm_force_isa(GemmIsa isa) { g_forced_isa.store(static_cast<int>(isa)); }
+
+PanelFn strided_panels(StridedOperand op, int64_t K) {
+  return [op, K](int64_t i0, int64_t count, int width, float* dst) {
+    for (int64_t k = 0; k < K; ++k) {
+      float* d = dst + k * width;
+      const float* src = op.data + k * op.ks + i0 * op.is;
+      if (op.is == 1) std::memcpy(d, src, static_cast<size_t>(count) * sizeof(float));
+      else
+        for (int64_t i = 0; i < count; ++i) d[i] = src[i * op.is];
+      for (int64_t i = count; i < width; ++i) d[i] = 0.0f;
+    }
+  };
+}
+
+void gemm_f32(ThreadPool* pool, int64_t M, int64_t N, int64_t K, const PanelFn& a_panels, const PanelFn& b_panels,
+              const GemmOut& out, GemmIsa isa) {
+  if (M <= 0 || N <= 0) return;
+  const IsaKernels& ker = kernels_for(isa);
+  const int MR = ker.mr, NR = ker.nr;
+  const int64_t m_panels = ceil_div(M, MR), n_panels = ceil_div(N, NR);
+  std::vector<float> packed_a(static_cast<size_t>(m_panels * MR * K));
+  run_range(pool, m_panels, [&](int64_t p0, int64_t p1) {
+    for (int64_t p = p0; p < p1; ++p) a_panels(p * MR, std::min<int64_t>(MR, M - p * MR), MR, packed_a.data() + p * MR * K);
+  }, 1);
+  // Tasks: one B panel times a run of A panels. Splitting the A panels only when B panels are few keeps every
+  // thread busy; the split never changes an element's sequence.
+  const int64_t threads = pool ? pool->size() : 1;
+  int64_t splits = std::clamp<int64_t>(ceil_div(4 * threads, n_panels), 1, m_panels);
+  const int64_t per_split = ceil_div(m_panels, splits);
+  splits = ceil_div(m_panels, per_split);
+  run_range(pool, n_panels * splits, [&](int64_t t0, int64_t t1) {
+    std::vector<float> packed_b(static_cast<size_t>(K * NR));
+    alignas(64) float tile[kMaxTile];
+    int64_t packed_panel = -1;
+    for (int64_t t = t0; t < t1; ++t) {
+      const int64_t np = t / splits, s = t % splits;
+      const int64_t n0 = np * NR, nr = std::min<int64_t>(NR, N - n0);
+      if (np != packed_panel) {
+        b_panels(n0, nr, NR, packed_b.data());
+        packed_panel = np;
+      }
+      for (int64_t mp = s * per_split; mp < std::min(m_panels, (s + 1) * per_split); ++mp) {
+        const int64_t m0 = mp * MR;
+        const int r = static_cast<int>(std::min<int64_t>(MR, M - m0));
+        for (int i = 0; i < r; ++i) {
+          float init = out.init_row ? out.init_row[m0 + i] : 0.0f;
+          for (int j = 0; j < NR; ++j) tile[i * NR + j] = init;
+        }
+        ker.micro[r](K, packed_a.data() + mp * MR * K, packed_b.data(), tile);
+        for (int i = 0; i < r; ++i) {
+          float* dst = out.data + (m0 + i) * out.rs + n0 * out.cs;
+          if (out.cs == 1) std::memcpy(dst, tile + i * NR, static_cast<size_t>(nr) * sizeof(float));
+          else
+            for (int64_t j = 0; j < nr; ++j) dst[j * out.cs] = tile[i * NR + j];
+        }
+      }
+    }
+  }, 1);
+}
+
+void gemm_f32_strided(ThreadPool* pool, int64_t M, int64_t N, int64_t K, const float* a, int64_t a_rs,
+                      int64_t a_cs, const float* b, int64_t b_rs, int64_t b_cs, const GemmOut& out, GemmIsa isa) {
+  // A narrow product (N < 8) runs transposed, C' = B' A', so that the lanes run along M.
+  if (N < 8 && M > N && out.init_row == nullptr) {
+    GemmOut t{out.data, out.cs, out.rs, nullptr};
+    gemm_f32(pool, N, M, K, strided_panels({b, b_cs, b_rs}, K), strided_panels({a, a_rs, a_cs}, K), t, isa);
+    return;
+  }
+  gemm_f32(pool, M, N, K, strided_panels({a, a_rs, a_cs}, K), strided_panels({b, b_cs, b_rs}, K), out, isa);
+}
+
+// Contract: dot_chunked_f32 over k ascending, init +0, then gemm_epilogue_f32; see docs/arithmetic.md#gemm.
+void gemm(KernelContext& ctx) {
+  GemmParams p = gemm_params(ctx);
+  Tensor& y = ctx.output(0, DType::Float, p.out_shape);
+  if (y.numel() == 0) return;
+  float* yd = y.data<float>();
+  gemm_f32_strided(ctx.pool, p.M, p.N, p.K, ctx.input(0).data<float>(), p.a_rs, p.a_cs, ctx.input(1).data<float>(),
+                   p.b_rs, p.b_cs, GemmOut{yd, p.N, 1, nullptr});
+  const float* c = p.has_c ? ctx.input(2).data<float>() : nullptr;
+  ctx.pool->parallel_for(p.M, [&](int64_t m0, int64_t m1) {
+    for (int64_t m = m0; m < m1; ++m)
+      for (int64_t n = 0; n < p.N; ++n) {
+        float cv = c ? c[m * p.c_rs + n * p.c_cs] : 0.0f;
+        yd[m * p.N + n] = arith::gemm_epilogue_f32(yd[m * p.N + n], p.alpha, c != nullptr, cv, p.beta);
+      }
+  }, std::max<int64_t>(1, 4096 / std::max<int64_t>(p.N, 1)));
+}
+
+namespace {
+
+// Integer MatMul: exact (wrapping) arithmetic, so any order gives the same result.
+template <typename T>
+void matmul_int(KernelContext& ctx, const MatMulParams& p, Tensor& y) {
+  using U = std::make_unsigned_t<T>;
+  const T* a = ctx.input(0).data<T>();
+  const T* b = ctx.input(1).data<T>();
+  T* yd = y.data<T>();
+  ctx.pool->parallel_for(p.batch * p.M, [&](int64_t r0, int64_t r1) {
+    for (int64_t r = r0; r < r1; ++r) {
+      int64_t bi = r / p.M, m = r % p.M;
+      const T* ar = a + p.a_offset(bi) + m * p.K;
+      const T* bm = b + p.b_offset(bi);
+      for (int64_t n = 0; n < p.N; ++n) {
+        U acc = 0;
+        for (int64_t k = 0; k < p.K; ++k) acc += static_cast<U>(ar[k]) * static_cast<U>(bm[k * p.N + n]);
+        yd[r * p.N + n] = static_cast<T>(acc);
+      }
+    }
+  }, 1);
+}
+
+}  // namespace
+
+// Contract: dot_chunked_f32 over k ascending, init +0; see docs/arithmetic.md#matmul.
+void matmul(KernelContext& ctx) {
+  MatMulParams p = matmul_params(ctx);
+  const Tensor& at = ctx.input(0);
+  Tensor& y = ctx.output(0, at.dtype(), p.out_shape);
+  if (y.numel() == 0) return;
+  if (at.dtype() == DType::Int32) return matmul_int<int32_t>(ctx, p, y);
+  if (at.dtype() == DType::Int64) return matmul_int<int64_t>(ctx, p, y);
+  const float* a = at.data<float>();
+  const float* b = ctx.input(1).data<float>();
+  float* yd = y.data<float>();
+  const int64_t MN = p.M * p.N;
+  // Every batch shares one B and A is not broadcast: the batch folds into M (one packing of B per panel).
+  if (p.b_shared() && at.numel() == p.batch * p.M * p.K) {
+    gemm_f32_strided(ctx.pool, p.batch * p.M, p.N, p.K, a, p.K, 1, b, p.N, 1, GemmOut{yd, p.N, 1, nullptr});
+    return;
+  }
+  auto one = [&](ThreadPool* pool, int64_t bi) {
+    gemm_f32_strided(pool, p.M, p.N, p.K, a + p.a_offset(bi), p.K, 1, b + p.b_offset(bi), p.N, 1,
+                     GemmOut{yd + bi * MN, p.N, 1, nullptr});
+  };
+  if (p.batch >= 2 * ctx.pool->size()) {
+    ctx.pool->parallel_for(p.batch, [&](int64_t b0, int64_t b1) {
+      for (int64_t bi = b0; bi < b1; ++bi) one(nullptr, bi);
+    }, 1);
+  } else {
+    for (int64_t bi = 0; bi < p.batch; ++bi) one(ctx.pool, bi);
+  }
+}
+
+}  // namespace lockstep::cpu

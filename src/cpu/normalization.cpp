@@ -1,0 +1,118 @@
+// CPU kernels of the normalization family. Contract: docs/contract/normalization.md.
+#include <algorithm>
+
+#include "arith/normalization.h"
+#include "ops/normalization.h"
+#include "ops/reduce.h"
+#include "ops/registry.h"
+#include "runtime/thread_pool.h"
+
+namespace lockstep::cpu {
+
+namespace {
+
+int64_t grain_for(int64_t n) { return std::max<int64_t>(1, 16384 / std::max<int64_t>(1, n)); }
+
+// Contract: mean = S(x)/n, var = S((x-mean)^2)/n, stddev = sqrt(var + eps); docs/contract/normalization.md#rows.
+// The deviations are stored in y first so that the canonical sum of their squares runs contiguous.
+arith::RowStats row_stats(const float* x, float* y, int64_t n, float epsilon) {
+  arith::RowStats s;
+  s.mean = arith::norm_mean_f32(sum_contiguous_f32(x, n), n);
+  for (int64_t j = 0; j < n; ++j) y[j] = x[j] - s.mean;
+  s.stddev = arith::norm_stddev_f32(sum_squares_contiguous_f32(y, n), n, epsilon);
+  return s;
+}
+
+}  // namespace
+
+// Contract: LayerNormalization, docs/contract/normalization.md#layernormalization.
+void layer_norm(KernelContext& ctx) {
+  LayerNormPlan p = plan_layer_norm(ctx);
+  const Tensor& x = ctx.input(0);
+  Tensor& y = ctx.output(0, DType::Float, x.shape());
+  float* mean_out = nullptr;
+  float* inv_out = nullptr;
+  if (ctx.node.outputs.size() > 1 && !ctx.node.outputs[1].empty())
+    mean_out = ctx.output(1, DType::Float, p.stats_shape).data<float>();
+  if (ctx.node.outputs.size() > 2 && !ctx.node.outputs[2].empty())
+    inv_out = ctx.output(2, DType::Float, p.stats_shape).data<float>();
+  const float* xd = x.data<float>();
+  const float* scale = ctx.input(1).data<float>();
+  const float* bias = p.has_bias ? ctx.input(2).data<float>() : nullptr;
+  float* yd = y.data<float>();
+  ctx.pool->parallel_for(
+      p.rows,
+      [&](int64_t begin, int64_t end) {
+        for (int64_t r = begin; r < end; ++r) {
+          const float* xr = xd + r * p.n;
+          float* yr = yd + r * p.n;
+          arith::RowStats s = row_stats(xr, yr, p.n, p.epsilon);
+          if (mean_out) mean_out[r] = s.mean;
+          if (inv_out) inv_out[r] = 1.0f / s.stddev;
+          for (int64_t j = 0; j < p.n; ++j) {
+            float sc = scale[block_offset(p.scale, j)];
+            yr[j] = bias ? arith::norm_apply_f32(xr[j], s, sc, bias[block_offset(p.bias, j)])
+                         : arith::norm_apply_nobias_f32(xr[j], s, sc);
+          }
+        }
+      },
+      grain_for(p.n * 4));
+}
+
+// Contract: InstanceNormalization, docs/contract/normalization.md#instancenormalization.
+void instance_norm(KernelContext& ctx) {
+  ChannelPlan p = plan_instance_norm(ctx);
+  const Tensor& x = ctx.input(0);
+  Tensor& y = ctx.output(0, DType::Float, x.shape());
+  const float* xd = x.data<float>();
+  const float* scale = ctx.input(1).data<float>();
+  const float* bias = ctx.input(2).data<float>();
+  float* yd = y.data<float>();
+  ctx.pool->parallel_for(
+      p.batch * p.channels,
+      [&](int64_t begin, int64_t end) {
+        for (int64_t r = begin; r < end; ++r) {
+          const float* xr = xd + r * p.spatial;
+          float* yr = yd + r * p.spatial;
+          arith::RowStats s = row_stats(xr, yr, p.spatial, p.epsilon);
+          const int64_t c = r % p.channels;
+          for (int64_t j = 0; j < p.spatial; ++j) yr[j] = arith::norm_apply_f32(xr[j], s, scale[c], bias[c]);
+        }
+      },
+      grain_for(p.spatial * 4));
+}
+
+// Contract: BatchNormalization (inference), docs/contract/normalization.md#batchnormalization.
+void batch_norm(KernelContext& ctx) {
+  ChannelPlan p = plan_batch_norm(ctx);
+  const Tensor& x = ctx.input(0);
+  Tensor& y = ctx.output(0, DType::Float, x.shape());
+  const float* xd = x.data<float>();
+  const float* scale = ctx.input(1).data<float>();
+  const float* bias = ctx.input(2).data<float>();
+  const float* mean = ctx.input(3).data<float>();
+  const float* var = ctx.input(4).data<float>();
+  float* yd = y.data<float>();
+  ctx.pool->parallel_for(
+      p.batch * p.channels,
+      [&](int64_t begin, int64_t end) {
+        for (int64_t r = begin; r < end; ++r) {
+          const int64_t c = r % p.channels;
+          const float* xr = xd + r * p.spatial;
+          float* yr = yd + r * p.spatial;
+          if (p.per_element) {
+            for (int64_t j = 0; j < p.spatial; ++j) {
+              int64_t k = c * p.spatial + j;
+              float f = arith::batchnorm_factor_f32(scale[k], var[k], p.epsilon);
+              yr[j] = arith::batchnorm_apply_f32(xr[j], mean[k], f, bias[k]);
+            }
+          } else {
+            float f = arith::batchnorm_factor_f32(scale[c], var[c], p.epsilon);
+            for (int64_t j = 0; j < p.spatial; ++j) yr[j] = arith::batchnorm_apply_f32(xr[j], mean[c], f, bias[c]);
+          }
+        }
+      },
+      grain_for(p.spatial));
+}
+
+}  // namespace lockstep::cpu

@@ -1,0 +1,335 @@
+// CPU kernels of the reduce family (Reduce*, ArgMax/ArgMin, Softmax/LogSoftmax). Contract: docs/contract/reduce.md.
+#include <immintrin.h>
+
+#include <cstring>
+#include <limits>
+#include <type_traits>
+
+#include "arith/math.h"
+#include "arith/reduce.h"
+#include "arith/reduce_ops.h"
+#include "ops/reduce.h"
+#include "ops/registry.h"
+#include "runtime/thread_pool.h"
+
+namespace lockstep::cpu {
+
+namespace {
+
+
+/// The term transforms a contiguous canonical reduction can apply, in scalar and 8-wide form.
+struct TermIdentity {
+  static float s(float x) { return x; }
+  __attribute__((target("avx2"))) static __m256 v(__m256 x) { return x; }
+};
+struct TermSquare {
+  static float s(float x) { return x * x; }
+  __attribute__((target("avx2"))) static __m256 v(__m256 x) { return _mm256_mul_ps(x, x); }
+};
+struct TermAbs {
+  static float s(float x) { return arith::l1_term_f32(x); }
+  __attribute__((target("avx2"))) static __m256 v(__m256 x) { return _mm256_andnot_ps(_mm256_set1_ps(-0.0f), x); }
+};
+
+inline bool cpu_has_avx2() {
+  static const bool has = __builtin_cpu_supports("avx2");
+  return has;
+}
+
+// Contract: canonical reduction, lane j = elements j, j+32, ... ascending, then the 16-8-4-2-1 tree.
+// Register r holds lanes 8r..8r+7; the tail (< 32 elements) and the tree run on the stored lanes in scalar,
+// exactly as the reference does.
+template <bool Product>
+__attribute__((target("avx2"))) inline __m256 combine8(__m256 a, __m256 b) {
+  return Product ? _mm256_mul_ps(a, b) : _mm256_add_ps(a, b);
+}
+
+template <typename Term, bool Product>
+__attribute__((target("avx2"))) float reduce_contiguous_avx2(const float* x, int64_t n) {
+  const __m256 id = _mm256_set1_ps(Product ? 1.0f : 0.0f);
+  __m256 r0 = id, r1 = id, r2 = id, r3 = id;
+  int64_t i = 0;
+  for (; i + 32 <= n; i += 32) {
+    r0 = combine8<Product>(r0, Term::v(_mm256_loadu_ps(x + i)));
+    r1 = combine8<Product>(r1, Term::v(_mm256_loadu_ps(x + i + 8)));
+    r2 = combine8<Product>(r2, Term::v(_mm256_loadu_ps(x + i + 16)));
+    r3 = combine8<Product>(r3, Term::v(_mm256_loadu_ps(x + i + 24)));
+  }
+  alignas(32) float lane[arith::kReduceLanes];
+  _mm256_store_ps(lane, r0);
+  _mm256_store_ps(lane + 8, r1);
+  _mm256_store_ps(lane + 16, r2);
+  _mm256_store_ps(lane + 24, r3);
+  for (int j = 0; i + j < n; ++j) lane[j] = Product ? lane[j] * Term::s(x[i + j]) : lane[j] + Term::s(x[i + j]);
+  if (Product) return arith::tree_over_lanes_f32(lane, arith::MulF32{});
+  return arith::tree_over_lanes_f32(lane, arith::AddF32{});
+}
+
+// Contract: canonical reduction (scalar fallback with the same bits).
+template <typename Term, bool Product>
+float reduce_contiguous_scalar(const float* x, int64_t n) {
+  auto term = [x](int64_t i) { return Term::s(x[i]); };
+  if (Product) return arith::product_canonical_f32(n, term);
+  return arith::sum_canonical_f32(n, term);
+}
+
+/// Canonical sum (or product) of Term(x[0..n)), the bits of the reference on every host.
+template <typename Term, bool Product = false>
+float reduce_contiguous_f32(const float* x, int64_t n) {
+  if (cpu_has_avx2()) return reduce_contiguous_avx2<Term, Product>(x, n);
+  return reduce_contiguous_scalar<Term, Product>(x, n);
+}
+
+}  // namespace
+
+float sum_contiguous_f32(const float* x, int64_t n) { return reduce_contiguous_f32<TermIdentity>(x, n); }
+float sum_squares_contiguous_f32(const float* x, int64_t n) { return reduce_contiguous_f32<TermSquare>(x, n); }
+float sum_abs_contiguous_f32(const float* x, int64_t n) { return reduce_contiguous_f32<TermAbs>(x, n); }
+float product_contiguous_f32(const float* x, int64_t n) { return reduce_contiguous_f32<TermIdentity, true>(x, n); }
+
+namespace {
+
+using arith::ReduceKind;
+
+/// Walks the reduced elements of one output in row-major order of the reduced axes (no divisions per term).
+struct TermWalker {
+  const ReducePlan& p;
+  int64_t idx[kMaxRank] = {};
+  int64_t off = 0;
+  int64_t next() {
+    int64_t at = off;
+    for (int d = p.red_rank - 1; d >= 0; --d) {
+      off += p.red_strides[d];
+      if (++idx[d] < p.red_dims[d]) break;
+      off -= p.red_strides[d] * p.red_dims[d];
+      idx[d] = 0;
+    }
+    return at;
+  }
+};
+
+// Contract: canonical reduction of Term(x) over the reduced elements in row-major order; docs/contract/reduce.md.
+template <typename Term, bool Product = false>
+float canonical_of_output(const float* x, const ReducePlan& p) {
+  if (p.contiguous()) return reduce_contiguous_f32<Term, Product>(x, p.n_red);
+  TermWalker w{p};
+  auto term = [&](int64_t) { return Term::s(x[w.next()]); };
+  return Product ? arith::product_canonical_f32(p.n_red, term) : arith::sum_canonical_f32(p.n_red, term);
+}
+
+// Contract: sequential max/min rule in row-major order of the reduced axes; docs/arithmetic.md "Max and min".
+template <bool IsMax>
+float extreme_of_output(const float* x, const ReducePlan& p) {
+  const float empty = IsMax ? -std::numeric_limits<float>::infinity() : std::numeric_limits<float>::infinity();
+  if (p.contiguous()) return arith::extreme_seq_f32<IsMax>(p.n_red, empty, [x](int64_t i) { return x[i]; });
+  TermWalker w{p};
+  return arith::extreme_seq_f32<IsMax>(p.n_red, empty, [&](int64_t) { return x[w.next()]; });
+}
+
+// Contract: ReduceLogSumExp = log_f32(S(exp_f32(x_i - m))) + m, m the sequential max; docs/contract/reduce.md.
+float logsumexp_of_output(const float* x, const ReducePlan& p) {
+  const float m = extreme_of_output<true>(x, p);
+  if (p.n_red == 0) return -std::numeric_limits<float>::infinity();
+  if (arith::lse_direct_f32(m)) return m;
+  float s;
+  if (p.contiguous()) {
+    s = arith::sum_canonical_f32(p.n_red, [&](int64_t i) { return arith::exp_f32(x[i] - m); });
+  } else {
+    TermWalker w{p};
+    s = arith::sum_canonical_f32(p.n_red, [&](int64_t) { return arith::exp_f32(x[w.next()] - m); });
+  }
+  return arith::log_f32(s) + m;
+}
+
+// Contract: one output of a float Reduce*; docs/contract/reduce.md.
+float reduce_output_f32(const float* x, const ReducePlan& p, ReduceKind kind) {
+  switch (kind) {
+    case ReduceKind::Sum: return canonical_of_output<TermIdentity>(x, p);
+    case ReduceKind::Mean: return canonical_of_output<TermIdentity>(x, p) / static_cast<float>(p.n_red);
+    case ReduceKind::Prod: return canonical_of_output<TermIdentity, true>(x, p);
+    case ReduceKind::Max: return extreme_of_output<true>(x, p);
+    case ReduceKind::Min: return extreme_of_output<false>(x, p);
+    case ReduceKind::L1: return canonical_of_output<TermAbs>(x, p);
+    case ReduceKind::L2: return __builtin_sqrtf(canonical_of_output<TermSquare>(x, p));
+    case ReduceKind::SumSquare: return canonical_of_output<TermSquare>(x, p);
+    case ReduceKind::LogSumExp: return logsumexp_of_output(x, p);
+  }
+  return 0.0f;
+}
+
+// Integer reductions are exact (sums and products wrap, two's complement), so their order does not matter.
+template <typename T>
+T reduce_output_int(const T* x, const ReducePlan& p, ReduceKind kind) {
+  using U = std::make_unsigned_t<T>;
+  TermWalker w{p};
+  auto at = [&](int64_t i) { return p.contiguous() ? x[i] : x[w.next()]; };
+  if (kind == ReduceKind::Max || kind == ReduceKind::Min) {
+    T m = kind == ReduceKind::Max ? std::numeric_limits<T>::lowest() : std::numeric_limits<T>::max();
+    for (int64_t i = 0; i < p.n_red; ++i) {
+      T t = at(i);
+      m = kind == ReduceKind::Max ? (t > m ? t : m) : (t < m ? t : m);
+    }
+    return m;
+  }
+  U acc = kind == ReduceKind::Prod ? U(1) : U(0);
+  for (int64_t i = 0; i < p.n_red; ++i) {
+    const T v = at(i);
+    U t = static_cast<U>(v);
+    if (kind == ReduceKind::L1 && v < 0) t = U(0) - t;
+    if (kind == ReduceKind::Prod) acc = static_cast<U>(acc * t);
+    else if (kind == ReduceKind::SumSquare) acc = static_cast<U>(acc + static_cast<U>(t * t));
+    else acc = static_cast<U>(acc + t);
+  }
+  T r = static_cast<T>(acc);
+  if (kind == ReduceKind::Mean) return p.n_red == 0 ? T(0) : static_cast<T>(r / static_cast<T>(p.n_red));
+  return r;
+}
+
+int64_t grain_for(int64_t work_per_item) { return std::max<int64_t>(1, 16384 / std::max<int64_t>(1, work_per_item)); }
+
+template <typename T, typename Fn>
+void for_each_output(KernelContext& ctx, const ReducePlan& p, const T* x, T* y, Fn fn) {
+  ctx.pool->parallel_for(
+      p.n_out,
+      [&](int64_t begin, int64_t end) {
+        for (int64_t o = begin; o < end; ++o) y[o] = fn(x + reduce_base_offset(p, o));
+      },
+      grain_for(p.n_red));
+}
+
+bool is_identity_kind(ReduceKind k) {
+  return k == ReduceKind::Sum || k == ReduceKind::Mean || k == ReduceKind::Prod || k == ReduceKind::Max ||
+         k == ReduceKind::Min;
+}
+
+}  // namespace
+
+// Contract: Reduce* per docs/contract/reduce.md; one thread per output.
+void reduce(KernelContext& ctx) {
+  const auto kind = static_cast<ReduceKind>(ctx.entry.variant);
+  const Tensor& x = ctx.input(0);
+  const bool int_kind = kind != ReduceKind::L2 && kind != ReduceKind::LogSumExp;
+  const bool small_kind = kind == ReduceKind::Max || kind == ReduceKind::Min;
+  if (x.dtype() != DType::Float && !(int_kind && (x.dtype() == DType::Int32 || x.dtype() == DType::Int64)) &&
+      !(small_kind && (x.dtype() == DType::Int8 || x.dtype() == DType::UInt8 || x.dtype() == DType::Bool)))
+    require_dtype(ctx, x.dtype(), {});
+  Shape out_shape;
+  ReducePlan p = plan_reduce(ctx, out_shape);
+  Tensor& y = ctx.output(0, x.dtype(), out_shape);
+  if (p.noop && is_identity_kind(kind)) {
+    if (x.bytes()) std::memcpy(y.raw(), x.raw(), x.bytes());
+    return;
+  }
+  switch (x.dtype()) {
+    case DType::Float:
+      for_each_output(ctx, p, x.data<float>(), y.data<float>(),
+                      [&](const float* b) { return reduce_output_f32(b, p, kind); });
+      break;
+    case DType::Int32:
+      for_each_output(ctx, p, x.data<int32_t>(), y.data<int32_t>(),
+                      [&](const int32_t* b) { return reduce_output_int(b, p, kind); });
+      break;
+    case DType::Int64:
+      for_each_output(ctx, p, x.data<int64_t>(), y.data<int64_t>(),
+                      [&](const int64_t* b) { return reduce_output_int(b, p, kind); });
+      break;
+    case DType::Int8:
+      for_each_output(ctx, p, x.data<int8_t>(), y.data<int8_t>(),
+                      [&](const int8_t* b) { return reduce_output_int(b, p, kind); });
+      break;
+    default:  // UInt8 and Bool (max = any, min = all)
+      for_each_output(ctx, p, x.data<uint8_t>(), y.data<uint8_t>(),
+                      [&](const uint8_t* b) { return reduce_output_int(b, p, kind); });
+      break;
+  }
+}
+
+namespace {
+
+// Contract: ArgMax/ArgMin, sequential rule ascending (descending with select_last_index); docs/contract/reduce.md.
+template <typename T>
+void arg_reduce_typed(KernelContext& ctx, const AxisPlan& p, bool is_max, bool last, const T* x, int64_t* y) {
+  ctx.pool->parallel_for(
+      p.rows(),
+      [&](int64_t begin, int64_t end) {
+        for (int64_t r = begin; r < end; ++r) {
+          const T* row = x + p.row_base(r);
+          int64_t best = last ? p.len - 1 : 0;
+          T m = row[best * p.inner];
+          for (int64_t k = 1; k < p.len; ++k) {
+            int64_t i = last ? p.len - 1 - k : k;
+            T t = row[i * p.inner];
+            bool take;
+            if constexpr (std::is_floating_point_v<T>)
+              take = is_max ? arith::max_takes_f32(t, m) : arith::min_takes_f32(t, m);
+            else
+              take = is_max ? t > m : t < m;
+            if (take) {
+              m = t;
+              best = i;
+            }
+          }
+          y[r] = best;
+        }
+      },
+      grain_for(p.len));
+}
+
+}  // namespace
+
+void arg_reduce(KernelContext& ctx) {
+  const Tensor& x = ctx.input(0);
+  require_dtype(ctx, x.dtype(), {DType::Float, DType::Int32, DType::Int64, DType::Int8, DType::UInt8});
+  Shape out_shape;
+  bool last = false;
+  AxisPlan p = plan_arg_reduce(ctx, out_shape, last);
+  Tensor& y = ctx.output(0, DType::Int64, out_shape);
+  if (y.numel() == 0) return;
+  const bool is_max = static_cast<ArgKind>(ctx.entry.variant) == ArgKind::ArgMax;
+  int64_t* out = y.data<int64_t>();
+  switch (x.dtype()) {
+    case DType::Float: arg_reduce_typed(ctx, p, is_max, last, x.data<float>(), out); break;
+    case DType::Int32: arg_reduce_typed(ctx, p, is_max, last, x.data<int32_t>(), out); break;
+    case DType::Int64: arg_reduce_typed(ctx, p, is_max, last, x.data<int64_t>(), out); break;
+    case DType::Int8: arg_reduce_typed(ctx, p, is_max, last, x.data<int8_t>(), out); break;
+    default: arg_reduce_typed(ctx, p, is_max, last, x.data<uint8_t>(), out); break;
+  }
+}
+
+namespace {
+
+// Contract: Softmax/LogSoftmax of one row; docs/contract/reduce.md#softmax.
+// e_i = exp_f32(x_i - m) is first stored in y, summed canonically, then y is overwritten.
+void softmax_row(const float* x, float* y, int64_t len, int64_t inner, bool log) {
+  const float m = arith::extreme_seq_f32<true>(len, 0.0f, [&](int64_t i) { return x[i * inner]; });
+  for (int64_t i = 0; i < len; ++i) y[i * inner] = arith::exp_f32(x[i * inner] - m);
+  const float s = inner == 1 ? sum_contiguous_f32(y, len)
+                             : arith::sum_canonical_f32(len, [&](int64_t i) { return y[i * inner]; });
+  if (log) {
+    const float ls = arith::log_f32(s);
+    for (int64_t i = 0; i < len; ++i) y[i * inner] = (x[i * inner] - m) - ls;
+  } else {
+    for (int64_t i = 0; i < len; ++i) y[i * inner] = y[i * inner] / s;
+  }
+}
+
+}  // namespace
+
+void softmax(KernelContext& ctx) {
+  const Tensor& x = ctx.input(0);
+  require_dtype(ctx, x.dtype(), {DType::Float});
+  AxisPlan p = plan_softmax(ctx);
+  Tensor& y = ctx.output(0, DType::Float, x.shape());
+  if (y.numel() == 0) return;
+  const bool log = static_cast<SoftmaxKind>(ctx.entry.variant) == SoftmaxKind::LogSoftmax;
+  const float* xd = x.data<float>();
+  float* yd = y.data<float>();
+  ctx.pool->parallel_for(
+      p.rows(),
+      [&](int64_t begin, int64_t end) {
+        for (int64_t r = begin; r < end; ++r) softmax_row(xd + p.row_base(r), yd + p.row_base(r), p.len, p.inner, log);
+      },
+      grain_for(p.len * 8));
+}
+
+}  // namespace lockstep::cpu

@@ -1,0 +1,32 @@
+// Helpers shared by the CUDA kernels of every family.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <string>
+
+#include "ops/common.h"
+#include "runtime/kernel.h"
+
+namespace lockstep::cuda {
+
+inline cudaStream_t stream_of(const KernelContext& ctx) { return static_cast<cudaStream_t>(ctx.stream); }
+
+/// Throws RuntimeError naming the node if a launch or call failed.
+inline void check(const KernelContext& ctx, cudaError_t status, const char* what) {
+  if (status != cudaSuccess)
+    throw ctx.error(std::string(what) + ": " + cudaGetErrorString(status), ErrorCode::RuntimeError);
+}
+inline void check_launch(const KernelContext& ctx) { check(ctx, cudaGetLastError(), "CUDA kernel launch"); }
+
+constexpr int kThreadsPerBlock = 256;
+inline unsigned blocks_for(int64_t n) { return static_cast<unsigned>((n + kThreadsPerBlock - 1) / kThreadsPerBlock); }
+
+/// Shapes and strides passed by value to kernels (rank <= kMaxRank).
+struct IndexMap {
+  int rank = 0;
+  int64_t out_dims[kMaxRank];
+  int64_t in_strides[kMaxRank];
+};
+
+}  // namespace lockstep::cuda

@@ -1,0 +1,60 @@
+// Constant folding. Provider-independent by construction: it runs before a provider is chosen, on the CPU
+// kernels, which implement the same contract as every other provider's.
+#include <set>
+
+#include "graph/plan.h"
+#include "runtime/provider.h"
+#include "runtime/thread_pool.h"
+
+namespace lockstep {
+
+namespace {
+
+bool foldable(const onnx::Node& node, const onnx::Graph& graph, const std::set<std::string>& overridable) {
+  if (node.op_type == "If" || !(node.domain.empty() || node.domain == "ai.onnx")) return false;
+  for (const auto& name : node.inputs)
+    if (!name.empty() && (!graph.initializers.count(name) || overridable.count(name))) return false;
+  return true;
+}
+
+void fold_node(const onnx::Node& node, const OpEntry& entry, onnx::Graph& graph, int64_t opset, Provider& cpu,
+               ThreadPool& pool) {
+  KernelContext ctx{node, entry};
+  ctx.opset = opset;
+  for (const auto& name : node.inputs) ctx.inputs.push_back(name.empty() ? nullptr : &graph.initializers.at(name));
+  ctx.outputs.resize(node.outputs.size());
+  ctx.allocator = &cpu.allocator();
+  ctx.pool = &pool;
+  ctx.to_host = [](const Tensor& t) { return t; };
+  entry.cpu(ctx);
+  for (size_t i = 0; i < node.outputs.size(); ++i)
+    if (!node.outputs[i].empty() && ctx.outputs[i].defined()) graph.initializers[node.outputs[i]] = ctx.outputs[i];
+}
+
+}  // namespace
+
+void fold_constants(onnx::Graph& graph, int64_t opset) {
+  std::set<std::string> overridable;
+  for (const auto& v : graph.inputs) overridable.insert(v.name);
+  auto cpu = make_cpu_provider();
+  ThreadPool pool(1);
+  std::set<std::string> graph_outputs;
+  for (const auto& v : graph.outputs) graph_outputs.insert(v.name);
+  // Repeat until no node folds: nodes need not be sorted, and each fold can make its readers foldable.
+  for (bool changed = true; changed;) {
+    changed = false;
+    std::vector<onnx::Node> kept;
+    for (auto& node : graph.nodes) {
+      const OpEntry* entry = find_op(node.op_type, opset);
+      if (!entry || !foldable(node, graph, overridable)) {
+        kept.push_back(std::move(node));
+        continue;
+      }
+      fold_node(node, *entry, graph, opset, *cpu, pool);
+      changed = true;
+    }
+    graph.nodes = std::move(kept);
+  }
+}
+
+}  // namespace lockstep

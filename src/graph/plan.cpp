@@ -1,0 +1,163 @@
+#include "graph/plan.h"
+
+#include <deque>
+
+namespace lockstep {
+
+int Plan::id_of(const std::string& name) const {
+  auto it = ids.find(name);
+  return it == ids.end() ? -1 : it->second;
+}
+
+namespace {
+
+bool is_default_domain(const std::string& d) { return d.empty() || d == "ai.onnx"; }
+
+int add_value(Plan& plan, const std::string& name) {
+  auto [it, fresh] = plan.ids.emplace(name, static_cast<int>(plan.value_names.size()));
+  if (fresh) plan.value_names.push_back(name);
+  return it->second;
+}
+
+const OpEntry* resolve_op(const onnx::Node& node, int64_t opset) {
+  if (!is_default_domain(node.domain))
+    throw node.error(ErrorCode::NotImplemented, "ops of domain '" + node.domain + "' are not supported");
+  if (node.op_type == "If") return nullptr;
+  const OpEntry* e = find_op(node.op_type, opset);
+  if (!e)
+    throw node.error(ErrorCode::NotImplemented,
+                     "op " + node.op_type + " is not supported at opset " + std::to_string(opset));
+  return e;
+}
+
+// Names defined in this graph: inputs, initializers and every node output.
+std::set<std::string> local_names(const onnx::Graph& g) {
+  std::set<std::string> names;
+  for (const auto& v : g.inputs) names.insert(v.name);
+  for (const auto& [name, t] : g.initializers) names.insert(name);
+  for (const auto& n : g.nodes)
+    for (const auto& o : n.outputs)
+      if (!o.empty()) names.insert(o);
+  return names;
+}
+
+void plan_branches(PlannedNode& pn, const onnx::Graph& graph, int64_t opset, const std::set<std::string>& visible) {
+  const onnx::Node& node = *pn.node;
+  const onnx::Graph* then_g = node.attr_graph("then_branch");
+  const onnx::Graph* else_g = node.attr_graph("else_branch");
+  if (!then_g || !else_g) throw node.error(ErrorCode::InvalidGraph, "If needs then_branch and else_branch graphs");
+  if (then_g->outputs.size() != node.outputs.size() || else_g->outputs.size() != node.outputs.size())
+    throw node.error(ErrorCode::InvalidGraph, "both branches must have as many outputs as the If node");
+  pn.then_branch = build_plan(*then_g, opset, visible);
+  pn.else_branch = build_plan(*else_g, opset, visible);
+}
+
+// Kahn's algorithm over producer edges; ONNX requires sorted nodes but exporters do not always comply.
+std::vector<size_t> topological_order(const onnx::Graph& g, const std::vector<std::vector<std::string>>& reads) {
+  std::map<std::string, size_t> producer;
+  for (size_t i = 0; i < g.nodes.size(); ++i)
+    for (const auto& o : g.nodes[i].outputs) {
+      if (o.empty()) continue;
+      if (!producer.emplace(o, i).second)
+        throw g.nodes[i].error(ErrorCode::InvalidGraph, "output '" + o + "' is produced by more than one node");
+    }
+  std::vector<int> pending(g.nodes.size(), 0);
+  std::vector<std::vector<size_t>> readers(g.nodes.size());
+  for (size_t i = 0; i < g.nodes.size(); ++i)
+    for (const auto& name : reads[i]) {
+      auto it = producer.find(name);
+      if (it == producer.end()) continue;
+      ++pending[i];
+      readers[it->second].push_back(i);
+    }
+  std::deque<size_t> ready;
+  for (size_t i = 0; i < g.nodes.size(); ++i)
+    if (pending[i] == 0) ready.push_back(i);
+  std::vector<size_t> order;
+  while (!ready.empty()) {
+    size_t i = ready.front();
+    ready.pop_front();
+    order.push_back(i);
+    for (size_t r : readers[i])
+      if (--pending[r] == 0) ready.push_back(r);
+  }
+  if (order.size() != g.nodes.size())
+    throw Error(ErrorCode::InvalidGraph, "graph '" + g.name + "' has a cycle");
+  return order;
+}
+
+void compute_lifetimes(Plan& plan) {
+  std::vector<int> last_reader(plan.value_names.size(), -1);
+  for (size_t i = 0; i < plan.nodes.size(); ++i) {
+    auto mark = [&](int id) {
+      if (id >= 0) last_reader[id] = static_cast<int>(i);
+    };
+    for (int id : plan.nodes[i].inputs) mark(id);
+    for (auto* branch : {plan.nodes[i].then_branch.get(), plan.nodes[i].else_branch.get()})
+      if (branch)
+        for (const auto& name : branch->outer_refs) mark(plan.id_of(name));
+  }
+  std::set<int> keep(plan.graph_outputs.begin(), plan.graph_outputs.end());
+  for (const auto& [id, t] : plan.constants) keep.insert(id);
+  for (size_t id = 0; id < last_reader.size(); ++id)
+    if (last_reader[id] >= 0 && !keep.count(static_cast<int>(id)))
+      plan.nodes[last_reader[id]].release_after.push_back(static_cast<int>(id));
+}
+
+}  // namespace
+
+std::unique_ptr<Plan> build_plan(const onnx::Graph& graph, int64_t opset, const std::set<std::string>& outer_scope) {
+  auto plan = std::make_unique<Plan>();
+  std::set<std::string> overridable;
+  for (const auto& v : graph.inputs) {
+    plan->graph_inputs.push_back(add_value(*plan, v.name));
+    overridable.insert(v.name);
+  }
+  for (const auto& [name, t] : graph.initializers) {
+    int id = add_value(*plan, name);
+    plan->constants[id] = t;  // an overridable initializer is the default for its input
+  }
+  std::set<std::string> defined = local_names(graph);
+  std::set<std::string> visible = outer_scope;
+  visible.insert(defined.begin(), defined.end());
+
+  // What each node reads, including the outer-scope names its branches read.
+  std::vector<PlannedNode> unordered(graph.nodes.size());
+  std::vector<std::vector<std::string>> reads(graph.nodes.size());
+  std::set<std::string> outer_refs;
+  for (size_t i = 0; i < graph.nodes.size(); ++i) {
+    const onnx::Node& node = graph.nodes[i];
+    unordered[i].node = &node;
+    unordered[i].entry = resolve_op(node, opset);
+    if (node.op_type == "If") plan_branches(unordered[i], graph, opset, visible);
+    reads[i] = node.inputs;
+    for (auto* branch : {unordered[i].then_branch.get(), unordered[i].else_branch.get()})
+      if (branch) reads[i].insert(reads[i].end(), branch->outer_refs.begin(), branch->outer_refs.end());
+    for (const auto& name : reads[i]) {
+      if (name.empty() || defined.count(name)) continue;
+      if (!outer_scope.count(name))
+        throw node.error(ErrorCode::InvalidGraph, "input '" + name + "' is not produced by any node, input or initializer");
+      outer_refs.insert(name);
+    }
+  }
+  for (const auto& v : graph.outputs) {
+    if (defined.count(v.name)) continue;
+    if (!outer_scope.count(v.name))
+      throw Error(ErrorCode::InvalidGraph, "graph output '" + v.name + "' is not produced by any node, input or initializer");
+    outer_refs.insert(v.name);
+  }
+  plan->outer_refs.assign(outer_refs.begin(), outer_refs.end());
+  for (const auto& name : plan->outer_refs) add_value(*plan, name);
+
+  for (size_t i : topological_order(graph, reads)) {
+    PlannedNode& pn = unordered[i];
+    for (const auto& name : pn.node->inputs) pn.inputs.push_back(name.empty() ? -1 : add_value(*plan, name));
+    for (const auto& name : pn.node->outputs) pn.outputs.push_back(name.empty() ? -1 : add_value(*plan, name));
+    plan->nodes.push_back(std::move(pn));
+  }
+  for (const auto& v : graph.outputs) plan->graph_outputs.push_back(add_value(*plan, v.name));
+  compute_lifetimes(*plan);
+  return plan;
+}
+
+}  // namespace lockstep

@@ -1,0 +1,48 @@
+// The execution plan of one graph: value ids, topological node order, and lifetimes for buffer reuse.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "onnx/model.h"
+#include "ops/registry.h"
+
+namespace lockstep {
+
+struct Plan;
+
+struct PlannedNode {
+  const onnx::Node* node = nullptr;
+  const OpEntry* entry = nullptr;     // nullptr for control flow (If), which the executor runs itself
+  std::vector<int> inputs;            // value ids; -1 for an absent optional input
+  std::vector<int> outputs;           // value ids; -1 for an absent optional output
+  std::vector<int> release_after;     // values whose last reader is this node: their buffers go back to the pool
+  std::unique_ptr<Plan> then_branch;  // If
+  std::unique_ptr<Plan> else_branch;
+};
+
+struct Plan {
+  std::vector<std::string> value_names;  // id -> name
+  std::map<std::string, int> ids;        // name -> id
+  std::vector<int> graph_inputs;         // ids of the graph's declared inputs, in order
+  std::vector<int> graph_outputs;        // ids of the graph's outputs, in order
+  std::map<int, Tensor> constants;       // initializers (host tensors) that are not overridable inputs
+  std::vector<std::string> outer_refs;   // names this graph reads from enclosing graphs (If branches)
+  std::vector<PlannedNode> nodes;        // topological order
+
+  int id_of(const std::string& name) const;
+};
+
+/// Builds the plan. `outer_scope` holds the names visible from enclosing graphs (empty for the main graph).
+/// Throws InvalidGraph for dangling names, cycles or duplicate producers, NotImplemented for unknown ops,
+/// both naming the node.
+std::unique_ptr<Plan> build_plan(const onnx::Graph& graph, int64_t opset, const std::set<std::string>& outer_scope);
+
+/// Constant folding: every node whose inputs are all constants is run once on the CPU and replaced by
+/// initializers. It runs before provider selection, so every provider sees the same graph.
+void fold_constants(onnx::Graph& graph, int64_t opset);
+
+}  // namespace lockstep

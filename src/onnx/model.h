@@ -1,0 +1,118 @@
+// The in-memory form of an ONNX model, as read by src/onnx/reader.cpp. It mirrors the onnx.proto messages the
+// runtime uses; fields lockstep never reads are skipped by the reader.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "lockstep/error.h"
+#include "lockstep/tensor.h"
+
+namespace lockstep::onnx {
+
+struct Graph;
+
+/// One dimension of a declared shape: a fixed size, a symbolic name, or unknown (both empty).
+struct Dim {
+  std::optional<int64_t> value;
+  std::string param;
+};
+
+/// TypeProto restricted to tensors: element type and (optional) shape.
+struct ValueInfo {
+  std::string name;
+  DType dtype = DType::Undefined;
+  bool has_shape = false;  // false: rank unknown
+  std::vector<Dim> dims;
+  std::string doc_string;
+};
+
+/// AttributeProto. `type` uses the onnx AttributeType codes.
+struct Attribute {
+  enum Type : int32_t {
+    Undefined = 0, Float = 1, Int = 2, String = 3, TensorT = 4, GraphT = 5,
+    Floats = 6, Ints = 7, Strings = 8, Tensors = 9, Graphs = 10,
+  };
+  std::string name;
+  Type type = Undefined;
+  float f = 0;
+  int64_t i = 0;
+  std::string s;
+  Tensor t;
+  std::shared_ptr<Graph> g;
+  std::vector<float> floats;
+  std::vector<int64_t> ints;
+  std::vector<std::string> strings;
+  std::vector<Tensor> tensors;
+  std::vector<std::shared_ptr<Graph>> graphs;
+};
+
+/// NodeProto. Absent optional inputs/outputs are empty strings, as in ONNX.
+struct Node {
+  std::string name;
+  std::string op_type;
+  std::string domain;  // "" and "ai.onnx" both mean the default domain
+  std::vector<std::string> inputs;
+  std::vector<std::string> outputs;
+  std::map<std::string, Attribute> attributes;
+
+  const Attribute* find(const std::string& attr) const;
+  bool has(const std::string& attr) const { return find(attr) != nullptr; }
+  // Typed attribute access. A present attribute of the wrong type throws InvalidGraph naming node and op.
+  int64_t attr_int(const std::string& attr, int64_t fallback) const;
+  float attr_float(const std::string& attr, float fallback) const;
+  std::string attr_string(const std::string& attr, const std::string& fallback) const;
+  std::vector<int64_t> attr_ints(const std::string& attr, std::vector<int64_t> fallback = {}) const;
+  std::vector<float> attr_floats(const std::string& attr, std::vector<float> fallback = {}) const;
+  const Tensor* attr_tensor(const std::string& attr) const;
+  const Graph* attr_graph(const std::string& attr) const;
+
+  /// "Node 'conv1' (Conv)": the prefix of every error about this node.
+  std::string label() const;
+  /// An Error whose message starts with label().
+  Error error(ErrorCode code, const std::string& message) const;
+};
+
+/// GraphProto.
+struct Graph {
+  std::string name;
+  std::vector<Node> nodes;
+  std::map<std::string, Tensor> initializers;  // includes sparse initializers once densified
+  std::vector<ValueInfo> inputs;
+  std::vector<ValueInfo> outputs;
+  std::vector<ValueInfo> value_info;
+  std::string doc_string;
+};
+
+struct OpsetImport {
+  std::string domain;
+  int64_t version = 0;
+};
+
+/// ModelProto.
+struct Model {
+  int64_t ir_version = 0;
+  std::vector<OpsetImport> opset_imports;
+  std::string producer_name;
+  std::string producer_version;
+  std::string domain;
+  int64_t model_version = 0;
+  std::string doc_string;
+  std::map<std::string, std::string> metadata;
+  Graph graph;
+
+  /// The opset of the default domain (0 if not imported).
+  int64_t default_opset() const;
+};
+
+/// Parses a serialized ModelProto. `model_dir` resolves external data; external files must stay inside it.
+/// Throws Error(InvalidGraph) on malformed bytes, Error(NoSuchFile) on missing external files.
+Model parse_model(const void* bytes, size_t size, const std::string& model_dir);
+/// Reads and parses a model file.
+Model load_model_file(const std::string& path);
+
+}  // namespace lockstep::onnx

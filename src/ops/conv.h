@@ -1,0 +1,47 @@
+// The conv family (Conv, ConvTranspose): attribute parsing, validation and output shapes shared by both devices,
+// and the kernels of each device. Contract: docs/arithmetic.md#conv, docs/arithmetic.md#convtranspose.
+#pragma once
+
+#include <cstdint>
+
+#include "arith/dot.h"
+#include "ops/common.h"
+#include "runtime/kernel.h"
+
+namespace lockstep {
+
+/// Conv geometry, padded to 3 spatial dims: a 1-D conv has in = {1, 1, L}, a 2-D conv in = {1, H, W}; the
+/// padding dims have kernel 1, stride 1, dilation 1, pad 0. Output pixel o reads input o*stride - pad + r*dil.
+struct ConvGeom {
+  int64_t batch = 0, c_in = 0, c_out = 0, group = 1, cin_g = 0, cout_g = 0;
+  int64_t in[3] = {1, 1, 1}, out[3] = {1, 1, 1}, kernel[3] = {1, 1, 1};
+  int64_t stride[3] = {1, 1, 1}, dilation[3] = {1, 1, 1}, pad[3] = {0, 0, 0};  // pad: begin pads
+  bool has_bias = false;
+  Shape out_shape;
+  int64_t in_pixels() const { return in[0] * in[1] * in[2]; }
+  int64_t out_pixels() const { return out[0] * out[1] * out[2]; }
+  int64_t taps() const { return kernel[0] * kernel[1] * kernel[2]; }
+  /// The reduction length of one output: cin_g * kernel taps, in the order (c, kd, kh, kw).
+  int64_t K() const { return cin_g * taps(); }
+};
+
+/// Validates a Conv node (inputs X, W, optional B) and computes its geometry.
+ConvGeom conv_geometry(const KernelContext& ctx);
+/// Validates a ConvTranspose node and computes its geometry (pads may be negative when output_shape asks for
+/// more than the natural size).
+arith::ConvDims conv_transpose_geometry(const KernelContext& ctx, Shape* out_shape);
+
+namespace cpu {
+void conv(KernelContext& ctx);
+void conv_transpose(KernelContext& ctx);
+}  // namespace cpu
+
+namespace cuda {
+/// Conv as an implicit GEMM on the shared tiled kernel (src/cuda/gemm.cu); x, w, bias, y are device pointers.
+void conv_implicit_gemm(const KernelContext& ctx, const ConvGeom& g, const float* x, const float* w,
+                        const float* bias, float* y);
+void conv(KernelContext& ctx);
+void conv_transpose(KernelContext& ctx);
+}  // namespace cuda
+
+}  // namespace lockstep

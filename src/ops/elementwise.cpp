@@ -1,0 +1,223 @@
+// The elementwise family: attributes, validation, broadcasting plans and the op table.
+#include "ops/elementwise.h"
+
+#include <cfloat>
+#include <limits>
+
+#include "ops/registry.h"
+
+namespace lockstep {
+
+[[noreturn]] void unsupported_dtype(const KernelContext& ctx, DType t) {
+  throw ctx.error(std::string("element type ") + dtype_name(t) + " is not supported by lockstep's " +
+                      ctx.node.op_type + " kernel",
+                  ErrorCode::NotImplemented);
+}
+
+ElementwiseParams unary_params(const KernelContext& ctx, UnaryOp op) {
+  const onnx::Node& n = ctx.node;
+  ElementwiseParams p;
+  switch (op) {
+    case UnaryOp::LeakyRelu: p.alpha = n.attr_float("alpha", 0.01f); break;
+    case UnaryOp::Elu: p.alpha = n.attr_float("alpha", 1.0f); break;
+    case UnaryOp::Selu:
+      p.alpha = n.attr_float("alpha", 1.67326319217681884765625f);
+      p.gamma = n.attr_float("gamma", 1.05070102214813232421875f);
+      break;
+    case UnaryOp::HardSigmoid:
+      p.alpha = n.attr_float("alpha", 0.2f);
+      p.beta = n.attr_float("beta", 0.5f);
+      break;
+    case UnaryOp::Gelu: {
+      std::string a = n.attr_string("approximate", "none");
+      if (a != "none" && a != "tanh") throw ctx.error("approximate must be \"none\" or \"tanh\", got \"" + a + "\"");
+      p.flag_a = a == "tanh";
+      break;
+    }
+    case UnaryOp::IsInf:
+      p.flag_a = n.attr_int("detect_negative", 1) != 0;
+      p.flag_b = n.attr_int("detect_positive", 1) != 0;
+      break;
+    default: break;
+  }
+  return p;
+}
+
+ElementwiseParams binary_params(const KernelContext& ctx, BinaryOp op) {
+  ElementwiseParams p;
+  if (op == BinaryOp::Mod) {
+    int64_t f = ctx.node.attr_int("fmod", 0);
+    if (f != 0 && f != 1) throw ctx.error("fmod must be 0 or 1, got " + std::to_string(f));
+    p.flag_a = f == 1;
+  }
+  return p;
+}
+
+void validate_binary(const KernelContext& ctx, BinaryOp op, DType dtype, const ElementwiseParams& p) {
+  bool is_float = dtype == DType::Float || dtype == DType::Double || dtype == DType::Float16;
+  if (op == BinaryOp::Mod && is_float && !p.flag_a)
+    throw ctx.error("fmod must be 1 for floating-point inputs");
+}
+
+void require_same_dtype(const KernelContext& ctx, std::initializer_list<const Tensor*> inputs) {
+  DType first = (*inputs.begin())->dtype();
+  for (const Tensor* t : inputs)
+    if (t->dtype() != first)
+      throw ctx.error(std::string("inputs must have the same element type, got ") + dtype_name(first) + " and " +
+                          dtype_name(t->dtype()),
+                      ErrorCode::InvalidGraph);
+}
+
+void require_unidirectional(const KernelContext& ctx, const Shape& x, const Shape& out) {
+  if (x != out)
+    throw ctx.error("slope does not broadcast to X's shape " + shape_string(x) + " (got " + shape_string(out) + ")");
+}
+
+BroadcastPlan plan_broadcast(const KernelContext& ctx, std::initializer_list<const Tensor*> inputs,
+                             Shape& out_shape) {
+  BroadcastPlan plan;
+  plan.num_inputs = static_cast<int>(inputs.size());
+  out_shape = {};
+  for (const Tensor* t : inputs) out_shape = broadcast_shapes(ctx.node, out_shape, t->shape());
+  plan.numel = shape_numel(out_shape);
+
+  // Drop dims of size 1, then merge dim d into d+1 wherever every input is contiguous across the pair.
+  std::vector<int64_t> dims;
+  std::vector<std::vector<int64_t>> strides(inputs.size());
+  std::vector<std::vector<int64_t>> full;
+  for (const Tensor* t : inputs) full.push_back(broadcast_strides(t->shape(), out_shape));
+  for (size_t d = 0; d < out_shape.size(); ++d) {
+    if (out_shape[d] == 1) continue;
+    bool merge = !dims.empty();
+    for (size_t k = 0; merge && k < inputs.size(); ++k)
+      merge = strides[k].back() == full[k][d] * out_shape[d];
+    if (merge) {
+      dims.back() *= out_shape[d];
+      for (size_t k = 0; k < inputs.size(); ++k) strides[k].back() = full[k][d];
+    } else {
+      dims.push_back(out_shape[d]);
+      for (size_t k = 0; k < inputs.size(); ++k) strides[k].push_back(full[k][d]);
+    }
+  }
+  if (dims.empty()) {
+    dims.push_back(1);
+    for (auto& s : strides) s.push_back(0);
+  }
+  if (dims.size() > static_cast<size_t>(kMaxRank))
+    throw ctx.error("broadcasting over more than " + std::to_string(kMaxRank) + " non-contiguous dims",
+                    ErrorCode::NotImplemented);
+  plan.rank = static_cast<int>(dims.size());
+  for (int d = 0; d < plan.rank; ++d) plan.dims[d] = dims[d];
+  int k = 0;
+  for (const Tensor* t : inputs) {
+    for (int d = 0; d < plan.rank; ++d) plan.strides[k][d] = strides[k][d];
+    int64_t n = t->numel();
+    plan.kind[k] = n == plan.numel ? BroadcastPlan::Linear : n == 1 ? BroadcastPlan::Scalar : BroadcastPlan::Strided;
+    ++k;
+  }
+  return plan;
+}
+
+namespace {
+
+double lowest_of(DType t) {
+  switch (t) {
+    case DType::Float: return -FLT_MAX;
+    case DType::Double: return -DBL_MAX;
+    default: return -std::numeric_limits<double>::infinity();
+  }
+}
+
+int64_t int_limit(DType t, bool high) {
+  switch (t) {
+    case DType::Int8: return high ? INT8_MAX : INT8_MIN;
+    case DType::UInt8: return high ? UINT8_MAX : 0;
+    case DType::Int16: return high ? INT16_MAX : INT16_MIN;
+    case DType::UInt16: return high ? UINT16_MAX : 0;
+    case DType::Int32: return high ? INT32_MAX : INT32_MIN;
+    case DType::UInt32: return high ? int64_t{UINT32_MAX} : 0;
+    default: return high ? INT64_MAX : INT64_MIN;
+  }
+}
+
+}  // namespace
+
+ClipBounds clip_bounds(const KernelContext& ctx, DType dtype) {
+  ClipBounds b{lowest_of(dtype), -lowest_of(dtype), int_limit(dtype, false), int_limit(dtype, true)};
+  if (ctx.opset < 11) {
+    b.lo = ctx.node.attr_float("min", -FLT_MAX);
+    b.hi = ctx.node.attr_float("max", FLT_MAX);
+    return b;
+  }
+  for (int i = 1; i <= 2; ++i) {
+    if (!ctx.has_input(i)) continue;
+    Tensor t = ctx.host_input(i);
+    if (t.dtype() != dtype)
+      throw ctx.error(std::string("min/max must have the input's element type ") + dtype_name(dtype),
+                      ErrorCode::InvalidGraph);
+    if (t.numel() != 1) throw ctx.error("min/max must be scalars, got shape " + shape_string(t.shape()));
+    double v;
+    int64_t vi = 0;
+    if (dtype == DType::Float) v = *t.data<float>();
+    else if (dtype == DType::Double) v = *t.data<double>();
+    else v = static_cast<double>(vi = t.int_at(0));
+    (i == 1 ? b.lo : b.hi) = v;
+    (i == 1 ? b.lo_i : b.hi_i) = vi;
+  }
+  return b;
+}
+
+bool cast_supported(DType t) {
+  switch (t) {
+    case DType::Float: case DType::Double: case DType::Float16: case DType::BFloat16: case DType::Int8:
+    case DType::Int16: case DType::Int32: case DType::Int64: case DType::UInt8: case DType::UInt16:
+    case DType::UInt32: case DType::UInt64: case DType::Bool:
+      return true;
+    default: return false;
+  }
+}
+
+DType cast_target(const KernelContext& ctx) {
+  DType to;
+  if (ctx.node.op_type == "CastLike") {
+    to = ctx.input(1).dtype();
+  } else {
+    if (!ctx.node.has("to")) throw ctx.error("missing required attribute 'to'", ErrorCode::InvalidGraph);
+    to = static_cast<DType>(ctx.node.attr_int("to", 0));
+  }
+  if (!cast_supported(to)) unsupported_dtype(ctx, to);
+  if (!cast_supported(ctx.input(0).dtype())) unsupported_dtype(ctx, ctx.input(0).dtype());
+  return to;
+}
+
+namespace {
+
+#define LOCKSTEP_ROW(name, since, kernel, variant) \
+  {name, since, 23, &cpu::kernel, LOCKSTEP_CUDA_KERNEL(kernel), int(variant)}
+#define U(name, since) LOCKSTEP_ROW(#name, since, unary, UnaryOp::name)
+#define B(name, since) LOCKSTEP_ROW(#name, since, binary, BinaryOp::name)
+#define V(name, since) LOCKSTEP_ROW(#name, since, variadic, VariadicOp::name)
+
+// One row per op: the kernels read the opset-dependent parts (Clip's bounds) from ctx.opset.
+const OpEntry kRows[] = {
+    U(Relu, 7), U(LeakyRelu, 7), U(Elu, 7), U(Selu, 7), U(Sigmoid, 7), U(HardSigmoid, 7), U(HardSwish, 14),
+    U(Tanh, 7), U(Erf, 9), U(Gelu, 20), U(Softplus, 7), U(Exp, 7), U(Log, 7), U(Sqrt, 7), U(Reciprocal, 7),
+    U(Neg, 7), U(Abs, 7), U(Floor, 7), U(Ceil, 7), U(Round, 11), U(Sign, 9), U(Sin, 7), U(Cos, 7),
+    U(IsNaN, 9), U(IsInf, 10), U(Not, 7),
+    B(Add, 7), B(Sub, 7), B(Mul, 7), B(Div, 7), B(Pow, 7), B(Mod, 10), B(PRelu, 7), B(Equal, 7), B(Greater, 7),
+    B(Less, 7), B(GreaterOrEqual, 12), B(LessOrEqual, 12), B(And, 7), B(Or, 7), B(Xor, 7),
+    V(Sum, 7), V(Mean, 7), V(Max, 7), V(Min, 7),
+    LOCKSTEP_ROW("Clip", 7, clip, 0), LOCKSTEP_ROW("Where", 9, where, 0), LOCKSTEP_ROW("Cast", 7, cast, 0),
+    LOCKSTEP_ROW("CastLike", 15, cast, 0),
+};
+
+#undef U
+#undef B
+#undef V
+#undef LOCKSTEP_ROW
+
+}  // namespace
+
+std::span<const OpEntry> elementwise_ops() { return kRows; }
+
+}  // namespace lockstep

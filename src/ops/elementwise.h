@@ -1,0 +1,222 @@
+// The elementwise family's device-independent definition: which op a table row is, its attributes, output
+// shapes and the broadcasting plan that both devices' loops follow. Per-element formulas: src/arith/elementwise.h.
+#pragma once
+
+#include <string>
+#include <utility>
+
+#include "arith/elementwise.h"
+#include "ops/common.h"
+#include "ops/registry.h"
+#include "runtime/kernel.h"
+
+namespace lockstep {
+
+/// OpEntry::variant of the `unary` kernel rows.
+enum class UnaryOp : int {
+  Relu, LeakyRelu, Elu, Selu, Sigmoid, HardSigmoid, HardSwish, Tanh, Erf, Gelu, Softplus, Exp, Log, Sqrt,
+  Reciprocal, Neg, Abs, Floor, Ceil, Round, Sign, Sin, Cos, IsNaN, IsInf, Not,
+};
+/// OpEntry::variant of the `binary` kernel rows.
+enum class BinaryOp : int {
+  Add, Sub, Mul, Div, Pow, Mod, PRelu, Max, Min, Equal, Greater, Less, GreaterOrEqual, LessOrEqual, And, Or, Xor,
+};
+/// OpEntry::variant of the `variadic` kernel rows.
+enum class VariadicOp : int { Sum, Mean, Max, Min };
+
+/// Attributes of the unary and binary ops, read once by the definition.
+struct ElementwiseParams {
+  float alpha = 0, beta = 0, gamma = 0;
+  bool flag_a = false, flag_b = false;  // Gelu: tanh approximation; IsInf: detect_negative, detect_positive;
+                                        // Mod: fmod
+};
+ElementwiseParams unary_params(const KernelContext& ctx, UnaryOp op);
+ElementwiseParams binary_params(const KernelContext& ctx, BinaryOp op);
+
+constexpr int kMaxBroadcastInputs = 3;
+
+/// How one output element finds its operands: the output's index space with dims of size 1 dropped and
+/// contiguous runs merged, and each input's element strides over it (0 on broadcast dims).
+struct BroadcastPlan {
+  enum Kind : int { Strided = 0, Linear = 1, Scalar = 2 };  // Linear: same shape as the output
+  int rank = 1;
+  int num_inputs = 0;
+  int64_t numel = 0;
+  int64_t dims[kMaxRank] = {};
+  int64_t strides[kMaxBroadcastInputs][kMaxRank] = {};
+  int kind[kMaxBroadcastInputs] = {};
+
+  /// True when no input needs strided indexing.
+  LOCKSTEP_HD bool flat() const {
+    for (int k = 0; k < num_inputs; ++k)
+      if (kind[k] == Strided) return false;
+    return true;
+  }
+  /// Element offset of input k for output element i.
+  LOCKSTEP_HD int64_t offset(int k, int64_t i) const {
+    if (kind[k] == Linear) return i;
+    if (kind[k] == Scalar) return 0;
+    int64_t off = 0;
+    for (int d = rank - 1; d >= 0; --d) {
+      int64_t q = i / dims[d];
+      off += (i - q * dims[d]) * strides[k][d];
+      i = q;
+    }
+    return off;
+  }
+};
+
+/// Multidirectional (numpy) broadcast of the inputs; `out_shape` receives the output shape.
+BroadcastPlan plan_broadcast(const KernelContext& ctx, std::initializer_list<const Tensor*> inputs, Shape& out_shape);
+/// Throws InvalidGraph unless all given inputs have the dtype of the first.
+void require_same_dtype(const KernelContext& ctx, std::initializer_list<const Tensor*> inputs);
+/// Throws InvalidArgument unless x's shape is the broadcast of x and slope (PRelu's unidirectional broadcast).
+void require_unidirectional(const KernelContext& ctx, const Shape& x, const Shape& out);
+/// Mod on floats requires fmod = 1 (ONNX spec).
+void validate_binary(const KernelContext& ctx, BinaryOp op, DType dtype, const ElementwiseParams& p);
+
+/// Clip's bounds as doubles (attributes before opset 11; optional scalar inputs 1 and 2 after), with the
+/// type's lowest/highest value for an absent bound. `lo_i`/`hi_i` hold exact int64 bounds for integer types.
+struct ClipBounds {
+  double lo, hi;
+  int64_t lo_i, hi_i;
+};
+ClipBounds clip_bounds(const KernelContext& ctx, DType dtype);
+/// Cast's target type ("to") or CastLike's (input 1's dtype); throws NotImplemented for unsupported types.
+DType cast_target(const KernelContext& ctx);
+/// Cast's supported element types.
+bool cast_supported(DType t);
+
+/// Throws NotImplemented naming the dtype.
+[[noreturn]] void unsupported_dtype(const KernelContext& ctx, DType t);
+
+/// Calls fn(T{}) with T the storage type of dtype t, if t is in the compile-time mask Allowed (TypeBit flags);
+/// otherwise throws NotImplemented naming the dtype. Bool is stored as uint8_t.
+template <unsigned Allowed, class Fn>
+void dispatch_dtype(const KernelContext& ctx, DType t, Fn&& fn) {
+  using namespace arith;
+#define LOCKSTEP_CASE(dt, bit, T) \
+  case DType::dt:                 \
+    if constexpr ((Allowed & bit) != 0) return fn(T{}); \
+    break;
+  switch (t) {
+    LOCKSTEP_CASE(Float, kF32, float)
+    LOCKSTEP_CASE(Double, kF64, double)
+    LOCKSTEP_CASE(Int8, kI8, int8_t)
+    LOCKSTEP_CASE(Int16, kI16, int16_t)
+    LOCKSTEP_CASE(Int32, kI32, int32_t)
+    LOCKSTEP_CASE(Int64, kI64, int64_t)
+    LOCKSTEP_CASE(UInt8, kU8, uint8_t)
+    LOCKSTEP_CASE(UInt16, kU16, uint16_t)
+    LOCKSTEP_CASE(UInt32, kU32, uint32_t)
+    LOCKSTEP_CASE(UInt64, kU64, uint64_t)
+    LOCKSTEP_CASE(Bool, kBool, uint8_t)
+    default: break;
+  }
+#undef LOCKSTEP_CASE
+  unsupported_dtype(ctx, t);
+}
+
+/// Calls fn(T{}) with T the Cast storage type of t (arith::Half, arith::BHalf, arith::Boolean for the tagged ones).
+template <class Fn>
+void dispatch_cast_type(const KernelContext& ctx, DType t, Fn&& fn) {
+  switch (t) {
+    case DType::Float: return fn(float{});
+    case DType::Double: return fn(double{});
+    case DType::Float16: return fn(arith::Half{});
+    case DType::BFloat16: return fn(arith::BHalf{});
+    case DType::Int8: return fn(int8_t{});
+    case DType::Int16: return fn(int16_t{});
+    case DType::Int32: return fn(int32_t{});
+    case DType::Int64: return fn(int64_t{});
+    case DType::UInt8: return fn(uint8_t{});
+    case DType::UInt16: return fn(uint16_t{});
+    case DType::UInt32: return fn(uint32_t{});
+    case DType::UInt64: return fn(uint64_t{});
+    case DType::Bool: return fn(arith::Boolean{});
+    default: unsupported_dtype(ctx, t);
+  }
+}
+
+/// The op table's variant -> functor: calls fn(functor) for the unary op (not Clip).
+template <class Fn>
+void visit_unary(UnaryOp op, const ElementwiseParams& p, Fn&& fn) {
+  using namespace arith;
+  switch (op) {
+    case UnaryOp::Relu: return fn(ReluOp{});
+    case UnaryOp::LeakyRelu: return fn(LeakyReluOp{p.alpha});
+    case UnaryOp::Elu: return fn(EluOp{p.alpha});
+    case UnaryOp::Selu: return fn(SeluOp{p.alpha, p.gamma});
+    case UnaryOp::Sigmoid: return fn(SigmoidOp{});
+    case UnaryOp::HardSigmoid: return fn(HardSigmoidOp{p.alpha, p.beta});
+    case UnaryOp::HardSwish: return fn(HardSwishOp{});
+    case UnaryOp::Tanh: return fn(TanhOp{});
+    case UnaryOp::Erf: return fn(ErfOp{});
+    case UnaryOp::Gelu: return fn(GeluOp{p.flag_a});
+    case UnaryOp::Softplus: return fn(SoftplusOp{});
+    case UnaryOp::Exp: return fn(ExpOp{});
+    case UnaryOp::Log: return fn(LogOp{});
+    case UnaryOp::Sqrt: return fn(SqrtOp{});
+    case UnaryOp::Reciprocal: return fn(ReciprocalOp{});
+    case UnaryOp::Neg: return fn(NegOp{});
+    case UnaryOp::Abs: return fn(AbsOp{});
+    case UnaryOp::Floor: return fn(FloorOp{});
+    case UnaryOp::Ceil: return fn(CeilOp{});
+    case UnaryOp::Round: return fn(RoundOp{});
+    case UnaryOp::Sign: return fn(SignOp{});
+    case UnaryOp::Sin: return fn(SinOp{});
+    case UnaryOp::Cos: return fn(CosOp{});
+    case UnaryOp::IsNaN: return fn(IsNaNOp{});
+    case UnaryOp::IsInf: return fn(IsInfOp{p.flag_a, p.flag_b});
+    case UnaryOp::Not: return fn(NotOp{});
+  }
+}
+
+/// The op table's variant -> functor for the binary ops.
+template <class Fn>
+void visit_binary(BinaryOp op, const ElementwiseParams& p, Fn&& fn) {
+  using namespace arith;
+  switch (op) {
+    case BinaryOp::Add: return fn(AddOp{});
+    case BinaryOp::Sub: return fn(SubOp{});
+    case BinaryOp::Mul: return fn(MulOp{});
+    case BinaryOp::Div: return fn(DivOp{});
+    case BinaryOp::Pow: return fn(PowOp{});
+    case BinaryOp::Mod: return fn(ModOp{p.flag_a});
+    case BinaryOp::PRelu: return fn(PReluOp{});
+    case BinaryOp::Max: return fn(MaxOp{});
+    case BinaryOp::Min: return fn(MinOp{});
+    case BinaryOp::Equal: return fn(EqualOp{});
+    case BinaryOp::Greater: return fn(GreaterOp{});
+    case BinaryOp::Less: return fn(LessOp{});
+    case BinaryOp::GreaterOrEqual: return fn(GreaterOrEqualOp{});
+    case BinaryOp::LessOrEqual: return fn(LessOrEqualOp{});
+    case BinaryOp::And: return fn(AndOp{});
+    case BinaryOp::Or: return fn(OrOp{});
+    case BinaryOp::Xor: return fn(XorOp{});
+  }
+}
+
+/// The binary op a variadic op folds with (Sum and Mean: Add).
+inline BinaryOp variadic_step(VariadicOp op) {
+  return op == VariadicOp::Max ? BinaryOp::Max : op == VariadicOp::Min ? BinaryOp::Min : BinaryOp::Add;
+}
+
+namespace cpu {
+void unary(KernelContext& ctx);
+void binary(KernelContext& ctx);
+void variadic(KernelContext& ctx);
+void clip(KernelContext& ctx);
+void where(KernelContext& ctx);
+void cast(KernelContext& ctx);
+}  // namespace cpu
+namespace cuda {
+void unary(KernelContext& ctx);
+void binary(KernelContext& ctx);
+void variadic(KernelContext& ctx);
+void clip(KernelContext& ctx);
+void where(KernelContext& ctx);
+void cast(KernelContext& ctx);
+}  // namespace cuda
+
+}  // namespace lockstep

@@ -1,0 +1,93 @@
+// The gemm family (Gemm, MatMul): attribute parsing, validation and output shapes shared by both devices, the
+// kernels of each device, and the CPU GEMM core that Conv also uses. Contract: docs/arithmetic.md#gemm.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+
+#include "ops/common.h"
+#include "runtime/kernel.h"
+
+namespace lockstep {
+
+class ThreadPool;
+
+/// Gemm's operands after validation. A'(m,k) = a[m*a_rs + k*a_cs], B'(k,n) = b[k*b_rs + n*b_cs];
+/// C (if present) is read at c[m*c_rs + n*c_cs] (0 strides on broadcast dims).
+struct GemmParams {
+  int64_t M = 0, N = 0, K = 0;
+  int64_t a_rs = 0, a_cs = 0, b_rs = 0, b_cs = 0;
+  bool has_c = false;
+  int64_t c_rs = 0, c_cs = 0;
+  float alpha = 1.0f, beta = 1.0f;
+  Shape out_shape;
+};
+GemmParams gemm_params(const KernelContext& ctx);
+
+/// MatMul after numpy broadcasting. Each of `batch` matrices is (M,K) x (K,N); batch index b (row-major over
+/// batch_dims) reads A at a_offset(b) and B at b_offset(b), both contiguous row-major matrices.
+struct MatMulParams {
+  int64_t M = 0, N = 0, K = 0;
+  Shape batch_dims;                        // broadcast batch shape (may be empty)
+  std::vector<int64_t> a_batch_strides;    // element strides per batch dim (0 where broadcast)
+  std::vector<int64_t> b_batch_strides;
+  int64_t batch = 1;                       // product of batch_dims
+  Shape out_shape;
+  int64_t a_offset(int64_t b) const { return batch_offset(b, a_batch_strides); }
+  int64_t b_offset(int64_t b) const { return batch_offset(b, b_batch_strides); }
+  /// True when every batch reads the same B (so the batch can be folded into M).
+  bool b_shared() const;
+  int64_t batch_offset(int64_t b, const std::vector<int64_t>& strides) const;
+};
+MatMulParams matmul_params(const KernelContext& ctx);
+
+namespace cpu {
+
+/// Which SIMD micro-kernel the CPU GEMM core uses. Every choice gives the same bits (contract: dot_chunked_f32).
+enum class GemmIsa { Auto, Scalar, Avx2, Avx512 };
+/// The ISA Auto resolves to on this machine.
+GemmIsa gemm_best_isa();
+/// Forces the ISA of every later gemm_f32 call that passes Auto (tests); Auto restores detection.
+void gemm_force_isa(GemmIsa isa);
+
+/// Fills a packed panel: for i in [0, count) and k in [0, K): dst[k*width + i] = operand(i0 + i, k);
+/// for i in [count, width): dst[k*width + i] = 0. For A the index i is the row m; for B it is the column n.
+using PanelFn = std::function<void(int64_t i0, int64_t count, int width, float* dst)>;
+
+/// A strided matrix view: element (i, k) at data[i*is + k*ks].
+struct StridedOperand {
+  const float* data;
+  int64_t is, ks;
+};
+/// The PanelFn of a strided matrix with K columns.
+PanelFn strided_panels(StridedOperand op, int64_t K);
+
+/// Where gemm_f32 writes: element (m, n) goes to data[m*rs + n*cs] and starts from init_row[m] (or +0).
+struct GemmOut {
+  float* data;
+  int64_t rs, cs;
+  const float* init_row = nullptr;
+};
+
+/// The CPU GEMM core. C(m,n) = dot_chunked_f32(K, init, A(m,k), B(k,n)) for m < M, n < N, vectorised across
+/// output columns. pool may be null (runs inline, e.g. from inside a parallel_for over images).
+// Contract: dot_chunked_f32 over k ascending; see docs/arithmetic.md#gemm.
+void gemm_f32(ThreadPool* pool, int64_t M, int64_t N, int64_t K, const PanelFn& a_panels, const PanelFn& b_panels,
+              const GemmOut& out, GemmIsa isa = GemmIsa::Auto);
+
+/// gemm_f32 over two strided matrices A(m,k) and B(k,n); may compute the transposed product when N is narrow
+/// (each element's sequence is the same: fma is commutative in its two factors). init_row must be null then.
+void gemm_f32_strided(ThreadPool* pool, int64_t M, int64_t N, int64_t K, const float* a, int64_t a_rs,
+                      int64_t a_cs, const float* b, int64_t b_rs, int64_t b_cs, const GemmOut& out,
+                      GemmIsa isa = GemmIsa::Auto);
+
+void gemm(KernelContext& ctx);
+void matmul(KernelContext& ctx);
+}  // namespace cpu
+
+namespace cuda {
+void gemm(KernelContext& ctx);
+void matmul(KernelContext& ctx);
+}  // namespace cuda
+
+}  // namespace lockstep

@@ -1,0 +1,124 @@
+// The normalization family's definition: attributes per opset, validation, plans, op rows.
+#include "ops/normalization.h"
+
+#include <string>
+
+#include "ops/reduce.h"
+#include "ops/registry.h"
+
+namespace lockstep {
+
+namespace {
+
+void require_float(const KernelContext& ctx, int i) {
+  if (ctx.has_input(i)) require_dtype(ctx, ctx.input(i).dtype(), {DType::Float});
+}
+
+// Scale/B must broadcast (unidirectionally) to the normalised block's shape.
+BlockMap block_map(const KernelContext& ctx, const Tensor& t, const Shape& block, const char* what) {
+  if (t.rank() > static_cast<int>(block.size()) + 0) {
+    for (int d = 0; d < t.rank() - static_cast<int>(block.size()); ++d)
+      if (t.dim(d) != 1) throw ctx.error(std::string(what) + " of shape " + shape_string(t.shape()) +
+                                         " does not broadcast to " + shape_string(block));
+  }
+  Shape trimmed(t.shape().end() - std::min<size_t>(t.shape().size(), block.size()), t.shape().end());
+  for (size_t i = 0; i < trimmed.size(); ++i) {
+    int64_t want = block[block.size() - trimmed.size() + i];
+    if (trimmed[i] != want && trimmed[i] != 1)
+      throw ctx.error(std::string(what) + " of shape " + shape_string(t.shape()) + " does not broadcast to " +
+                      shape_string(block));
+  }
+  BlockMap m;
+  if (t.numel() == 1) {
+    m.scalar = true;
+    return m;
+  }
+  if (t.numel() == shape_numel(block)) return m;
+  if (block.size() > static_cast<size_t>(kMaxRank)) throw ctx.error("rank too large", ErrorCode::NotImplemented);
+  std::vector<int64_t> s = broadcast_strides(trimmed, block);
+  m.rank = static_cast<int>(block.size());
+  for (int d = 0; d < m.rank; ++d) {
+    m.dims[d] = block[d];
+    m.strides[d] = s[d];
+  }
+  return m;
+}
+
+void require_channel_param(const KernelContext& ctx, int i, int64_t want, const char* what) {
+  const Tensor& t = ctx.input(i);
+  if (t.numel() != want)
+    throw ctx.error(std::string(what) + " has shape " + shape_string(t.shape()) + ", expected " +
+                    std::to_string(want) + " elements");
+}
+
+}  // namespace
+
+LayerNormPlan plan_layer_norm(const KernelContext& ctx) {
+  for (int i = 0; i < 3; ++i) require_float(ctx, i);
+  const Tensor& x = ctx.input(0);
+  const Tensor& scale = ctx.input(1);
+  if (ctx.node.attr_int("stash_type", 1) != 1)
+    throw ctx.error("stash_type other than 1 (float) is not supported", ErrorCode::NotImplemented);
+  const int64_t rank = x.rank();
+  const int64_t axis = normalize_axis(ctx.node, ctx.node.attr_int("axis", -1), rank);
+  LayerNormPlan p;
+  p.epsilon = ctx.node.attr_float("epsilon", 1e-5f);
+  Shape block(x.shape().begin() + axis, x.shape().end());
+  p.n = shape_numel(block);
+  p.rows = 1;
+  for (int64_t d = 0; d < axis; ++d) p.rows *= x.dim(d);
+  p.scale = block_map(ctx, scale, block, "Scale");
+  p.has_bias = ctx.has_input(2);
+  if (p.has_bias) p.bias = block_map(ctx, ctx.input(2), block, "B");
+  p.stats_shape = x.shape();
+  for (int64_t d = axis; d < rank; ++d) p.stats_shape[d] = 1;
+  return p;
+}
+
+ChannelPlan plan_batch_norm(const KernelContext& ctx) {
+  for (int i = 0; i < 5; ++i) require_float(ctx, i);
+  const Tensor& x = ctx.input(0);
+  if (x.rank() < 2) throw ctx.error("X must have rank >= 2, got " + shape_string(x.shape()));
+  if (ctx.opset >= 14 && ctx.node.attr_int("training_mode", 0) != 0)
+    throw ctx.error("training_mode = 1 is not supported", ErrorCode::NotImplemented);
+  for (size_t i = 1; i < ctx.node.outputs.size(); ++i)
+    if (!ctx.node.outputs[i].empty())
+      throw ctx.error("training-mode outputs (mean, var, saved statistics) are not supported",
+                      ErrorCode::NotImplemented);
+  ChannelPlan p;
+  p.batch = x.dim(0);
+  p.channels = x.dim(1);
+  for (int d = 2; d < x.rank(); ++d) p.spatial *= x.dim(d);
+  p.epsilon = ctx.node.attr_float("epsilon", 1e-5f);
+  p.per_element = ctx.opset < 9 && ctx.node.attr_int("spatial", 1) == 0;
+  const int64_t want = p.per_element ? p.channels * p.spatial : p.channels;
+  const char* names[] = {"scale", "B", "input_mean", "input_var"};
+  for (int i = 1; i < 5; ++i) require_channel_param(ctx, i, want, names[i - 1]);
+  return p;
+}
+
+ChannelPlan plan_instance_norm(const KernelContext& ctx) {
+  for (int i = 0; i < 3; ++i) require_float(ctx, i);
+  const Tensor& x = ctx.input(0);
+  if (x.rank() < 2) throw ctx.error("input must have rank >= 2, got " + shape_string(x.shape()));
+  ChannelPlan p;
+  p.batch = x.dim(0);
+  p.channels = x.dim(1);
+  for (int d = 2; d < x.rank(); ++d) p.spatial *= x.dim(d);
+  p.epsilon = ctx.node.attr_float("epsilon", 1e-5f);
+  require_channel_param(ctx, 1, p.channels, "scale");
+  require_channel_param(ctx, 2, p.channels, "B");
+  return p;
+}
+
+namespace {
+const OpEntry kRows[] = {
+    {"LayerNormalization", 17, 23, &cpu::layer_norm, LOCKSTEP_CUDA_KERNEL(layer_norm)},
+    {"BatchNormalization", 7, 23, &cpu::batch_norm, LOCKSTEP_CUDA_KERNEL(batch_norm)},
+    {"InstanceNormalization", 7, 23, &cpu::instance_norm, LOCKSTEP_CUDA_KERNEL(instance_norm)},
+};
+}  // namespace
+
+std::span<const OpEntry> normalization_ops() { return kRows; }
+
+}  // namespace lockstep

@@ -1,0 +1,61 @@
+// The normalization family (LayerNormalization, BatchNormalization in inference mode, InstanceNormalization):
+// attributes, validation, output shapes and the plans both devices follow. Contract: docs/contract/normalization.md.
+#pragma once
+
+#include <cstdint>
+
+#include "arith/hd.h"
+#include "ops/common.h"
+#include "runtime/kernel.h"
+
+namespace lockstep {
+
+/// Maps the index j of an element within a normalised block (row-major over the normalised dims) to the offset
+/// of its Scale/B value, which broadcasts to the block. POD for CUDA kernels.
+struct BlockMap {
+  int rank = 0;  // 0: the offset is j itself (same shape) when `scalar` is false
+  bool scalar = false;
+  int64_t dims[kMaxRank], strides[kMaxRank];
+};
+LOCKSTEP_HD int64_t block_offset(const BlockMap& m, int64_t j) {
+  if (m.scalar) return 0;
+  if (m.rank == 0) return j;
+  int64_t off = 0;
+  for (int d = m.rank - 1; d >= 0; --d) {
+    off += (j % m.dims[d]) * m.strides[d];
+    j /= m.dims[d];
+  }
+  return off;
+}
+
+/// LayerNormalization: rows of n contiguous elements normalised together.
+struct LayerNormPlan {
+  int64_t rows = 0, n = 0;
+  float epsilon = 1e-5f;
+  BlockMap scale, bias;
+  bool has_bias = false;
+  Shape stats_shape;  // shape of the optional Mean and InvStdDev outputs
+};
+LayerNormPlan plan_layer_norm(const KernelContext& ctx);
+
+/// BatchNormalization (inference) and InstanceNormalization over X = [N, C, spatial...].
+struct ChannelPlan {
+  int64_t batch = 0, channels = 0, spatial = 1;
+  float epsilon = 1e-5f;
+  bool per_element = false;  // BatchNormalization-7 spatial = 0: parameters have shape [C, spatial...]
+};
+ChannelPlan plan_batch_norm(const KernelContext& ctx);
+ChannelPlan plan_instance_norm(const KernelContext& ctx);
+
+namespace cpu {
+void layer_norm(KernelContext& ctx);
+void batch_norm(KernelContext& ctx);
+void instance_norm(KernelContext& ctx);
+}  // namespace cpu
+namespace cuda {
+void layer_norm(KernelContext& ctx);
+void batch_norm(KernelContext& ctx);
+void instance_norm(KernelContext& ctx);
+}  // namespace cuda
+
+}  // namespace lockstep

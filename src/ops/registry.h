@@ -1,0 +1,43 @@
+// The op table: for every supported op, its opset range and its kernel on each device.
+#pragma once
+
+#include <span>
+#include <string>
+#include <vector>
+
+#include "runtime/kernel.h"
+
+namespace lockstep {
+
+/// One row of the op table. `variant` lets one kernel serve a family (e.g. every unary op) as a table lookup.
+struct OpEntry {
+  const char* op_type;
+  int since;      // first default-domain opset this row handles
+  int until;      // last opset this row handles
+  KernelFn cpu;   // never null
+  KernelFn cuda;  // null: the op falls back to the CPU kernel, with a logged warning
+  int variant = 0;
+};
+
+/// The row for op_type at opset, or nullptr.
+const OpEntry* find_op(const std::string& op_type, int64_t opset);
+/// Every row, in family order (for `lockstep info` and coverage listings).
+std::vector<const OpEntry*> all_ops();
+
+// Each op family contributes its rows from src/ops/<family>.cpp.
+std::span<const OpEntry> conv_ops();
+std::span<const OpEntry> gemm_ops();
+std::span<const OpEntry> elementwise_ops();
+std::span<const OpEntry> reduce_ops();
+std::span<const OpEntry> normalization_ops();
+std::span<const OpEntry> pool_ops();
+std::span<const OpEntry> tensor_ops();
+std::span<const OpEntry> resize_ops();
+
+}  // namespace lockstep
+
+#if LOCKSTEP_WITH_CUDA
+#define LOCKSTEP_CUDA_KERNEL(fn) &cuda::fn
+#else
+#define LOCKSTEP_CUDA_KERNEL(fn) nullptr
+#endif

@@ -1,0 +1,121 @@
+#include "runtime/executor.h"
+
+namespace lockstep {
+
+Executor::Executor(const Plan& plan, int64_t opset, Provider& provider, Provider& cpu, ThreadPool& pool, Logger& log)
+    : plan_(plan), opset_(opset), provider_(provider), cpu_(cpu), pool_(pool), log_(log) {
+  constants_.resize(plan.value_names.size());
+  for (const auto& [id, t] : plan.constants) constants_[id] = provider.upload(t);
+  for (size_t i = 0; i < plan.nodes.size(); ++i) {
+    const PlannedNode& pn = plan.nodes[i];
+    if (!pn.then_branch) continue;
+    branches_[i] = {std::make_unique<Executor>(*pn.then_branch, opset, provider, cpu, pool, log),
+                    std::make_unique<Executor>(*pn.else_branch, opset, provider, cpu, pool, log)};
+  }
+}
+
+std::set<std::string> Executor::fallback_ops() const {
+  std::lock_guard<std::mutex> lock(fallback_mutex_);
+  std::set<std::string> all = fallback_ops_;
+  for (const auto& [i, pair] : branches_)
+    for (auto* e : {pair.first.get(), pair.second.get()}) {
+      auto sub = e->fallback_ops();
+      all.insert(sub.begin(), sub.end());
+    }
+  return all;
+}
+
+std::vector<Tensor> Executor::run(const std::vector<Tensor>& inputs, const std::map<std::string, Tensor>& outer) {
+  std::vector<Tensor> env = constants_;
+  for (size_t i = 0; i < plan_.graph_inputs.size() && i < inputs.size(); ++i)
+    if (inputs[i].defined()) env[plan_.graph_inputs[i]] = inputs[i];
+  for (const auto& name : plan_.outer_refs) {
+    auto it = outer.find(name);
+    if (it == outer.end()) throw Error(ErrorCode::Fail, "outer-scope value '" + name + "' is not available");
+    env[plan_.id_of(name)] = it->second;
+  }
+  for (size_t i = 0; i < plan_.nodes.size(); ++i) run_node(plan_.nodes[i], i, env, outer);
+  std::vector<Tensor> out;
+  for (int id : plan_.graph_outputs) {
+    if (!env[id].defined()) throw Error(ErrorCode::Fail, "graph output '" + plan_.value_names[id] + "' has no value");
+    out.push_back(env[id]);
+  }
+  return out;
+}
+
+void Executor::run_node(const PlannedNode& pn, size_t index, std::vector<Tensor>& env,
+                        const std::map<std::string, Tensor>& outer) {
+  for (size_t i = 0; i < pn.inputs.size(); ++i)
+    if (pn.inputs[i] >= 0 && !env[pn.inputs[i]].defined())
+      throw pn.node->error(ErrorCode::InvalidArgument, "input '" + pn.node->inputs[i] + "' has no value");
+  if (pn.entry)
+    run_kernel(pn, env);
+  else
+    run_if(pn, index, env, outer);
+  for (int id : pn.release_after) env[id] = Tensor();
+}
+
+void Executor::run_kernel(const PlannedNode& pn, std::vector<Tensor>& env) {
+  KernelContext ctx{*pn.node, *pn.entry};
+  ctx.opset = opset_;
+  for (int id : pn.inputs) ctx.inputs.push_back(id >= 0 ? &env[id] : nullptr);
+  ctx.outputs.resize(pn.outputs.size());
+  KernelFn fn = provider_.kernel(*pn.entry);
+  if (!fn) return run_on_cpu_fallback(pn, ctx, env);
+  ctx.device = provider_.device();
+  ctx.allocator = &provider_.allocator();
+  ctx.pool = &pool_;
+  ctx.stream = provider_.stream();
+  ctx.to_host = [this](const Tensor& t) { return provider_.download(t); };
+  fn(ctx);
+  for (size_t i = 0; i < pn.outputs.size(); ++i)
+    if (pn.outputs[i] >= 0) env[pn.outputs[i]] = std::move(ctx.outputs[i]);
+}
+
+// The CPU kernel implements the same contract, so the bits are those the provider's kernel would give.
+void Executor::run_on_cpu_fallback(const PlannedNode& pn, KernelContext& ctx, std::vector<Tensor>& env) {
+  {
+    std::lock_guard<std::mutex> lock(fallback_mutex_);
+    if (fallback_ops_.insert(pn.node->op_type).second)
+      log_.warn(std::string(provider_.name()) + " has no kernel for " + pn.node->op_type + "; " + pn.node->label() +
+                " and every later " + pn.node->op_type + " run on the CPU");
+  }
+  std::vector<Tensor> host_inputs(ctx.inputs.size());
+  for (size_t i = 0; i < ctx.inputs.size(); ++i)
+    if (ctx.inputs[i]) {
+      host_inputs[i] = provider_.download(*ctx.inputs[i]);
+      ctx.inputs[i] = &host_inputs[i];
+    }
+  ctx.device = Device::CPU;
+  ctx.allocator = &cpu_.allocator();
+  ctx.pool = &pool_;
+  ctx.to_host = [](const Tensor& t) { return t; };
+  pn.entry->cpu(ctx);
+  for (size_t i = 0; i < pn.outputs.size(); ++i)
+    if (pn.outputs[i] >= 0 && ctx.outputs[i].defined()) env[pn.outputs[i]] = provider_.upload(ctx.outputs[i]);
+}
+
+void Executor::run_if(const PlannedNode& pn, size_t index, std::vector<Tensor>& env,
+                      const std::map<std::string, Tensor>& outer) {
+  if (pn.inputs.empty() || pn.inputs[0] < 0) throw pn.node->error(ErrorCode::InvalidGraph, "If needs a condition input");
+  Tensor cond = provider_.download(env[pn.inputs[0]]);
+  if (cond.numel() != 1 || cond.dtype() != DType::Bool)
+    throw pn.node->error(ErrorCode::InvalidArgument, "the condition must be a single bool, got " +
+                                                         std::string(dtype_name(cond.dtype())) + shape_string(cond.shape()));
+  bool take_then = cond.data<uint8_t>()[0] != 0;
+  Executor& branch = take_then ? *branches_.at(index).first : *branches_.at(index).second;
+  const Plan& branch_plan = take_then ? *pn.then_branch : *pn.else_branch;
+  std::map<std::string, Tensor> scope;
+  for (const auto& name : branch_plan.outer_refs) {
+    int id = plan_.id_of(name);
+    if (id >= 0 && env[id].defined())
+      scope[name] = env[id];
+    else if (auto it = outer.find(name); it != outer.end())
+      scope[name] = it->second;
+  }
+  std::vector<Tensor> results = branch.run({}, scope);
+  for (size_t i = 0; i < pn.outputs.size() && i < results.size(); ++i)
+    if (pn.outputs[i] >= 0) env[pn.outputs[i]] = results[i];
+}
+
+}  // namespace lockstep

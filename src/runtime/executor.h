@@ -1,0 +1,51 @@
+// Runs a Plan on one provider: constants uploaded once, nodes in topological order, buffers released after
+// their last reader, and CPU fallback for ops the provider has no kernel for.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <mutex>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "graph/plan.h"
+#include "runtime/log.h"
+#include "runtime/provider.h"
+#include "runtime/thread_pool.h"
+
+namespace lockstep {
+
+class Executor {
+ public:
+  /// `cpu` is the fallback provider (may be the same object as `provider`). Neither is owned.
+  Executor(const Plan& plan, int64_t opset, Provider& provider, Provider& cpu, ThreadPool& pool, Logger& log);
+
+  /// Runs the graph. `inputs` are on the provider's device, one per graph input (undefined Tensor = not fed:
+  /// the initializer default is used). `outer` holds the enclosing graphs' values by name (If branches).
+  /// Returns the graph outputs on the provider's device.
+  std::vector<Tensor> run(const std::vector<Tensor>& inputs, const std::map<std::string, Tensor>& outer = {});
+
+  /// Op types that ran on the CPU because the provider has no kernel for them.
+  std::set<std::string> fallback_ops() const;
+
+ private:
+  void run_node(const PlannedNode& pn, size_t index, std::vector<Tensor>& env,
+                const std::map<std::string, Tensor>& outer);
+  void run_kernel(const PlannedNode& pn, std::vector<Tensor>& env);
+  void run_on_cpu_fallback(const PlannedNode& pn, KernelContext& ctx, std::vector<Tensor>& env);
+  void run_if(const PlannedNode& pn, size_t index, std::vector<Tensor>& env, const std::map<std::string, Tensor>& outer);
+
+  const Plan& plan_;
+  int64_t opset_;
+  Provider& provider_;
+  Provider& cpu_;
+  ThreadPool& pool_;
+  Logger& log_;
+  std::vector<Tensor> constants_;  // by value id, on the provider's device
+  std::map<size_t, std::pair<std::unique_ptr<Executor>, std::unique_ptr<Executor>>> branches_;  // If, by node index
+  mutable std::mutex fallback_mutex_;
+  std::set<std::string> fallback_ops_;
+};
+
+}  // namespace lockstep

@@ -1,0 +1,55 @@
+// The interface between the executor and the kernels of every provider.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <vector>
+
+#include "lockstep/error.h"
+#include "lockstep/tensor.h"
+#include "onnx/model.h"
+
+namespace lockstep {
+
+class ThreadPool;
+struct OpEntry;
+
+/// Device memory for one provider. Buffers return to the allocator when their last Tensor drops them.
+class Allocator {
+ public:
+  virtual ~Allocator() = default;
+  virtual std::shared_ptr<Buffer> allocate(size_t bytes) = 0;
+};
+
+/// Everything a kernel sees while it runs one node. Kernels allocate outputs through output().
+struct KernelContext {
+  const onnx::Node& node;
+  const OpEntry& entry;
+  int64_t opset = 0;                    // the model's default-domain opset
+  std::vector<const Tensor*> inputs;    // nullptr for an absent optional input
+  std::vector<Tensor> outputs;          // one per node output, filled by the kernel
+  Device device = Device::CPU;
+  Allocator* allocator = nullptr;
+  ThreadPool* pool = nullptr;           // CPU kernels split work over outputs with it
+  void* stream = nullptr;               // CUDA kernels launch on this cudaStream_t
+  // Copies a device tensor to the host (identity for host tensors); set by the provider.
+  std::function<Tensor(const Tensor&)> to_host;
+
+  int num_inputs() const { return static_cast<int>(inputs.size()); }
+  bool has_input(int i) const { return i < num_inputs() && inputs[i] != nullptr; }
+  /// Input i; throws InvalidGraph naming the node if it is absent.
+  const Tensor& input(int i) const;
+  /// Input i as a host tensor (shape-like inputs: Reshape's shape, Slice's starts...).
+  Tensor host_input(int i) const;
+  /// Allocates output i on this kernel's device.
+  Tensor& output(int i, DType dtype, Shape shape);
+  /// Output i is `t` itself (no copy): Reshape, Identity, Squeeze share their input's buffer.
+  void alias_output(int i, const Tensor& t) { outputs.at(i) = t; }
+  Error error(const std::string& message, ErrorCode code = ErrorCode::InvalidArgument) const {
+    return node.error(code, message);
+  }
+};
+
+using KernelFn = void (*)(KernelContext&);
+
+}  // namespace lockstep

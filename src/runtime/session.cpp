@@ -1,0 +1,224 @@
+#include "lockstep/session.h"
+
+#include <algorithm>
+#include <filesystem>
+
+#include "graph/plan.h"
+#include "onnx/model.h"
+#include "ops/registry.h"
+#include "runtime/executor.h"
+
+namespace lockstep {
+
+namespace {
+
+constexpr int64_t kMinOpset = 7, kMaxOpset = 23;
+
+ValueInfo public_info(const onnx::ValueInfo& v) {
+  ValueInfo out;
+  out.name = v.name;
+  out.dtype = v.dtype;
+  out.has_shape = v.has_shape;
+  for (const auto& d : v.dims) {
+    out.dims.push_back(d.value ? *d.value : -1);
+    out.dim_params.push_back(d.param);
+  }
+  return out;
+}
+
+void check_opsets(const onnx::Model& model) {
+  int64_t opset = model.default_opset();
+  if (opset == 0) throw Error(ErrorCode::InvalidGraph, "the model imports no opset of the default ONNX domain");
+  if (opset < kMinOpset || opset > kMaxOpset)
+    throw Error(ErrorCode::NotImplemented, "default-domain opset " + std::to_string(opset) +
+                                               " is not supported (lockstep supports opsets 7 to 23)");
+}
+
+std::string dims_text(const ValueInfo& v) {
+  std::string s = "[";
+  for (size_t i = 0; i < v.dims.size(); ++i)
+    s += (i ? "," : "") + (v.dims[i] >= 0 ? std::to_string(v.dims[i]) : v.dim_params[i].empty() ? "?" : v.dim_params[i]);
+  return s + "]";
+}
+
+}  // namespace
+
+class SessionImpl {
+ public:
+  SessionImpl(onnx::Model model, const SessionOptions& options)
+      : model_(std::move(model)), options_(options), log_(options.log_severity_level),
+        pool_(options.intra_op_num_threads) {
+    check_opsets(model_);
+    opset_ = model_.default_opset();
+    if (options.graph_optimization_level > 0) fold_constants(model_.graph, opset_);
+    plan_ = build_plan(model_.graph, opset_, {});
+    cpu_ = make_cpu_provider();
+    if (options.provider == Device::CUDA) provider_ = make_cuda_provider(options.device_id);
+    Provider& active = provider_ ? *provider_ : *cpu_;
+    executor_ = std::make_unique<Executor>(*plan_, opset_, active, *cpu_, pool_, log_);
+    describe();
+  }
+
+  std::vector<Tensor> run(const std::map<std::string, Tensor>& feeds, const std::vector<std::string>& names) {
+    std::vector<size_t> wanted = select_outputs(names);
+    Provider& active = provider_ ? *provider_ : *cpu_;
+    std::vector<Tensor> inputs(plan_->graph_inputs.size());
+    for (const auto& [name, tensor] : feeds) {
+      size_t index = check_feed(name, tensor);
+      inputs[index] = active.upload(tensor);
+    }
+    check_all_fed(feeds);
+    std::vector<Tensor> outputs = executor_->run(inputs);
+    active.synchronize();
+    std::vector<Tensor> result;
+    for (size_t i : wanted) result.push_back(active.download(outputs[i]));
+    return result;
+  }
+
+  const std::vector<ValueInfo>& inputs() const { return inputs_; }
+  const std::vector<ValueInfo>& outputs() const { return outputs_; }
+  const ModelMetadata& metadata() const { return metadata_; }
+  const SessionOptions& options() const { return options_; }
+  std::vector<std::string> fallback_ops() const {
+    auto s = executor_->fallback_ops();
+    return {s.begin(), s.end()};
+  }
+
+ private:
+  void describe() {
+    for (const auto& v : model_.graph.inputs)
+      if (!model_.graph.initializers.count(v.name)) inputs_.push_back(public_info(v));
+    for (const auto& v : model_.graph.outputs) outputs_.push_back(public_info(v));
+    metadata_.producer_name = model_.producer_name;
+    metadata_.graph_name = model_.graph.name;
+    metadata_.domain = model_.domain;
+    metadata_.description = model_.doc_string;
+    metadata_.graph_description = model_.graph.doc_string;
+    metadata_.version = model_.model_version;
+    metadata_.custom_metadata_map = model_.metadata;
+    for (const auto& o : model_.opset_imports) metadata_.opset_imports.emplace_back(o.domain, o.version);
+  }
+
+  std::vector<size_t> select_outputs(const std::vector<std::string>& names) const {
+    std::vector<size_t> wanted;
+    if (names.empty()) {
+      for (size_t i = 0; i < outputs_.size(); ++i) wanted.push_back(i);
+      return wanted;
+    }
+    for (const auto& n : names) {
+      auto it = std::find_if(outputs_.begin(), outputs_.end(), [&](const ValueInfo& v) { return v.name == n; });
+      if (it == outputs_.end()) throw Error(ErrorCode::InvalidArgument, "Invalid output name: " + n);
+      wanted.push_back(static_cast<size_t>(it - outputs_.begin()));
+    }
+    return wanted;
+  }
+
+  // Returns the graph-input index of a feed after checking its name, type, rank and fixed dims.
+  size_t check_feed(const std::string& name, const Tensor& t) const {
+    const auto& declared = model_.graph.inputs;
+    auto it = std::find_if(declared.begin(), declared.end(), [&](const onnx::ValueInfo& v) { return v.name == name; });
+    if (it == declared.end()) {
+      std::string expected;
+      for (const auto& v : inputs_) expected += (expected.empty() ? "" : ", ") + v.name;
+      throw Error(ErrorCode::InvalidArgument, "Invalid input name: " + name + ". Expected one of: " + expected);
+    }
+    ValueInfo v = public_info(*it);
+    if (t.device() != Device::CPU) throw Error(ErrorCode::InvalidArgument, "input '" + name + "' must be a host tensor");
+    if (v.dtype != DType::Undefined && t.dtype() != v.dtype)
+      throw Error(ErrorCode::InvalidArgument, "Unexpected input data type for input '" + name + "'. Actual: (tensor(" +
+                                                  dtype_name(t.dtype()) + ")) , expected: (tensor(" +
+                                                  dtype_name(v.dtype) + "))");
+    if (v.has_shape && static_cast<size_t>(t.rank()) != v.dims.size())
+      throw Error(ErrorCode::InvalidArgument, "Invalid rank for input: " + name + " Got: " + std::to_string(t.rank()) +
+                                                  " Expected: " + std::to_string(v.dims.size()) + " (declared shape " +
+                                                  dims_text(v) + ")");
+    if (v.has_shape)
+      for (size_t d = 0; d < v.dims.size(); ++d)
+        if (v.dims[d] >= 0 && v.dims[d] != t.shape()[d])
+          throw Error(ErrorCode::InvalidArgument, "Got invalid dimensions for input: " + name + " for the following indices index: " +
+                                                      std::to_string(d) + " Got: " + std::to_string(t.shape()[d]) +
+                                                      " Expected: " + std::to_string(v.dims[d]) + " (declared shape " +
+                                                      dims_text(v) + ")");
+    return static_cast<size_t>(it - declared.begin());
+  }
+
+  void check_all_fed(const std::map<std::string, Tensor>& feeds) const {
+    std::string missing;
+    for (const auto& v : inputs_)
+      if (!feeds.count(v.name)) missing += (missing.empty() ? "" : ", ") + v.name;
+    if (!missing.empty()) throw Error(ErrorCode::InvalidArgument, "Required inputs are missing from the feed: " + missing);
+  }
+
+  onnx::Model model_;
+  SessionOptions options_;
+  Logger log_;
+  ThreadPool pool_;
+  int64_t opset_ = 0;
+  std::unique_ptr<Plan> plan_;
+  std::unique_ptr<Provider> cpu_, provider_;
+  std::unique_ptr<Executor> executor_;
+  std::vector<ValueInfo> inputs_, outputs_;
+  ModelMetadata metadata_;
+};
+
+Session::Session(const std::string& model_path, const SessionOptions& options)
+    : impl_(std::make_unique<SessionImpl>(onnx::load_model_file(model_path), options)) {}
+Session::Session(const void* bytes, size_t size, const SessionOptions& options)
+    : impl_(std::make_unique<SessionImpl>(onnx::parse_model(bytes, size, ""), options)) {}
+Session::~Session() = default;
+Session::Session(Session&&) noexcept = default;
+Session& Session::operator=(Session&&) noexcept = default;
+
+const std::vector<ValueInfo>& Session::inputs() const { return impl_->inputs(); }
+const std::vector<ValueInfo>& Session::outputs() const { return impl_->outputs(); }
+const ModelMetadata& Session::metadata() const { return impl_->metadata(); }
+const SessionOptions& Session::options() const { return impl_->options(); }
+std::vector<std::string> Session::fallback_ops() const { return impl_->fallback_ops(); }
+
+std::vector<Tensor> Session::run(const std::map<std::string, Tensor>& feeds, const std::vector<std::string>& output_names) {
+  return impl_->run(feeds, output_names);
+}
+
+namespace {
+void count_ops(const onnx::Graph& g, int64_t opset, std::map<std::pair<std::string, std::string>, OpUsage>& ops) {
+  for (const auto& n : g.nodes) {
+    OpUsage& u = ops[{n.domain, n.op_type}];
+    u.op_type = n.op_type;
+    u.domain = n.domain;
+    ++u.count;
+    bool default_domain = n.domain.empty() || n.domain == "ai.onnx";
+    const OpEntry* e = default_domain ? find_op(n.op_type, opset) : nullptr;
+    u.cpu = (e != nullptr) || (default_domain && n.op_type == "If");
+    u.cuda = (e && e->cuda) || (default_domain && n.op_type == "If");
+    for (const auto& [name, a] : n.attributes) {
+      if (a.g) count_ops(*a.g, opset, ops);
+      for (const auto& sub : a.graphs) count_ops(*sub, opset, ops);
+    }
+  }
+}
+}  // namespace
+
+ModelSummary summarize_model(const std::string& model_path) {
+  onnx::Model model = onnx::load_model_file(model_path);
+  ModelSummary s;
+  for (const auto& v : model.graph.inputs)
+    if (!model.graph.initializers.count(v.name)) s.inputs.push_back(public_info(v));
+  for (const auto& v : model.graph.outputs) s.outputs.push_back(public_info(v));
+  s.metadata.producer_name = model.producer_name;
+  s.metadata.graph_name = model.graph.name;
+  s.metadata.version = model.model_version;
+  for (const auto& o : model.opset_imports) s.metadata.opset_imports.emplace_back(o.domain, o.version);
+  std::map<std::pair<std::string, std::string>, OpUsage> ops;
+  count_ops(model.graph, model.default_opset(), ops);
+  for (auto& [key, u] : ops) s.ops.push_back(u);
+  return s;
+}
+
+std::vector<std::string> available_providers() {
+  std::vector<std::string> p;
+  if (cuda_available()) p.push_back("CUDAExecutionProvider");
+  p.push_back("CPUExecutionProvider");
+  return p;
+}
+
+}  // namespace lockstep

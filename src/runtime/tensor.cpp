@@ -1,0 +1,132 @@
+// Tensor, dtype and shape helpers of the public API.
+#include "lockstep/tensor.h"
+
+#include <cstdlib>
+#include <cstring>
+
+#include "lockstep/error.h"
+
+namespace lockstep {
+
+size_t dtype_size(DType t) {
+  switch (t) {
+    case DType::Float: case DType::Int32: case DType::UInt32: return 4;
+    case DType::Int64: case DType::UInt64: case DType::Double: return 8;
+    case DType::Int16: case DType::UInt16: case DType::Float16: case DType::BFloat16: return 2;
+    case DType::Int8: case DType::UInt8: case DType::Bool: return 1;
+    default: return 0;
+  }
+}
+
+const char* dtype_name(DType t) {
+  switch (t) {
+    case DType::Float: return "float";
+    case DType::UInt8: return "uint8";
+    case DType::Int8: return "int8";
+    case DType::UInt16: return "uint16";
+    case DType::Int16: return "int16";
+    case DType::Int32: return "int32";
+    case DType::Int64: return "int64";
+    case DType::String: return "string";
+    case DType::Bool: return "bool";
+    case DType::Float16: return "float16";
+    case DType::Double: return "double";
+    case DType::UInt32: return "uint32";
+    case DType::UInt64: return "uint64";
+    case DType::BFloat16: return "bfloat16";
+    default: return "undefined";
+  }
+}
+
+bool dtype_supported(DType t) {
+  switch (t) {
+    case DType::Float: case DType::Double: case DType::Int8: case DType::UInt8: case DType::Int16:
+    case DType::UInt16: case DType::Int32: case DType::UInt32: case DType::Int64: case DType::UInt64:
+    case DType::Bool: return true;
+    default: return false;
+  }
+}
+
+int64_t shape_numel(const Shape& s) {
+  int64_t n = 1;
+  for (int64_t d : s) n *= d;
+  return n;
+}
+
+std::string shape_string(const Shape& s) {
+  std::string out = "[";
+  for (size_t i = 0; i < s.size(); ++i) out += (i ? "," : "") + std::to_string(s[i]);
+  return out + "]";
+}
+
+namespace {
+std::shared_ptr<Buffer> host_buffer(size_t bytes) {
+  auto buf = std::make_shared<Buffer>();
+  // 64-byte alignment for AVX-512 loads; at least one byte so empty tensors still have an address.
+  size_t rounded = (bytes + 63) / 64 * 64;
+  void* p = std::aligned_alloc(64, rounded ? rounded : 64);
+  if (!p) throw Error(ErrorCode::RuntimeError, "out of host memory allocating " + std::to_string(bytes) + " bytes");
+  buf->data = p;
+  buf->bytes = bytes;
+  buf->device = Device::CPU;
+  buf->owner = std::shared_ptr<void>(p, std::free);
+  return buf;
+}
+}  // namespace
+
+Tensor Tensor::empty(DType dtype, Shape shape) {
+  for (int64_t d : shape)
+    if (d < 0) throw Error(ErrorCode::InvalidArgument, "negative dimension in shape " + shape_string(shape));
+  size_t bytes = static_cast<size_t>(shape_numel(shape)) * dtype_size(dtype);
+  return over(dtype, std::move(shape), host_buffer(bytes));
+}
+
+Tensor Tensor::from_bytes(DType dtype, Shape shape, const void* bytes) {
+  Tensor t = empty(dtype, std::move(shape));
+  if (t.bytes()) std::memcpy(t.raw(), bytes, t.bytes());
+  return t;
+}
+
+Tensor Tensor::over(DType dtype, Shape shape, std::shared_ptr<Buffer> buffer) {
+  Tensor t;
+  t.dtype_ = dtype;
+  t.shape_ = std::move(shape);
+  t.buffer_ = std::move(buffer);
+  return t;
+}
+
+Tensor Tensor::reshaped(Shape shape) const {
+  if (shape_numel(shape) != numel())
+    throw Error(ErrorCode::InvalidArgument, "cannot reshape " + shape_string(shape_) + " to " + shape_string(shape));
+  return over(dtype_, std::move(shape), buffer_);
+}
+
+Tensor Tensor::clone() const {
+  if (device() != Device::CPU) throw Error(ErrorCode::Fail, "Tensor::clone of a device tensor");
+  return from_bytes(dtype_, shape_, raw());
+}
+
+int64_t Tensor::int_at(int64_t i) const {
+  if (device() != Device::CPU) throw Error(ErrorCode::Fail, "int_at on a device tensor");
+  switch (dtype_) {
+    case DType::Int64: return data<int64_t>()[i];
+    case DType::Int32: return data<int32_t>()[i];
+    case DType::UInt64: return static_cast<int64_t>(data<uint64_t>()[i]);
+    case DType::UInt32: return data<uint32_t>()[i];
+    case DType::Int16: return data<int16_t>()[i];
+    case DType::UInt16: return data<uint16_t>()[i];
+    case DType::Int8: return data<int8_t>()[i];
+    case DType::UInt8: case DType::Bool: return data<uint8_t>()[i];
+    case DType::Float: return static_cast<int64_t>(data<float>()[i]);
+    case DType::Double: return static_cast<int64_t>(data<double>()[i]);
+    default: throw Error(ErrorCode::InvalidArgument, std::string("expected an integer tensor, got ") + dtype_name(dtype_));
+  }
+}
+
+std::vector<int64_t> Tensor::to_ints() const {
+  std::vector<int64_t> v(static_cast<size_t>(numel()));
+  for (int64_t i = 0; i < numel(); ++i) v[i] = int_at(i);
+  return v;
+}
+
+}  // namespace lockstep

@@ -1,0 +1,77 @@
+#include "runtime/thread_pool.h"
+
+#include <algorithm>
+
+namespace lockstep {
+
+namespace {
+thread_local bool inside_pool_task = false;
+}
+
+ThreadPool::ThreadPool(int threads) {
+  if (threads <= 0) threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  for (int i = 1; i < threads; ++i) workers_.emplace_back([this, i] { worker_loop(i); });
+}
+
+ThreadPool::~ThreadPool() {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    stop_ = true;
+  }
+  wake_.notify_all();
+  for (auto& w : workers_) w.join();
+}
+
+void ThreadPool::worker_loop(int) {
+  uint64_t seen = 0;
+  std::unique_lock<std::mutex> lock(mutex_);
+  for (;;) {
+    wake_.wait(lock, [&] { return stop_ || generation_ != seen; });
+    if (stop_) return;
+    seen = generation_;
+    while (next_chunk_ < task_chunks_) {
+      int64_t chunk = next_chunk_++;
+      int64_t begin = task_n_ * chunk / task_chunks_, end = task_n_ * (chunk + 1) / task_chunks_;
+      const auto* fn = task_;
+      lock.unlock();
+      inside_pool_task = true;
+      (*fn)(begin, end);
+      inside_pool_task = false;
+      lock.lock();
+      if (++chunks_done_ == task_chunks_) done_.notify_all();
+    }
+  }
+}
+
+void ThreadPool::parallel_for(int64_t n, const std::function<void(int64_t, int64_t)>& fn, int64_t grain) {
+  if (n <= 0) return;
+  grain = std::max<int64_t>(grain, 1);
+  int64_t chunks = std::min<int64_t>(static_cast<int64_t>(size()) * 4, (n + grain - 1) / grain);
+  if (chunks <= 1 || workers_.empty() || inside_pool_task) {
+    fn(0, n);
+    return;
+  }
+  std::lock_guard<std::mutex> run_lock(run_mutex_);
+  std::unique_lock<std::mutex> lock(mutex_);
+  task_ = &fn;
+  task_n_ = n;
+  task_chunks_ = chunks;
+  next_chunk_ = 0;
+  chunks_done_ = 0;
+  ++generation_;
+  wake_.notify_all();
+  while (next_chunk_ < task_chunks_) {
+    int64_t chunk = next_chunk_++;
+    int64_t begin = n * chunk / chunks, end = n * (chunk + 1) / chunks;
+    lock.unlock();
+    inside_pool_task = true;
+    fn(begin, end);
+    inside_pool_task = false;
+    lock.lock();
+    ++chunks_done_;
+  }
+  done_.wait(lock, [&] { return chunks_done_ == task_chunks_; });
+  task_ = nullptr;
+}
+
+}  // namespace lockstep

@@ -1,0 +1,86 @@
+"""Cross-device cases of the normalization family (docs/contract/normalization.md)."""
+
+import numpy as np
+
+from cases import case, rand
+
+CASES = []
+
+
+def bn_inputs(shape, seed, per_element=False):
+    c = shape[1]
+    pshape = shape[1:] if per_element else (c,)
+    return {"X": rand(*shape, seed=seed), "scale": rand(*pshape, seed=seed + 1),
+            "B": rand(*pshape, seed=seed + 2), "input_mean": rand(*pshape, seed=seed + 3),
+            "input_var": rand(*pshape, low=0.1, high=2.0, seed=seed + 4)}
+
+
+BN_CONST = ("scale", "B", "input_mean", "input_var")
+for opset in (7, 9, 14, 15, 23):
+    CASES.append(case(f"batchnorm_o{opset}", "BatchNormalization", bn_inputs((2, 5, 7, 6), 40), opset=opset,
+                      const=BN_CONST))
+    CASES.append(case(f"batchnorm_feeds_o{opset}", "BatchNormalization", bn_inputs((3, 4), 41), opset=opset,
+                      attrs={"epsilon": 1e-3}))
+CASES += [
+    case("batchnorm_3d", "BatchNormalization", bn_inputs((2, 3, 4, 5, 6), 42), opset=15, const=BN_CONST),
+    case("batchnorm_1d", "BatchNormalization", bn_inputs((2, 3, 33), 43), opset=15, const=BN_CONST),
+    case("batchnorm_training_mode0", "BatchNormalization", bn_inputs((2, 3, 4), 44), opset=14,
+         attrs={"training_mode": 0, "momentum": 0.8}, const=BN_CONST),
+    case("batchnorm_spatial1_o7", "BatchNormalization", bn_inputs((2, 3, 4), 45), opset=7, attrs={"spatial": 1},
+         const=BN_CONST),
+    case("batchnorm_spatial0_o7", "BatchNormalization", bn_inputs((2, 3, 4), 46, per_element=True), opset=7,
+         attrs={"spatial": 0}, const=BN_CONST, reference=lambda X, scale, B, input_mean, input_var: [
+             ((X - input_mean) * (scale / np.sqrt(input_var + np.float32(1e-5))) + B).astype(np.float32)],
+         note="onnxruntime dropped spatial=0; numpy reference"),
+    case("batchnorm_empty", "BatchNormalization", {**bn_inputs((2, 3, 4), 47), "X": np.zeros((0, 3, 4), np.float32)},
+         opset=15, const=BN_CONST),
+]
+
+# InstanceNormalization: rows over the spatial dims of each (n, c).
+for i, shape in enumerate([(2, 3, 5, 7), (1, 4, 100), (2, 2, 3, 4, 5), (3, 2, 1), (1, 3, 65, 65)]):
+    c = shape[1]
+    CASES.append(case(f"instancenorm_{i}", "InstanceNormalization",
+                      {"input": rand(*shape, seed=50 + i), "scale": rand(c, seed=60 + i), "B": rand(c, seed=70 + i)},
+                      opset=7 if i == 0 else 22, const=("scale", "B"), atol=1e-5, rtol=1e-4))
+CASES.append(case("instancenorm_eps", "InstanceNormalization",
+                  {"input": rand(2, 3, 9, seed=55), "scale": rand(3, seed=56), "B": rand(3, seed=57)},
+                  attrs={"epsilon": 0.1}, opset=17))
+CASES.append(case("instancenorm_offset", "InstanceNormalization",
+                  {"input": rand(2, 3, 40, low=99, high=101, seed=58), "scale": rand(3, seed=59),
+                   "B": rand(3, seed=60)}, opset=17, atol=1e-4, rtol=1e-3,
+                  note="large mean: two-pass variance keeps accuracy"))
+
+# LayerNormalization (opset 17).
+LN_SHAPES = [((2, 3, 8), -1), ((4, 130), 1), ((2, 3, 4, 5), 2), ((2, 3, 4, 5), -3), ((2, 3, 4), 0), ((5, 768), -1)]
+for i, (shape, axis) in enumerate(LN_SHAPES):
+    block = shape[axis:] if axis >= 0 else shape[len(shape) + axis:]
+    x = rand(*shape, seed=80 + i)
+    s, b = rand(*block, seed=90 + i), rand(*block, seed=100 + i)
+    CASES.append(case(f"layernorm_{i}", "LayerNormalization", {"X": x, "Scale": s, "B": b},
+                      attrs={"axis": axis}, opset=17, const=("Scale", "B"), atol=1e-5, rtol=1e-4))
+    CASES.append(case(f"layernorm_{i}_stats", "LayerNormalization", {"X": x, "Scale": s, "B": b},
+                      attrs={"axis": axis, "epsilon": 1e-3}, opset=17, outputs=3, atol=1e-5, rtol=1e-4))
+CASES += [
+    case("layernorm_nobias", "LayerNormalization", {"X": rand(3, 40, seed=110), "Scale": rand(40, seed=111)},
+         opset=17, atol=1e-5, rtol=1e-4),
+    case("layernorm_nobias_none", "LayerNormalization",
+         {"X": rand(3, 40, seed=112), "Scale": rand(40, seed=113), "B": None}, opset=17, atol=1e-5, rtol=1e-4),
+    case("layernorm_bcast_scale", "LayerNormalization",
+         {"X": rand(2, 3, 4, seed=114), "Scale": rand(1, 4, seed=115), "B": rand(4, seed=116)},
+         attrs={"axis": 1}, opset=17, atol=1e-5, rtol=1e-4),
+    case("layernorm_scalar_scale", "LayerNormalization",
+         {"X": rand(2, 6, seed=117), "Scale": rand(1, seed=118), "B": rand(1, seed=119)}, opset=18,
+         atol=1e-5, rtol=1e-4),
+    case("layernorm_stats_partial", "LayerNormalization",
+         {"X": rand(2, 50, seed=120), "Scale": rand(50, seed=121), "B": rand(50, seed=122)}, opset=17,
+         outputs=["Y", "", "InvStdDev"], atol=1e-5, rtol=1e-4),
+    case("layernorm_offset", "LayerNormalization",
+         {"X": rand(4, 64, low=999, high=1001, seed=123), "Scale": rand(64, seed=124), "B": rand(64, seed=125)},
+         opset=17, atol=1e-3, rtol=1e-3, note="large mean: two-pass variance"),
+    case("layernorm_special", "LayerNormalization",
+         {"X": np.array([[1, 2, np.nan, 4], [np.inf, 1, 2, 3], [5, 5, 5, 5]], np.float32),
+          "Scale": rand(4, seed=126), "B": rand(4, seed=127)}, opset=17, reference=None,
+         note="NaN/inf rows become NaN; constant rows give B"),
+    case("layernorm_empty_rows", "LayerNormalization",
+         {"X": np.zeros((0, 8), np.float32), "Scale": rand(8, seed=128), "B": rand(8, seed=129)}, opset=17),
+]

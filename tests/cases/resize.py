@@ -1,0 +1,110 @@
+"""Cross-device cases for the resize family (Resize 10/11/13/18/19, Upsample 7/9). Nearest is exact; linear and
+cubic follow docs/contract/resize.md, which differs from onnxruntime's rounding, hence small tolerances."""
+
+import numpy as np
+
+from cases import case, rand
+
+F32 = np.float32
+TOL = dict(rtol=1e-5, atol=1e-5)
+EXACT = dict(rtol=0, atol=0)
+
+
+def f32(*v):
+    return np.array(v, dtype=F32)
+
+
+def i64(*v):
+    return np.array(v, dtype=np.int64)
+
+
+EMPTY = np.zeros(0, F32)
+
+CASES = [
+    # Opset 10: X, scales; asymmetric coordinates.
+    case("resize10_nearest_up", "Resize", {"X": rand(1, 1, 3, 4), "scales": f32(1, 1, 2, 3)}, const=("scales",),
+         opset=10, **EXACT),
+    case("resize10_linear_up", "Resize", {"X": rand(1, 2, 3, 4), "scales": f32(1, 1, 2, 2)}, const=("scales",),
+         attrs={"mode": "linear"}, opset=10, **TOL),
+    case("resize10_nearest_down", "Resize", {"X": rand(1, 1, 6, 8), "scales": f32(1, 1, 0.5, 0.5)},
+         const=("scales",), opset=10, **EXACT),
+    # Upsample 7 (attribute scales) and 9 (input scales).
+    case("upsample7_nearest", "Upsample", {"X": rand(1, 1, 2, 3)}, attrs={"scales": [1.0, 1.0, 2.0, 3.0]}, opset=7,
+         **EXACT),
+    case("upsample9_linear", "Upsample", {"X": rand(1, 1, 2, 3), "scales": f32(1, 1, 2, 2)}, const=("scales",),
+         attrs={"mode": "linear"}, opset=9, **TOL),
+]
+
+# Nearest, every nearest_mode x several coordinate modes, up and down (opset 13: roi/scales optional).
+for nm in ["round_prefer_floor", "round_prefer_ceil", "floor", "ceil"]:
+    for ct in ["half_pixel", "asymmetric", "align_corners", "pytorch_half_pixel"]:
+        CASES.append(case(f"resize13_nearest_{nm}_{ct}_up", "Resize",
+                          {"X": rand(1, 2, 3, 5), "roi": None, "scales": f32(1, 1, 2.5, 1.6)},
+                          const=("scales",), attrs={"mode": "nearest", "nearest_mode": nm,
+                                                    "coordinate_transformation_mode": ct}, opset=13, **EXACT))
+        CASES.append(case(f"resize13_nearest_{nm}_{ct}_sizes_down", "Resize",
+                          {"X": rand(1, 1, 9, 7), "roi": None, "scales": None, "sizes": i64(1, 1, 4, 3)},
+                          const=("sizes",), attrs={"mode": "nearest", "nearest_mode": nm,
+                                                   "coordinate_transformation_mode": ct}, opset=13, **EXACT))
+
+# Linear: 1-D, bilinear, trilinear, every coordinate mode, scales and sizes.
+for ct in ["half_pixel", "pytorch_half_pixel", "align_corners", "asymmetric"]:
+    CASES.append(case(f"resize13_bilinear_{ct}", "Resize", {"X": rand(2, 3, 5, 7), "roi": None,
+                                                          "scales": f32(1, 1, 1.5, 2.0)}, const=("scales",),
+                      attrs={"mode": "linear", "coordinate_transformation_mode": ct}, opset=13, **TOL))
+    CASES.append(case(f"resize13_bilinear_{ct}_down", "Resize", {"X": rand(1, 2, 11, 9), "roi": None, "scales": None,
+                                                               "sizes": i64(1, 2, 4, 5)}, const=("sizes",),
+                      attrs={"mode": "linear", "coordinate_transformation_mode": ct}, opset=13, **TOL))
+CASES += [
+    case("resize11_linear_sizes", "Resize", {"X": rand(1, 1, 4, 4), "roi": EMPTY, "scales": EMPTY,
+                                             "sizes": i64(1, 1, 7, 3)}, const=("roi", "scales", "sizes"),
+         attrs={"mode": "linear"}, opset=11, **TOL),
+    case("resize13_trilinear", "Resize", {"X": rand(1, 2, 3, 4, 5), "roi": None, "scales": f32(1, 1, 2, 1.5, 0.6)},
+         const=("scales",), attrs={"mode": "linear"}, opset=13, **TOL),
+    case("resize13_linear_1d", "Resize", {"X": rand(2, 9), "roi": None, "scales": f32(1, 2.3)}, const=("scales",),
+         attrs={"mode": "linear", "coordinate_transformation_mode": "asymmetric"}, opset=13, **TOL),
+    case("resize13_linear_nan", "Resize", {"X": np.array([[[[1, np.nan], [np.inf, 4]]]], F32), "roi": None,
+                                           "scales": f32(1, 1, 2, 2)}, const=("scales",),
+         attrs={"mode": "linear"}, opset=13, reference=None, note="NaN/inf propagation is lockstep's own (contract)"),
+    case("resize13_tf_crop_linear", "Resize", {"X": rand(1, 1, 6, 6), "roi": f32(0, 0, 0.2, 0.4, 1, 1, 0.9, 1.2),
+                                               "scales": None, "sizes": i64(1, 1, 3, 5)}, const=("roi", "sizes"),
+         attrs={"mode": "linear", "coordinate_transformation_mode": "tf_crop_and_resize",
+                "extrapolation_value": 10.0}, opset=13, **TOL),
+    case("resize13_tf_crop_nearest", "Resize", {"X": rand(1, 1, 6, 6), "roi": f32(0, 0, 0.2, -0.3, 1, 1, 0.9, 0.8),
+                                                "scales": None, "sizes": i64(1, 1, 4, 5)}, const=("roi", "sizes"),
+         attrs={"mode": "nearest", "coordinate_transformation_mode": "tf_crop_and_resize",
+                "extrapolation_value": -1.0}, opset=13, **EXACT),
+    case("resize13_nearest_int64", "Resize", {"X": np.arange(12, dtype=np.int64).reshape(1, 1, 3, 4), "roi": None,
+                                              "scales": f32(1, 1, 2, 2)}, const=("scales",), opset=13, reference=None,
+         note="onnxruntime has no int64 Resize kernel"),
+    case("resize13_nearest_uint8", "Resize", {"X": np.arange(20, dtype=np.uint8).reshape(1, 1, 4, 5), "roi": None,
+                                              "scales": f32(1, 1, 0.6, 1.5)}, const=("scales",), opset=13, **EXACT),
+    # Cubic, with and without exclude_outside, and cubic_coeff_a.
+    case("resize13_cubic", "Resize", {"X": rand(1, 1, 5, 6), "roi": None, "scales": f32(1, 1, 1.7, 2.0)},
+         const=("scales",), attrs={"mode": "cubic"}, opset=13, **TOL),
+    case("resize13_cubic_exclude", "Resize", {"X": rand(1, 1, 5, 6), "roi": None, "scales": f32(1, 1, 0.8, 2.0)},
+         const=("scales",), attrs={"mode": "cubic", "exclude_outside": 1, "cubic_coeff_a": -0.5}, opset=13, **TOL),
+    case("resize13_cubic_align", "Resize", {"X": rand(1, 2, 4, 4), "roi": None, "scales": None,
+                                            "sizes": i64(1, 2, 7, 9)}, const=("sizes",),
+         attrs={"mode": "cubic", "coordinate_transformation_mode": "align_corners"}, opset=13, **TOL),
+    # Opset 18/19: axes, keep_aspect_ratio_policy, half_pixel_symmetric.
+    case("resize18_axes_scales", "Resize", {"X": rand(1, 3, 4, 6), "roi": None, "scales": f32(2.0, 0.5)},
+         const=("scales",), attrs={"mode": "linear", "axes": [2, 3]}, opset=18, **TOL),
+    case("resize18_axes_neg_sizes", "Resize", {"X": rand(2, 5, 7), "roi": None, "scales": None, "sizes": i64(9)},
+         const=("sizes",), attrs={"mode": "nearest", "axes": [-1]}, opset=18, **EXACT),
+    case("resize18_not_larger", "Resize", {"X": rand(1, 1, 4, 6), "roi": None, "scales": None, "sizes": i64(7, 8)},
+         const=("sizes",), attrs={"mode": "linear", "axes": [2, 3], "keep_aspect_ratio_policy": "not_larger"},
+         opset=18, **TOL),
+    case("resize18_not_smaller", "Resize", {"X": rand(1, 1, 4, 6), "roi": None, "scales": None, "sizes": i64(7, 8)},
+         const=("sizes",), attrs={"mode": "nearest", "axes": [2, 3], "keep_aspect_ratio_policy": "not_smaller"},
+         opset=18, **EXACT),
+    case("resize19_half_pixel_symmetric", "Resize", {"X": rand(1, 1, 5, 7), "roi": None,
+                                                     "scales": f32(1, 1, 1.3, 0.7)}, const=("scales",),
+         attrs={"mode": "linear", "coordinate_transformation_mode": "half_pixel_symmetric"}, opset=19, **TOL),
+    case("resize19_half_pixel_symmetric_nearest", "Resize", {"X": rand(1, 1, 5, 7), "roi": None,
+                                                             "scales": f32(1, 1, 2.2, 0.7)}, const=("scales",),
+         attrs={"mode": "nearest", "coordinate_transformation_mode": "half_pixel_symmetric"}, opset=19, **EXACT,
+         note="scale 0.6 on 7 puts x exactly at a tie in float32 (0.50000024), which onnxruntime rounds the other way"),
+    case("resize13_large_bilinear", "Resize", {"X": rand(2, 8, 33, 65), "roi": None, "scales": f32(1, 1, 2, 2)},
+         const=("scales",), attrs={"mode": "linear"}, opset=13, **TOL),
+]

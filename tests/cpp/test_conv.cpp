@@ -1,0 +1,385 @@
+// The CPU kernels of the conv and gemm families against direct scalar evaluations of the contract
+// (dot_chunked_f32, docs/arithmetic.md#conv, #gemm, #convtranspose), byte for byte, on every ISA this host has.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <random>
+#include <vector>
+
+#include "arith/dot.h"
+#include "arith/reduce.h"
+#include "ops/conv.h"
+#include "ops/gemm.h"
+#include "ops/registry.h"
+#include "runtime/thread_pool.h"
+
+using namespace lockstep;
+
+namespace {
+
+class HostAllocator : public Allocator {
+ public:
+  std::shared_ptr<Buffer> allocate(size_t bytes) override {
+    auto b = std::make_shared<Buffer>();
+    auto mem = std::shared_ptr<void>(::operator new(bytes ? bytes : 1), [](void* p) { ::operator delete(p); });
+    b->data = mem.get();
+    b->bytes = bytes;
+    b->owner = mem;
+    return b;
+  }
+};
+
+std::vector<float> random_floats(size_t n, uint32_t seed, float lo = -1.0f, float hi = 1.0f) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> u(lo, hi);
+  std::vector<float> v(n);
+  for (auto& x : v) x = u(rng);
+  return v;
+}
+
+Tensor tensor_of(const std::vector<float>& v, Shape s) { return Tensor::from_bytes(DType::Float, std::move(s), v.data()); }
+
+onnx::Attribute int_attr(const char* name, int64_t v) {
+  onnx::Attribute a;
+  a.name = name;
+  a.type = onnx::Attribute::Int;
+  a.i = v;
+  return a;
+}
+onnx::Attribute ints_attr(const char* name, std::vector<int64_t> v) {
+  onnx::Attribute a;
+  a.name = name;
+  a.type = onnx::Attribute::Ints;
+  a.ints = std::move(v);
+  return a;
+}
+onnx::Attribute float_attr(const char* name, float v) {
+  onnx::Attribute a;
+  a.name = name;
+  a.type = onnx::Attribute::Float;
+  a.f = v;
+  return a;
+}
+
+/// Runs one node's CPU kernel on host tensors and returns output 0.
+Tensor run_cpu(const char* op, std::vector<onnx::Attribute> attrs, std::vector<const Tensor*> inputs, int threads,
+               int64_t opset = 17) {
+  onnx::Node node;
+  node.op_type = op;
+  node.name = std::string("test_") + op;
+  for (auto& a : attrs) node.attributes[a.name] = a;
+  for (size_t i = 0; i < inputs.size(); ++i) node.inputs.push_back(inputs[i] ? "in" + std::to_string(i) : "");
+  node.outputs = {"out"};
+  const OpEntry* entry = find_op(op, opset);
+  EXPECT_NE(entry, nullptr);
+  static HostAllocator alloc;
+  ThreadPool pool(threads);
+  KernelContext ctx{node, *entry};
+  ctx.opset = opset;
+  ctx.inputs = inputs;
+  ctx.outputs.resize(1);
+  ctx.allocator = &alloc;
+  ctx.pool = &pool;
+  ctx.to_host = [](const Tensor& t) { return t; };
+  entry->cpu(ctx);
+  return ctx.outputs[0];
+}
+
+bool same_bits(const float* a, const float* b, int64_t n, int64_t* first_bad = nullptr) {
+  for (int64_t i = 0; i < n; ++i) {
+    if (std::isnan(a[i]) && std::isnan(b[i])) continue;
+    if (std::memcmp(&a[i], &b[i], sizeof(float)) != 0) {
+      if (first_bad) *first_bad = i;
+      return false;
+    }
+  }
+  return true;
+}
+
+std::vector<cpu::GemmIsa> isas() {
+  std::vector<cpu::GemmIsa> v = {cpu::GemmIsa::Scalar};
+  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) v.push_back(cpu::GemmIsa::Avx2);
+  if (__builtin_cpu_supports("avx512f")) v.push_back(cpu::GemmIsa::Avx512);
+  return v;
+}
+
+struct ForceIsa {
+  explicit ForceIsa(cpu::GemmIsa isa) { cpu::gemm_force_isa(isa); }
+  ~ForceIsa() { cpu::gemm_force_isa(cpu::GemmIsa::Auto); }
+};
+
+}  // namespace
+
+TEST(GemmCore, MatchesDotChunkedByteForByte) {
+  ThreadPool pool(3);
+  const int64_t sizes[][3] = {{1, 1, 1},   {7, 13, 63},  {9, 33, 64}, {17, 31, 65}, {6, 16, 128},
+                              {25, 47, 130}, {3, 100, 300}, {50, 5, 77}, {13, 9, 0},   {1, 70, 1000}};
+  for (auto isa : isas())
+    for (auto& s : sizes) {
+      const int64_t M = s[0], N = s[1], K = s[2];
+      auto a = random_floats(M * K, 1), b = random_floats(K * N, 2), init = random_floats(M, 3);
+      if (M * K > 3) a[3] = -0.0f;
+      for (bool trans : {false, true})
+        for (bool with_init : {false, true}) {
+          std::vector<float> c(M * N, 123.0f), ref(M * N);
+          // A(m,k) row-major (or transposed storage), B(k,n) row-major.
+          int64_t a_rs = trans ? 1 : K, a_cs = trans ? M : 1;
+          std::vector<float> at(a);
+          if (trans)
+            for (int64_t m = 0; m < M; ++m)
+              for (int64_t k = 0; k < K; ++k) at[k * M + m] = a[m * K + k];
+          for (int64_t m = 0; m < M; ++m)
+            for (int64_t n = 0; n < N; ++n)
+              ref[m * N + n] = arith::dot_chunked_f32(
+                  K, with_init ? init[m] : 0.0f, [&](int64_t k) { return a[m * K + k]; },
+                  [&](int64_t k) { return b[k * N + n]; });
+          cpu::GemmOut out{c.data(), N, 1, with_init ? init.data() : nullptr};
+          cpu::gemm_f32_strided(&pool, M, N, K, at.data(), a_rs, a_cs, b.data(), N, 1, out, isa);
+          int64_t bad = -1;
+          EXPECT_TRUE(same_bits(c.data(), ref.data(), M * N, &bad))
+              << "isa " << int(isa) << " M=" << M << " N=" << N << " K=" << K << " trans=" << trans
+              << " first bad " << bad;
+        }
+    }
+}
+
+TEST(GemmCore, SignedZeroAndSpecials) {
+  // All-zero products with a -0 init: chunked sums give (-0) + (+0) = +0; a NaN or inf term propagates.
+  for (auto isa : isas()) {
+    const int64_t M = 3, N = 5, K = 70;
+    std::vector<float> a(M * K, 0.0f), b(K * N, -0.0f), init = {-0.0f, -0.0f, -0.0f};
+    a[1 * K + 65] = std::numeric_limits<float>::infinity();
+    b[2] = std::numeric_limits<float>::quiet_NaN();
+    std::vector<float> c(M * N), ref(M * N);
+    for (int64_t m = 0; m < M; ++m)
+      for (int64_t n = 0; n < N; ++n)
+        ref[m * N + n] = arith::dot_chunked_f32(K, init[m], [&](int64_t k) { return a[m * K + k]; },
+                                                [&](int64_t k) { return b[k * N + n]; });
+    cpu::gemm_f32_strided(nullptr, M, N, K, a.data(), K, 1, b.data(), N, 1, cpu::GemmOut{c.data(), N, 1, init.data()},
+                          isa);
+    EXPECT_TRUE(same_bits(c.data(), ref.data(), M * N));
+  }
+}
+
+namespace {
+
+// Direct scalar Conv: dot_chunked_f32 over k = (c, kd, kh, kw), padding taps as +0 terms.
+std::vector<float> conv_reference(const ConvGeom& g, const std::vector<float>& x, const std::vector<float>& w,
+                                  const float* bias) {
+  std::vector<float> y(g.batch * g.c_out * g.out_pixels());
+  const int64_t K = g.K();
+  for (int64_t n = 0; n < g.batch; ++n)
+    for (int64_t oc = 0; oc < g.c_out; ++oc)
+      for (int64_t p = 0; p < g.out_pixels(); ++p) {
+        int64_t o2 = p % g.out[2], o1 = (p / g.out[2]) % g.out[1], o0 = p / (g.out[2] * g.out[1]);
+        int64_t grp = oc / g.cout_g;
+        auto xv = [&](int64_t k) -> float {
+          int64_t kw = k % g.kernel[2], kh = (k / g.kernel[2]) % g.kernel[1],
+                  kd = (k / (g.kernel[2] * g.kernel[1])) % g.kernel[0], c = k / g.taps();
+          int64_t i0 = o0 * g.stride[0] - g.pad[0] + kd * g.dilation[0];
+          int64_t i1 = o1 * g.stride[1] - g.pad[1] + kh * g.dilation[1];
+          int64_t i2 = o2 * g.stride[2] - g.pad[2] + kw * g.dilation[2];
+          if (i0 < 0 || i0 >= g.in[0] || i1 < 0 || i1 >= g.in[1] || i2 < 0 || i2 >= g.in[2]) return 0.0f;
+          return x[((n * g.c_in + grp * g.cin_g + c) * g.in[0] + i0) * g.in[1] * g.in[2] + i1 * g.in[2] + i2];
+        };
+        auto wv = [&](int64_t k) { return w[oc * K + k]; };
+        y[(n * g.c_out + oc) * g.out_pixels() + p] = arith::dot_chunked_f32(K, bias ? bias[oc] : 0.0f, xv, wv);
+      }
+  return y;
+}
+
+struct ConvCase {
+  Shape x, w;
+  std::vector<onnx::Attribute> attrs;
+  bool bias;
+};
+
+}  // namespace
+
+TEST(ConvCpu, MatchesDirectContractByteForByte) {
+  std::vector<ConvCase> cases = {
+      {{1, 3, 9, 11}, {5, 3, 3, 3}, {ints_attr("pads", {1, 1, 1, 1})}, true},
+      {{2, 4, 10, 7}, {6, 2, 3, 2}, {int_attr("group", 2), ints_attr("strides", {2, 1}), ints_attr("dilations", {1, 2})}, false},
+      {{1, 8, 7, 7}, {8, 1, 3, 3}, {int_attr("group", 8), ints_attr("pads", {1, 1, 1, 1})}, true},  // depthwise
+      {{3, 17, 5, 6}, {9, 17, 1, 1}, {}, true},                                                    // pointwise
+      {{1, 70, 6, 6}, {3, 70, 3, 3}, {ints_attr("pads", {0, 2, 1, 0}), ints_attr("strides", {2, 2})}, true},
+      {{2, 3, 23}, {4, 3, 5}, {ints_attr("pads", {2, 3}), ints_attr("dilations", {2})}, true},     // 1-D
+      {{1, 2, 5, 6, 7}, {3, 2, 3, 2, 3}, {ints_attr("pads", {1, 0, 1, 1, 1, 0})}, true},           // 3-D
+      {{1, 3, 8, 9}, {4, 3, 3, 4}, {}, true},
+      {{1, 5, 9, 10}, {7, 5, 3, 3}, {ints_attr("strides", {2, 3})}, false},
+      {{1, 200, 5, 5}, {33, 200, 3, 3}, {ints_attr("pads", {1, 1, 1, 1})}, true},  // K = 1800
+  };
+  std::vector<onnx::Attribute> autos[] = {
+      {}, {}, {}, {}, {}, {}, {}, {[] { onnx::Attribute a; a.name = "auto_pad"; a.type = onnx::Attribute::String; a.s = "SAME_UPPER"; return a; }()},
+      {[] { onnx::Attribute a; a.name = "auto_pad"; a.type = onnx::Attribute::String; a.s = "SAME_LOWER"; return a; }()},
+      {}};
+  for (size_t ci = 0; ci < cases.size(); ++ci) {
+    ConvCase& cc = cases[ci];
+    for (auto& a : autos[ci]) cc.attrs.push_back(a);
+    auto x = random_floats(shape_numel(cc.x), 10 + ci), w = random_floats(shape_numel(cc.w), 20 + ci);
+    auto bias = random_floats(cc.w[0], 30 + ci);
+    Tensor xt = tensor_of(x, cc.x), wt = tensor_of(w, cc.w), bt = tensor_of(bias, {cc.w[0]});
+    std::vector<const Tensor*> ins = {&xt, &wt};
+    if (cc.bias) ins.push_back(&bt);
+    Tensor first;
+    for (auto isa : isas())
+      for (int threads : {1, 3}) {
+        ForceIsa force(isa);
+        Tensor y = run_cpu("Conv", cc.attrs, ins, threads);
+        if (!first.defined()) {
+          // Geometry from the op definition, reference from the contract.
+          onnx::Node node;
+          node.op_type = "Conv";
+          for (auto& a : cc.attrs) node.attributes[a.name] = a;
+          KernelContext ctx{node, *find_op("Conv", 17)};
+          ctx.inputs = ins;
+          ConvGeom g = conv_geometry(ctx);
+          ASSERT_EQ(g.out_shape, y.shape());
+          auto ref = conv_reference(g, x, w, cc.bias ? bias.data() : nullptr);
+          int64_t bad = -1;
+          EXPECT_TRUE(same_bits(y.data<float>(), ref.data(), y.numel(), &bad)) << "case " << ci << " bad " << bad;
+          first = y;
+        } else {
+          EXPECT_TRUE(same_bits(y.data<float>(), first.data<float>(), y.numel()))
+              << "case " << ci << " isa " << int(isa) << " threads " << threads;
+        }
+      }
+  }
+}
+
+TEST(ConvCpu, BatchInvariance) {
+  Shape xs = {4, 6, 9, 9}, ws = {5, 6, 3, 3};
+  auto x = random_floats(shape_numel(xs), 41), w = random_floats(shape_numel(ws), 42), b = random_floats(5, 43);
+  Tensor xt = tensor_of(x, xs), wt = tensor_of(w, ws), bt = tensor_of(b, {5});
+  std::vector<onnx::Attribute> attrs = {ints_attr("pads", {1, 1, 1, 1})};
+  Tensor all = run_cpu("Conv", attrs, {&xt, &wt, &bt}, 2);
+  const int64_t per = 6 * 81, out_per = 5 * 81;
+  for (int64_t n = 0; n < 4; ++n) {
+    std::vector<float> xn(x.begin() + n * per, x.begin() + (n + 1) * per);
+    Tensor xnt = tensor_of(xn, {1, 6, 9, 9});
+    Tensor one = run_cpu("Conv", attrs, {&xnt, &wt, &bt}, 2);
+    EXPECT_TRUE(same_bits(one.data<float>(), all.data<float>() + n * out_per, out_per)) << "image " << n;
+  }
+}
+
+TEST(ConvCpu, SeedConvAccuracy) {
+  // The seed (DESIGN.md 1): 1x256x14x14 ones, W = 0.1 (256x256x3x3), bias 0.05, pads 1.
+  Shape xs = {1, 256, 14, 14}, ws = {256, 256, 3, 3};
+  std::vector<float> x(shape_numel(xs), 1.0f), w(shape_numel(ws), 0.1f), b(256, 0.05f);
+  Tensor xt = tensor_of(x, xs), wt = tensor_of(w, ws), bt = tensor_of(b, {256});
+  Tensor y = run_cpu("Conv", {ints_attr("pads", {1, 1, 1, 1})}, {&xt, &wt, &bt}, 2);
+  double max_err = 0;
+  const double w64 = static_cast<double>(0.1f);
+  for (int64_t oc = 0; oc < 256; ++oc)
+    for (int64_t i = 0; i < 14; ++i)
+      for (int64_t j = 0; j < 14; ++j) {
+        int64_t rows = 3 - (i == 0) - (i == 13), cols = 3 - (j == 0) - (j == 13);
+        double exact = static_cast<double>(0.05f) + 256.0 * rows * cols * w64;
+        max_err = std::max(max_err, std::abs(exact - y.data<float>()[(oc * 14 + i) * 14 + j]));
+      }
+  std::printf("seed conv: max abs error vs float64 = %.3g\n", max_err);
+  EXPECT_LE(max_err, 3.3e-4);
+}
+
+TEST(ConvTransposeCpu, MatchesFloat64Scatter) {
+  struct Case {
+    Shape x, w;
+    std::vector<onnx::Attribute> attrs;
+  };
+  std::vector<Case> cases = {
+      {{1, 3, 4, 5}, {3, 2, 3, 3}, {ints_attr("strides", {2, 2})}},
+      {{2, 4, 3, 3}, {4, 3, 3, 2}, {int_attr("group", 2), ints_attr("strides", {3, 2}), ints_attr("pads", {1, 0, 2, 1}),
+                                    ints_attr("dilations", {2, 1}), ints_attr("output_padding", {1, 0})}},
+      {{1, 2, 7}, {2, 3, 4}, {ints_attr("strides", {2}), ints_attr("dilations", {2})}},
+      {{1, 80, 3, 3}, {80, 2, 3, 3}, {ints_attr("strides", {1, 1}), ints_attr("pads", {1, 1, 1, 1})}},
+      {{1, 2, 3, 3, 3}, {2, 2, 2, 2, 2}, {ints_attr("strides", {2, 2, 2})}},
+  };
+  for (size_t ci = 0; ci < cases.size(); ++ci) {
+    auto& cc = cases[ci];
+    auto x = random_floats(shape_numel(cc.x), 50 + ci), w = random_floats(shape_numel(cc.w), 60 + ci);
+    int64_t group = 1;
+    for (auto& a : cc.attrs)
+      if (a.name == "group") group = a.i;
+    int64_t c_out = cc.w[1] * group;
+    auto b = random_floats(c_out, 70 + ci);
+    Tensor xt = tensor_of(x, cc.x), wt = tensor_of(w, cc.w), bt = tensor_of(b, {c_out});
+    Tensor y1 = run_cpu("ConvTranspose", cc.attrs, {&xt, &wt, &bt}, 1);
+    Tensor y3 = run_cpu("ConvTranspose", cc.attrs, {&xt, &wt, &bt}, 3);
+    EXPECT_TRUE(same_bits(y1.data<float>(), y3.data<float>(), y1.numel()));
+    // float64 scatter reference.
+    onnx::Node node;
+    node.op_type = "ConvTranspose";
+    for (auto& a : cc.attrs) node.attributes[a.name] = a;
+    KernelContext ctx{node, *find_op("ConvTranspose", 17)};
+    std::vector<const Tensor*> ins = {&xt, &wt, &bt};
+    ctx.inputs = ins;
+    Shape os;
+    arith::ConvDims g = conv_transpose_geometry(ctx, &os);
+    ASSERT_EQ(os, y1.shape());
+    std::vector<double> ref(y1.numel());
+    int64_t OP = g.out[0] * g.out[1] * g.out[2], IP = g.in[0] * g.in[1] * g.in[2], KT = g.kernel[0] * g.kernel[1] * g.kernel[2];
+    for (int64_t n = 0; n < g.batch; ++n)
+      for (int64_t oc = 0; oc < g.c_out; ++oc)
+        for (int64_t p = 0; p < OP; ++p) ref[(n * g.c_out + oc) * OP + p] = b[oc];
+    for (int64_t n = 0; n < g.batch; ++n)
+      for (int64_t ic = 0; ic < g.c_in; ++ic)
+        for (int64_t ip = 0; ip < IP; ++ip)
+          for (int64_t m = 0; m < g.cout_g; ++m)
+            for (int64_t kt = 0; kt < KT; ++kt) {
+              int64_t i[3] = {ip / (g.in[1] * g.in[2]), (ip / g.in[2]) % g.in[1], ip % g.in[2]};
+              int64_t r[3] = {kt / (g.kernel[1] * g.kernel[2]), (kt / g.kernel[2]) % g.kernel[1], kt % g.kernel[2]};
+              int64_t o[3];
+              bool ok = true;
+              for (int d = 0; d < 3; ++d) {
+                o[d] = i[d] * g.stride[d] + r[d] * g.dilation[d] - g.pad[d];
+                ok = ok && o[d] >= 0 && o[d] < g.out[d];
+              }
+              if (!ok) continue;
+              int64_t oc = (ic / g.cin_g) * g.cout_g + m;
+              ref[(n * g.c_out + oc) * OP + (o[0] * g.out[1] + o[1]) * g.out[2] + o[2]] +=
+                  double(x[(n * g.c_in + ic) * IP + ip]) * double(w[(ic * g.cout_g + m) * KT + kt]);
+            }
+    double max_err = 0;
+    for (int64_t i = 0; i < y1.numel(); ++i) max_err = std::max(max_err, std::abs(ref[i] - y1.data<float>()[i]));
+    EXPECT_LT(max_err, 1e-5) << "case " << ci;
+  }
+}
+
+TEST(GemmCpu, GemmAndMatMulKernels) {
+  const int64_t M = 13, K = 70, N = 37;
+  auto a = random_floats(K * M, 80), b = random_floats(N * K, 81), c = random_floats(N, 82);
+  Tensor at = tensor_of(a, {K, M}), bt = tensor_of(b, {N, K}), ct = tensor_of(c, {N});
+  const float alpha = 0.7f, beta = -1.3f;
+  Tensor y = run_cpu("Gemm", {int_attr("transA", 1), int_attr("transB", 1), float_attr("alpha", alpha),
+                              float_attr("beta", beta)}, {&at, &bt, &ct}, 3);
+  ASSERT_EQ(y.shape(), (Shape{M, N}));
+  for (int64_t m = 0; m < M; ++m)
+    for (int64_t n = 0; n < N; ++n) {
+      float t = arith::dot_chunked_f32(K, 0.0f, [&](int64_t k) { return a[k * M + m]; },
+                                       [&](int64_t k) { return b[n * K + k]; });
+      float ref = arith::gemm_epilogue_f32(t, alpha, true, c[n], beta);
+      ASSERT_EQ(std::memcmp(&ref, &y.data<float>()[m * N + n], 4), 0) << m << "," << n;
+    }
+  // MatMul with broadcast batch dims: (2,1,M,K) x (3,K,N) -> (2,3,M,N).
+  auto a2 = random_floats(2 * M * K, 83), b2 = random_floats(3 * K * N, 84);
+  Tensor a2t = tensor_of(a2, {2, 1, M, K}), b2t = tensor_of(b2, {3, K, N});
+  Tensor y2 = run_cpu("MatMul", {}, {&a2t, &b2t}, 2);
+  ASSERT_EQ(y2.shape(), (Shape{2, 3, M, N}));
+  for (int64_t i = 0; i < 2; ++i)
+    for (int64_t j = 0; j < 3; ++j)
+      for (int64_t m = 0; m < M; ++m)
+        for (int64_t n = 0; n < N; ++n) {
+          float ref = arith::dot_chunked_f32(K, 0.0f, [&](int64_t k) { return a2[(i * M + m) * K + k]; },
+                                             [&](int64_t k) { return b2[(j * K + k) * N + n]; });
+          ASSERT_EQ(std::memcmp(&ref, &y2.data<float>()[((i * 3 + j) * M + m) * N + n], 4), 0);
+        }
+  // 1-D x 1-D -> scalar.
+  Tensor v1 = tensor_of(std::vector<float>(a.begin(), a.begin() + K), {K});
+  Tensor v2 = tensor_of(std::vector<float>(b.begin(), b.begin() + K), {K});
+  Tensor s = run_cpu("MatMul", {}, {&v1, &v2}, 1);
+  ASSERT_EQ(s.rank(), 0);
+  float ref = arith::dot_chunked_f32(K, 0.0f, [&](int64_t k) { return a[k]; }, [&](int64_t k) { return b[k]; });
+  EXPECT_EQ(std::memcmp(&ref, s.data<float>(), 4), 0);
+}

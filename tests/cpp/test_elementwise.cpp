@@ -1,0 +1,97 @@
+// Unit tests of the elementwise formulas that the cross-device cases cannot reach through numpy (bfloat16) or
+// that are exact by contract (fmod, rounding, half conversion): checked against exhaustive or libm references.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <random>
+
+#include "arith/elementwise.h"
+
+using namespace lockstep::arith;
+
+namespace {
+float from_bits(uint32_t u) { float f; std::memcpy(&f, &u, 4); return f; }
+uint32_t to_bits(float f) { uint32_t u; std::memcpy(&u, &f, 4); return u; }
+bool same(float a, float b) { return (a != a && b != b) || to_bits(a) == to_bits(b); }
+}  // namespace
+
+TEST(Elementwise, RoundingMatchesLibmOnAllSampledFloats) {
+  std::mt19937 rng(7);
+  for (int i = 0; i < 2000000; ++i) {
+    float x = from_bits(rng());
+    ASSERT_TRUE(same(rint_f32(x), std::nearbyint(x))) << x;
+    ASSERT_TRUE(same(floor_f32(x), std::floor(x))) << x;
+    ASSERT_TRUE(same(ceil_f32(x), std::ceil(x))) << x;
+  }
+  EXPECT_EQ(to_bits(rint_f32(-0.4f)), 0x80000000u);
+  EXPECT_EQ(rint_f32(2.5f), 2.0f);
+  EXPECT_EQ(rint_f32(3.5f), 4.0f);
+}
+
+TEST(Elementwise, FmodIsExact) {
+  std::mt19937 rng(11);
+  for (int i = 0; i < 2000000; ++i) {
+    float x = from_bits(rng()), y = from_bits(rng());
+    if (i % 4 == 1) y = from_bits(rng() & 0x807fffffu);  // denormal divisors
+    ASSERT_TRUE(same(fmod_f32(x, y), std::fmod(x, y))) << x << " " << y;
+  }
+}
+
+TEST(Elementwise, HalfConversionRoundTripsAndRoundsToNearestEven) {
+  for (uint32_t h = 0; h < 65536; ++h) {
+    float f = f16_bits_to_f32(static_cast<uint16_t>(h));
+    if (f != f) continue;
+    ASSERT_EQ(f32_to_f16_bits(f), h);
+  }
+  // Every float: the result is one of the two neighbours and the nearer one (ties to even), checked in double.
+  for (uint64_t u = 0; u < (1ull << 32); u += 97) {
+    float x = from_bits(static_cast<uint32_t>(u));
+    if (x != x || std::fabs(x) >= 65520.0f) continue;
+    uint16_t h = f32_to_f16_bits(x);
+    double got = f16_bits_to_f32(h);
+    double up = f16_bits_to_f32(static_cast<uint16_t>(h + 1)), dn = f16_bits_to_f32(static_cast<uint16_t>(h - 1));
+    double err = std::fabs(got - x);
+    if ((h & 0x7fffu) != 0x7c00u) ASSERT_LE(err, std::fabs(up - x)) << x;
+    if ((h & 0x7fffu) != 0) ASSERT_LE(err, std::fabs(dn - x)) << x;
+  }
+  EXPECT_EQ(f32_to_f16_bits(65520.0f), 0x7c00u);
+  EXPECT_EQ(f32_to_f16_bits(65519.0f), 0x7bffu);
+  EXPECT_EQ(f32_to_f16_bits(from_bits(0x33000000u)), 0u);       // 2^-25 ties to 0
+  EXPECT_EQ(f32_to_f16_bits(from_bits(0x33000001u)), 1u);       // just above: smallest denormal
+}
+
+TEST(Elementwise, BFloat16RoundsToNearestEven) {
+  EXPECT_EQ(f32_to_bf16_bits(from_bits(0x3f808000u)), 0x3f80u);  // tie, even below
+  EXPECT_EQ(f32_to_bf16_bits(from_bits(0x3f818000u)), 0x3f82u);  // tie, even above
+  EXPECT_EQ(f32_to_bf16_bits(from_bits(0x3f808001u)), 0x3f81u);
+  EXPECT_TRUE(std::isnan(bf16_bits_to_f32(f32_to_bf16_bits(from_bits(0x7f800001u)))));
+  EXPECT_EQ(bf16_bits_to_f32(0x4049u), from_bits(0x40490000u));
+}
+
+TEST(Elementwise, CastRules) {
+  EXPECT_EQ(cast_element<int32_t>(NAN), 0);
+  EXPECT_EQ(cast_element<int32_t>(3e9f), INT32_MAX);
+  EXPECT_EQ(cast_element<int32_t>(-3e9f), INT32_MIN);
+  EXPECT_EQ(cast_element<int64_t>(9.3e18f), INT64_MAX);
+  EXPECT_EQ(cast_element<int8_t>(-128.9f), -128);
+  EXPECT_EQ(cast_element<uint8_t>(-0.9f), 0);
+  EXPECT_EQ(cast_element<uint8_t>(-3.0f), 0);
+  EXPECT_EQ(cast_element<uint64_t>(1.9e19f), UINT64_MAX);
+  EXPECT_EQ(cast_element<int8_t>(int32_t{300}), 44);
+  EXPECT_EQ(cast_element<float>(int64_t{(1ll << 53) + 1}), 9007199254740992.0f);
+  EXPECT_EQ(cast_element<float>(int64_t{16777217}), 16777216.0f);
+  EXPECT_EQ(cast_element<Boolean>(NAN).v, 1);
+  EXPECT_EQ(cast_element<Boolean>(-0.0f).v, 0);
+}
+
+TEST(Elementwise, IntegerDivisionNeverTraps) {
+  EXPECT_EQ(int_div<int64_t>(7, 0), 0);
+  EXPECT_EQ(int_div<int64_t>(INT64_MIN, -1), INT64_MIN);
+  EXPECT_EQ(int_div<int32_t>(-7, 2), -3);
+  EXPECT_EQ(int_mod<int32_t>(-7, 2, false), 1);
+  EXPECT_EQ(int_mod<int32_t>(7, -2, false), -1);
+  EXPECT_EQ(int_mod<int32_t>(-7, 2, true), -1);
+  EXPECT_EQ(int_mod<int32_t>(INT32_MIN, -1, false), 0);
+  EXPECT_EQ(int_mod<int64_t>(5, 0, false), 0);
+}
