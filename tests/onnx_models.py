@@ -1,6 +1,6 @@
 """Builds one-node ONNX models for op cases."""
 
-import onnx
+import numpy as np
 from onnx import helper, numpy_helper
 
 
@@ -18,10 +18,11 @@ def single_node_model(c):
             continue
         node_inputs.append(name)
         if name in c.const:
-            inits.append(numpy_helper.from_array(value, name=name))
+            inits.append(numpy_helper.from_array(np.asarray(value), name=name))
         else:
-            graph_inputs.append(_value_info(name, value))
-    node = helper.make_node(c.op_type, node_inputs, c.output_names, **c.attrs)
+            graph_inputs.append(_value_info(name, np.asarray(value)))
+    attrs = {k: numpy_helper.from_array(v) if isinstance(v, np.ndarray) else v for k, v in c.attrs.items()}
+    node = helper.make_node(c.op_type, node_inputs, c.output_names, **attrs)
     outputs = [helper.make_empty_tensor_value_info(n) for n in c.output_names if n]
     graph = helper.make_graph([node], c.name, graph_inputs, outputs, initializer=inits)
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", c.opset)])
@@ -30,4 +31,4 @@ def single_node_model(c):
 
 
 def feeds_of(c):
-    return {k: v for k, v in c.inputs.items() if v is not None and k not in c.const}
+    return {k: np.asarray(v) for k, v in c.inputs.items() if v is not None and k not in c.const}

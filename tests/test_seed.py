@@ -26,7 +26,11 @@ def workdir(tmp_path_factory):
 
 
 def test_scripts_pass(workdir):
-    run = subprocess.run([sys.executable, "compare_providers.py"], cwd=workdir, capture_output=True, text=True)
+    # The scripts import lockstep from wherever this test imported it (an install or the working tree).
+    package_root = os.path.dirname(os.path.dirname(lockstep.__file__))
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [package_root, os.environ.get("PYTHONPATH")]))}
+    run = subprocess.run([sys.executable, "compare_providers.py"], cwd=workdir, capture_output=True, text=True,
+                         env=env)
     assert run.returncode == 0, run.stderr
     assert "single op test pass" in run.stdout
 

@@ -59,6 +59,32 @@ LOCKSTEP_HD float square_f32(float x) { return x * x; }
 /// Non-finite m (NaN, +inf, -inf: all terms -inf) is the result itself; see docs/contract/reduce.md.
 LOCKSTEP_HD bool lse_direct_f32(float m) { return !(m - m == 0.0f); }
 
+#if defined(__CUDACC__)
+// ---------------------------------------------------------------------------------------------- warp twins
+// One warp computes the canonical reduction of a row: lane j combines the terms j, j+32, ... in ascending order
+// (starting from the identity), then v = v (op) shfl_xor(v, w) for w = 16, 8, 4, 2, 1 reproduces
+// tree_over_lanes_f32 in lane 0. The result is broadcast from lane 0.
+template <typename Combine>
+__device__ __forceinline__ float warp_tree_f32(float v, Combine combine) {
+  for (int w = kReduceLanes / 2; w >= 1; w /= 2) v = combine(v, __shfl_xor_sync(0xffffffffu, v, w));
+  return __shfl_sync(0xffffffffu, v, 0);
+}
+
+/// The sequential max (min) rule over a row held by a warp: each lane folds its (value, index) candidates with
+/// extreme_pick_f32, a total order, so every tree gives the sequential result. Broadcast from lane 0.
+template <bool IsMax>
+__device__ __forceinline__ float warp_extreme_f32(float v, int64_t i, float empty) {
+  for (int w = kReduceLanes / 2; w >= 1; w /= 2) {
+    float v2 = __shfl_xor_sync(0xffffffffu, v, w);
+    long long i2 = __shfl_xor_sync(0xffffffffu, static_cast<long long>(i), w);
+    extreme_pick_f32<IsMax>(v, i, v2, i2);
+  }
+  v = __shfl_sync(0xffffffffu, v, 0);
+  i = __shfl_sync(0xffffffffu, static_cast<long long>(i), 0);
+  return i < 0 ? empty : v;
+}
+#endif
+
 // ---------------------------------------------------------------------------------------------- pools
 
 /// Up to three spatial dims; pools of rank 1 and 2 are padded in front with dims of size 1.

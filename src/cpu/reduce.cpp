@@ -175,7 +175,9 @@ T reduce_output_int(const T* x, const ReducePlan& p, ReduceKind kind) {
   for (int64_t i = 0; i < p.n_red; ++i) {
     const T v = at(i);
     U t = static_cast<U>(v);
-    if (kind == ReduceKind::L1 && v < 0) t = U(0) - t;
+    if constexpr (std::is_signed_v<T>) {
+      if (kind == ReduceKind::L1 && v < 0) t = U(0) - t;
+    }
     if (kind == ReduceKind::Prod) acc = static_cast<U>(acc * t);
     else if (kind == ReduceKind::SumSquare) acc = static_cast<U>(acc + static_cast<U>(t * t));
     else acc = static_cast<U>(acc + t);

@@ -21,7 +21,7 @@ struct ReducePlan {
   int64_t kept_dims[kMaxRank], kept_strides[kMaxRank];  // input strides of the kept dims, output order
   int64_t red_dims[kMaxRank], red_strides[kMaxRank];
   /// The reduced elements of an output are contiguous in memory.
-  bool contiguous() const { return red_rank == 0 || (red_rank == 1 && red_strides[0] == 1); }
+  LOCKSTEP_HD bool contiguous() const { return red_rank == 0 || (red_rank == 1 && red_strides[0] == 1); }
 };
 
 /// Input offset of output o's first reduced element.
@@ -49,8 +49,8 @@ ReducePlan plan_reduce(const KernelContext& ctx, Shape& out_shape);
 /// A softmax-like walk: rows of `len` elements, `inner` apart, at offset outer * len * inner + inner_index.
 struct AxisPlan {
   int64_t outer = 1, len = 1, inner = 1;
-  int64_t rows() const { return outer * inner; }
-  int64_t row_base(int64_t r) const { return (r / inner) * len * inner + r % inner; }
+  LOCKSTEP_HD int64_t rows() const { return outer * inner; }
+  LOCKSTEP_HD int64_t row_base(int64_t r) const { return (r / inner) * len * inner + r % inner; }
 };
 /// Softmax/LogSoftmax: opset < 13 flattens at axis (default 1); opset >= 13 uses one axis (default -1).
 AxisPlan plan_softmax(const KernelContext& ctx);

@@ -15,6 +15,8 @@
 #include "ops/registry.h"
 #include "runtime/thread_pool.h"
 
+#pragma GCC diagnostic ignored "-Wmissing-field-initializers"
+
 using namespace lockstep;
 
 namespace {

@@ -1,0 +1,73 @@
+"""Exports the real-architecture fixtures with torch (run where torch is installed, e.g. the GPU machine):
+random-init torchvision / transformers models, exported to ONNX, weights stripped to seeded specs.
+  python3 scripts/export_fixtures.py OUT_DIR
+"""
+
+import os
+import sys
+
+import onnx
+import torch
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "tests", "models"))
+from fixture_format import strip_weights  # noqa: E402
+
+
+def vision(name, **kw):
+    import torchvision
+
+    model = getattr(torchvision.models, name)(weights=None, **kw)
+    return model
+
+
+def vit_features():
+    import torchvision
+
+    model = torchvision.models.vit_b_16(weights=None)
+    model.heads = torch.nn.Identity()  # the random-init head is all zeros
+    return model
+
+
+class BertEncoder(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        from transformers import BertConfig, BertModel
+
+        torch.manual_seed(0)
+        self.bert = BertModel(BertConfig(), add_pooling_layer=False)
+
+    def forward(self, input_ids, attention_mask):
+        return self.bert(input_ids=input_ids, attention_mask=attention_mask).last_hidden_state
+
+
+def export(model, args, names, out_path, dynamic):
+    model.eval()
+    torch.onnx.export(model, args, out_path, input_names=names[0], output_names=names[1], opset_version=17,
+                      dynamic_axes=dynamic, do_constant_folding=True, dynamo=False)
+    m = onnx.load(out_path)
+    m.producer_name = "pytorch " + torch.__version__ + " (lockstep fixture)"
+    onnx.save(strip_weights(m), out_path)
+    print(out_path, os.path.getsize(out_path), "bytes")
+
+
+def main(out_dir):
+    os.makedirs(out_dir, exist_ok=True)
+    torch.manual_seed(0)
+    image = torch.randn(1, 3, 224, 224)
+    image_io = ([["input"], ["output"]], {"input": {0: "batch"}, "output": {0: "batch"}})
+    for name, builder in [("resnet50", lambda: vision("resnet50")),
+                          ("mobilenet_v3_large", lambda: vision("mobilenet_v3_large")),
+                          ("efficientnet_b0", lambda: vision("efficientnet_b0")),
+                          ("vit_b_16_features", vit_features)]:
+        torch.manual_seed(0)
+        export(builder(), (image,), image_io[0], os.path.join(out_dir, name + ".onnx"), image_io[1])
+    ids = torch.randint(0, 30522, (1, 128))
+    mask = torch.ones(1, 128, dtype=torch.int64)
+    export(BertEncoder(), (ids, mask), [["input_ids", "attention_mask"], ["last_hidden_state"]],
+           os.path.join(out_dir, "bert_base_encoder.onnx"),
+           {"input_ids": {0: "batch", 1: "seq"}, "attention_mask": {0: "batch", 1: "seq"},
+            "last_hidden_state": {0: "batch", 1: "seq"}})
+
+
+if __name__ == "__main__":
+    main(sys.argv[1])

@@ -1,0 +1,51 @@
+#!/usr/bin/env bash
+# The GPU suite: builds lockstep with CUDA on a GPU machine and checks CUDA against the CPU bit for bit.
+#   scripts/gpu-check.sh [RESULTS_DIR]     (default bench/results/gpu-<date>)
+# Runs: the host/device check of the scalar math (sampled), the cross-device op cases, the seed scripts,
+# the model fixtures and invariance tests (pytest, CUDA tests enabled), and the ONNX node tests on CUDA
+# compared bit for bit with the CPU. Prints the closing line `N passed, M failed` over all of it.
+# Offline machines: needs numpy, onnx, onnxruntime, pytest, nanobind, scikit-build-core, cmake, ninja installed.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+out=${1:-bench/results/gpu-$(date +%Y-%m-%d)}
+mkdir -p "$out"
+log() { echo "$@" | tee -a "$out/summary.txt"; }
+: >"$out/summary.txt"
+log "lockstep GPU suite, $(date -u +%Y-%m-%dT%H:%MZ), commit $(git rev-parse --short HEAD 2>/dev/null || echo unknown)"
+log "$(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null | head -1)"
+
+jobs=$(nproc)
+if ! python3 -m pip install -q --no-build-isolation --no-deps . >"$out/build.log" 2>&1; then
+  tail -40 "$out/build.log"
+  log "0 passed, 1 failed"
+  exit 1
+fi
+python3 -c "import lockstep; assert 'CUDAExecutionProvider' in lockstep.get_available_providers(), 'no CUDA provider'" \
+  || { log "0 passed, 1 failed"; exit 1; }
+
+passed=0 failed=0
+count() {  # parses "N passed" / "M failed" out of a log
+  local p f
+  p=$(grep -oE '[0-9]+ passed' "$1" | tail -1 | grep -oE '[0-9]+' || echo 0)
+  f=$(grep -oE '[0-9]+ failed' "$1" | tail -1 | grep -oE '[0-9]+' || echo 0)
+  passed=$((passed + ${p:-0})) failed=$((failed + ${f:-0}))
+  log "$2: ${p:-0} passed, ${f:-0} failed"
+}
+
+# Host vs device bits of every scalar math function (every 7th float pattern; the CPU test covers accuracy).
+nvcc -std=c++20 -O2 -arch=sm_90 --fmad=false --prec-div=true --prec-sqrt=true --ftz=false -Xcompiler -ffp-contract=off \
+  -Isrc tests/arith/math_device_check.cu -o /tmp/math_device_check
+if /tmp/math_device_check --stride 7 >"$out/math_device.log" 2>&1; then passed=$((passed + 1)); else failed=$((failed + 1)); fi
+log "scalar math host vs device: $(grep -c ': 0 differences' "$out/math_device.log") functions with 0 differences"
+
+PYTHONUNBUFFERED=1 python3 -m pytest -q -n "$jobs" -p no:cacheprovider tests >"$out/pytest.log" 2>&1 \
+  || PYTHONUNBUFFERED=1 python3 -m pytest -q -p no:cacheprovider tests >"$out/pytest.log" 2>&1
+grep -E "FAILED|Error" "$out/pytest.log" | head -50 >"$out/pytest_failures.txt"
+count "$out/pytest.log" "pytest (cross-device cases, seed, models, invariance; CUDA on)"
+
+python3 tests/node/runner.py --runtime lockstep --provider cuda --expect tests/node/expect_cuda.txt \
+  --report "$out/node_cuda.txt" >"$out/node_cuda.log" 2>&1
+count "$out/node_cuda.log" "ONNX node tests on CUDA, bit-compared with the CPU"
+
+log "$passed passed, $failed failed"
+[ "$failed" -eq 0 ]

@@ -1,0 +1,119 @@
+// CUDA kernels of the normalization family, mirroring src/cpu/normalization.cpp operation by operation.
+// Contract: docs/contract/normalization.md. One warp per normalised row (the canonical reduction's 32 lanes).
+#include <cstdint>
+
+#include "arith/normalization.h"
+#include "arith/reduce.h"
+#include "arith/reduce_ops.h"
+#include "cuda/common.cuh"
+#include "ops/normalization.h"
+#include "ops/registry.h"
+
+namespace lockstep::cuda {
+
+namespace {
+
+constexpr int kWarpsPerBlock = kThreadsPerBlock / 32;
+
+/// Scale and bias of a row's elements: per element through a BlockMap (LayerNorm) or per channel (InstanceNorm).
+struct RowParams {
+  const float* scale;
+  const float* bias;  // null: no bias (LayerNorm without B)
+  BlockMap scale_map, bias_map;
+  int64_t channels;   // > 0: InstanceNorm, the parameter index is row % channels
+};
+
+// Contract: mean = S(x)/n, var = S((x-mean)^2)/n, stddev = sqrt(var+eps), y = ((x-mean)/stddev)*scale + bias;
+// docs/contract/normalization.md#rows. Lane j takes elements j mod 32, as the canonical reduction.
+__global__ void norm_rows_warp(const float* x, float* y, int64_t rows, int64_t n, float eps, RowParams q,
+                               float* mean_out, float* inv_out) {
+  const int64_t r = static_cast<int64_t>(blockIdx.x) * kWarpsPerBlock + threadIdx.x / 32;
+  const int lane = threadIdx.x % 32;
+  if (r >= rows) return;
+  const float* xr = x + r * n;
+  float* yr = y + r * n;
+  float s = 0.0f;
+  for (int64_t j = lane; j < n; j += 32) s = s + xr[j];
+  arith::RowStats st;
+  st.mean = arith::norm_mean_f32(arith::warp_tree_f32(s, arith::AddF32{}), n);
+  float ss = 0.0f;
+  for (int64_t j = lane; j < n; j += 32) {
+    const float d = xr[j] - st.mean;
+    ss = ss + d * d;
+  }
+  st.stddev = arith::norm_stddev_f32(arith::warp_tree_f32(ss, arith::AddF32{}), n, eps);
+  if (lane == 0) {
+    if (mean_out) mean_out[r] = st.mean;
+    if (inv_out) inv_out[r] = 1.0f / st.stddev;
+  }
+  for (int64_t j = lane; j < n; j += 32) {
+    const int64_t c = q.channels > 0 ? r % q.channels : -1;
+    const float sc = q.scale[c >= 0 ? c : block_offset(q.scale_map, j)];
+    if (q.bias) {
+      const float b = q.bias[c >= 0 ? c : block_offset(q.bias_map, j)];
+      yr[j] = arith::norm_apply_f32(xr[j], st, sc, b);
+    } else {
+      yr[j] = arith::norm_apply_nobias_f32(xr[j], st, sc);
+    }
+  }
+}
+
+void launch_rows(KernelContext& ctx, const float* x, float* y, int64_t rows, int64_t n, float eps, const RowParams& q,
+                 float* mean_out, float* inv_out) {
+  if (rows == 0) return;
+  unsigned blocks = static_cast<unsigned>((rows + kWarpsPerBlock - 1) / kWarpsPerBlock);
+  norm_rows_warp<<<blocks, kThreadsPerBlock, 0, stream_of(ctx)>>>(x, y, rows, n, eps, q, mean_out, inv_out);
+  check_launch(ctx);
+}
+
+// Contract: BatchNormalization (inference), s = scale/sqrt(var+eps), y = (x-mean)*s + B; one thread per element.
+__global__ void batch_norm_thread(const float* x, float* y, ChannelPlan p, const float* scale, const float* bias,
+                                  const float* mean, const float* var) {
+  const int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (i >= p.batch * p.channels * p.spatial) return;
+  const int64_t c = (i / p.spatial) % p.channels;
+  const int64_t k = p.per_element ? c * p.spatial + i % p.spatial : c;
+  const float f = arith::batchnorm_factor_f32(scale[k], var[k], p.epsilon);
+  y[i] = arith::batchnorm_apply_f32(x[i], mean[k], f, bias[k]);
+}
+
+}  // namespace
+
+// Contract: LayerNormalization, docs/contract/normalization.md#layernormalization.
+void layer_norm(KernelContext& ctx) {
+  LayerNormPlan p = plan_layer_norm(ctx);
+  const Tensor& x = ctx.input(0);
+  Tensor& y = ctx.output(0, DType::Float, x.shape());
+  float* mean_out = nullptr;
+  float* inv_out = nullptr;
+  if (ctx.node.outputs.size() > 1 && !ctx.node.outputs[1].empty())
+    mean_out = ctx.output(1, DType::Float, p.stats_shape).data<float>();
+  if (ctx.node.outputs.size() > 2 && !ctx.node.outputs[2].empty())
+    inv_out = ctx.output(2, DType::Float, p.stats_shape).data<float>();
+  RowParams q{ctx.input(1).data<float>(), p.has_bias ? ctx.input(2).data<float>() : nullptr, p.scale, p.bias, 0};
+  launch_rows(ctx, x.data<float>(), y.data<float>(), p.rows, p.n, p.epsilon, q, mean_out, inv_out);
+}
+
+// Contract: InstanceNormalization, docs/contract/normalization.md#instancenormalization.
+void instance_norm(KernelContext& ctx) {
+  ChannelPlan p = plan_instance_norm(ctx);
+  const Tensor& x = ctx.input(0);
+  Tensor& y = ctx.output(0, DType::Float, x.shape());
+  RowParams q{ctx.input(1).data<float>(), ctx.input(2).data<float>(), BlockMap{}, BlockMap{}, p.channels};
+  launch_rows(ctx, x.data<float>(), y.data<float>(), p.batch * p.channels, p.spatial, p.epsilon, q, nullptr, nullptr);
+}
+
+// Contract: BatchNormalization (inference), docs/contract/normalization.md#batchnormalization.
+void batch_norm(KernelContext& ctx) {
+  ChannelPlan p = plan_batch_norm(ctx);
+  const Tensor& x = ctx.input(0);
+  Tensor& y = ctx.output(0, DType::Float, x.shape());
+  const int64_t n = x.numel();
+  if (n == 0) return;
+  batch_norm_thread<<<blocks_for(n), kThreadsPerBlock, 0, stream_of(ctx)>>>(
+      x.data<float>(), y.data<float>(), p, ctx.input(1).data<float>(), ctx.input(2).data<float>(),
+      ctx.input(3).data<float>(), ctx.input(4).data<float>());
+  check_launch(ctx);
+}
+
+}  // namespace lockstep::cuda

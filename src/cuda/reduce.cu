@@ -1,0 +1,269 @@
+// CUDA kernels of the reduce family, mirroring src/cpu/reduce.cpp operation by operation.
+// Contract: docs/contract/reduce.md. Long rows: one warp per output (the canonical reduction's 32 lanes);
+// short rows: one thread per output calling the reference templates directly. Both give the reference bits.
+#include <cstdint>
+
+#include "arith/math.h"
+#include "arith/reduce.h"
+#include "arith/reduce_ops.h"
+#include "cuda/common.cuh"
+#include "ops/reduce.h"
+#include "ops/registry.h"
+
+namespace lockstep::cuda {
+
+namespace {
+
+using arith::ReduceKind;
+
+constexpr int64_t kWarpRowMin = 64;  // rows at least this long get a warp
+constexpr int kWarpsPerBlock = kThreadsPerBlock / 32;
+constexpr float kInf = __builtin_huge_valf();
+
+__device__ __forceinline__ int64_t term_at(const ReducePlan& p, int64_t i) {
+  return p.contiguous() ? i : reduce_term_offset(p, i);
+}
+
+__device__ __forceinline__ float term_of(ReduceKind k, float x) {
+  if (k == ReduceKind::L1) return arith::l1_term_f32(x);
+  if (k == ReduceKind::L2 || k == ReduceKind::SumSquare) return arith::square_f32(x);
+  return x;
+}
+
+__device__ __forceinline__ float finish(ReduceKind k, float s, int64_t n) {
+  if (k == ReduceKind::Mean) return s / static_cast<float>(n);
+  if (k == ReduceKind::L2) return __fsqrt_rn(s);
+  return s;
+}
+
+// Contract: one output of a float Reduce*, thread version (reference templates); docs/contract/reduce.md.
+__device__ float reduce_output_thread(const float* x, const ReducePlan& p, ReduceKind k) {
+  const int64_t n = p.n_red;
+  auto load = [&](int64_t i) { return x[term_at(p, i)]; };
+  if (k == ReduceKind::Max) return arith::extreme_seq_f32<true>(n, -kInf, load);
+  if (k == ReduceKind::Min) return arith::extreme_seq_f32<false>(n, kInf, load);
+  if (k == ReduceKind::Prod) return arith::product_canonical_f32(n, load);
+  if (k == ReduceKind::LogSumExp) {
+    const float m = arith::extreme_seq_f32<true>(n, -kInf, load);
+    if (n == 0) return -kInf;
+    if (arith::lse_direct_f32(m)) return m;
+    float s = arith::sum_canonical_f32(n, [&](int64_t i) { return arith::exp_f32(load(i) - m); });
+    return arith::log_f32(s) + m;
+  }
+  float s = arith::sum_canonical_f32(n, [&](int64_t i) { return term_of(k, load(i)); });
+  return finish(k, s, n);
+}
+
+__global__ void reduce_f32_thread(const float* x, float* y, ReducePlan p, ReduceKind k) {
+  int64_t o = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (o >= p.n_out) return;
+  y[o] = reduce_output_thread(x + reduce_base_offset(p, o), p, k);
+}
+
+// Contract: one output of a float Reduce*, warp version (lane j takes terms j mod 32); docs/contract/reduce.md.
+__global__ void reduce_f32_warp(const float* x, float* y, ReducePlan p, ReduceKind k) {
+  const int64_t o = static_cast<int64_t>(blockIdx.x) * kWarpsPerBlock + threadIdx.x / 32;
+  const int lane = threadIdx.x % 32;
+  if (o >= p.n_out) return;  // whole warps leave together
+  const float* b = x + reduce_base_offset(p, o);
+  const int64_t n = p.n_red;
+  float r;
+  if (k == ReduceKind::Max || k == ReduceKind::Min || k == ReduceKind::LogSumExp) {
+    const bool is_min = k == ReduceKind::Min;
+    float v = 0.0f;
+    int64_t at = -1;
+    for (int64_t i = lane; i < n; i += 32) {
+      if (is_min) arith::extreme_pick_f32<false>(v, at, b[term_at(p, i)], i);
+      else arith::extreme_pick_f32<true>(v, at, b[term_at(p, i)], i);
+    }
+    r = is_min ? arith::warp_extreme_f32<false>(v, at, kInf) : arith::warp_extreme_f32<true>(v, at, -kInf);
+    if (k == ReduceKind::LogSumExp && !arith::lse_direct_f32(r)) {
+      const float m = r;
+      float s = 0.0f;
+      for (int64_t i = lane; i < n; i += 32) s = s + arith::exp_f32(b[term_at(p, i)] - m);
+      s = arith::warp_tree_f32(s, arith::AddF32{});
+      r = arith::log_f32(s) + m;
+    }
+  } else if (k == ReduceKind::Prod) {
+    float v = 1.0f;
+    for (int64_t i = lane; i < n; i += 32) v = v * b[term_at(p, i)];
+    r = arith::warp_tree_f32(v, arith::MulF32{});
+  } else {
+    float v = 0.0f;
+    for (int64_t i = lane; i < n; i += 32) v = v + term_of(k, b[term_at(p, i)]);
+    r = finish(k, arith::warp_tree_f32(v, arith::AddF32{}), n);
+  }
+  if (lane == 0) y[o] = r;
+}
+
+// Integer reductions are exact (wrapping sums and products), so one thread per output in any order.
+template <typename T>
+__global__ void reduce_int_thread(const T* x, T* y, ReducePlan p, ReduceKind k, T lowest, T highest) {
+  using U = typename std::make_unsigned<T>::type;
+  int64_t o = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (o >= p.n_out) return;
+  const T* b = x + reduce_base_offset(p, o);
+  T r;
+  if (k == ReduceKind::Max || k == ReduceKind::Min) {
+    r = k == ReduceKind::Max ? lowest : highest;
+    for (int64_t i = 0; i < p.n_red; ++i) {
+      T t = b[term_at(p, i)];
+      r = k == ReduceKind::Max ? (t > r ? t : r) : (t < r ? t : r);
+    }
+  } else {
+    U acc = k == ReduceKind::Prod ? U(1) : U(0);
+    for (int64_t i = 0; i < p.n_red; ++i) {
+      const T v = b[term_at(p, i)];
+      U t = static_cast<U>(v);
+      if constexpr (std::is_signed<T>::value) {
+        if (k == ReduceKind::L1 && v < 0) t = U(0) - t;
+      }
+      if (k == ReduceKind::Prod) acc = static_cast<U>(acc * t);
+      else if (k == ReduceKind::SumSquare) acc = static_cast<U>(acc + static_cast<U>(t * t));
+      else acc = static_cast<U>(acc + t);
+    }
+    r = static_cast<T>(acc);
+    if (k == ReduceKind::Mean) r = p.n_red == 0 ? T(0) : static_cast<T>(r / static_cast<T>(p.n_red));
+  }
+  y[o] = r;
+}
+
+template <typename T>
+void launch_int(KernelContext& ctx, const ReducePlan& p, ReduceKind k, const Tensor& x, Tensor& y, T lowest,
+                T highest) {
+  reduce_int_thread<T><<<blocks_for(p.n_out), kThreadsPerBlock, 0, stream_of(ctx)>>>(x.data<T>(), y.data<T>(), p, k,
+                                                                                    lowest, highest);
+}
+
+}  // namespace
+
+// Contract: Reduce* per docs/contract/reduce.md.
+void reduce(KernelContext& ctx) {
+  const auto k = static_cast<ReduceKind>(ctx.entry.variant);
+  const Tensor& x = ctx.input(0);
+  const bool int_kind = k != ReduceKind::L2 && k != ReduceKind::LogSumExp;
+  const bool small_kind = k == ReduceKind::Max || k == ReduceKind::Min;
+  if (x.dtype() != DType::Float && !(int_kind && (x.dtype() == DType::Int32 || x.dtype() == DType::Int64)) &&
+      !(small_kind && (x.dtype() == DType::Int8 || x.dtype() == DType::UInt8 || x.dtype() == DType::Bool)))
+    require_dtype(ctx, x.dtype(), {});
+  Shape out_shape;
+  ReducePlan p = plan_reduce(ctx, out_shape);
+  Tensor& y = ctx.output(0, x.dtype(), out_shape);
+  if (p.n_out == 0) return;
+  if (p.noop && (k == ReduceKind::Sum || k == ReduceKind::Mean || k == ReduceKind::Prod || small_kind)) {
+    check(ctx, cudaMemcpyAsync(y.raw(), x.raw(), x.bytes(), cudaMemcpyDeviceToDevice, stream_of(ctx)), "copy");
+    return;
+  }
+  switch (x.dtype()) {
+    case DType::Float:
+      if (p.n_red >= kWarpRowMin) {
+        unsigned blocks = static_cast<unsigned>((p.n_out + kWarpsPerBlock - 1) / kWarpsPerBlock);
+        reduce_f32_warp<<<blocks, kThreadsPerBlock, 0, stream_of(ctx)>>>(x.data<float>(), y.data<float>(), p, k);
+      } else {
+        reduce_f32_thread<<<blocks_for(p.n_out), kThreadsPerBlock, 0, stream_of(ctx)>>>(x.data<float>(),
+                                                                                       y.data<float>(), p, k);
+      }
+      break;
+    case DType::Int32: launch_int<int32_t>(ctx, p, k, x, y, INT32_MIN, INT32_MAX); break;
+    case DType::Int64: launch_int<int64_t>(ctx, p, k, x, y, INT64_MIN, INT64_MAX); break;
+    case DType::Int8: launch_int<int8_t>(ctx, p, k, x, y, INT8_MIN, INT8_MAX); break;
+    default: launch_int<uint8_t>(ctx, p, k, x, y, 0, UINT8_MAX); break;
+  }
+  check_launch(ctx);
+}
+
+namespace {
+
+// Contract: ArgMax/ArgMin, sequential rule ascending (descending with select_last_index); one thread per output.
+template <typename T>
+__global__ void arg_reduce_thread(const T* x, int64_t* y, AxisPlan p, bool is_max, bool last) {
+  int64_t r = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (r >= p.rows()) return;
+  const T* row = x + p.row_base(r);
+  int64_t best = last ? p.len - 1 : 0;
+  T m = row[best * p.inner];
+  for (int64_t k = 1; k < p.len; ++k) {
+    int64_t i = last ? p.len - 1 - k : k;
+    T t = row[i * p.inner];
+    bool take;
+    if constexpr (std::is_floating_point<T>::value)
+      take = is_max ? arith::max_takes_f32(t, m) : arith::min_takes_f32(t, m);
+    else
+      take = is_max ? t > m : t < m;
+    if (take) {
+      m = t;
+      best = i;
+    }
+  }
+  y[r] = best;
+}
+
+template <typename T>
+void launch_arg(KernelContext& ctx, const AxisPlan& p, const Tensor& x, int64_t* y, bool is_max, bool last) {
+  arg_reduce_thread<T><<<blocks_for(p.rows()), kThreadsPerBlock, 0, stream_of(ctx)>>>(x.data<T>(), y, p, is_max, last);
+}
+
+}  // namespace
+
+void arg_reduce(KernelContext& ctx) {
+  const Tensor& x = ctx.input(0);
+  require_dtype(ctx, x.dtype(), {DType::Float, DType::Int32, DType::Int64, DType::Int8, DType::UInt8});
+  Shape out_shape;
+  bool last = false;
+  AxisPlan p = plan_arg_reduce(ctx, out_shape, last);
+  Tensor& y = ctx.output(0, DType::Int64, out_shape);
+  if (y.numel() == 0) return;
+  const bool is_max = static_cast<ArgKind>(ctx.entry.variant) == ArgKind::ArgMax;
+  int64_t* out = y.data<int64_t>();
+  switch (x.dtype()) {
+    case DType::Float: launch_arg<float>(ctx, p, x, out, is_max, last); break;
+    case DType::Int32: launch_arg<int32_t>(ctx, p, x, out, is_max, last); break;
+    case DType::Int64: launch_arg<int64_t>(ctx, p, x, out, is_max, last); break;
+    case DType::Int8: launch_arg<int8_t>(ctx, p, x, out, is_max, last); break;
+    default: launch_arg<uint8_t>(ctx, p, x, out, is_max, last); break;
+  }
+  check_launch(ctx);
+}
+
+namespace {
+
+// Contract: Softmax/LogSoftmax of one row per warp; docs/contract/reduce.md#softmax.
+// m: sequential max rule (warp pick); e_i = exp_f32(x_i - m) summed canonically (lane j: i = j mod 32);
+// y_i = e_i / s, or (x_i - m) - log_f32(s). e_i is recomputed in the last pass (same bits).
+__global__ void softmax_warp(const float* x, float* y, AxisPlan p, bool log) {
+  const int64_t r = static_cast<int64_t>(blockIdx.x) * kWarpsPerBlock + threadIdx.x / 32;
+  const int lane = threadIdx.x % 32;
+  if (r >= p.rows()) return;
+  const int64_t base = p.row_base(r);
+  const float* xr = x + base;
+  float* yr = y + base;
+  float v = 0.0f;
+  int64_t at = -1;
+  for (int64_t i = lane; i < p.len; i += 32) arith::extreme_pick_f32<true>(v, at, xr[i * p.inner], i);
+  const float m = arith::warp_extreme_f32<true>(v, at, 0.0f);
+  float s = 0.0f;
+  for (int64_t i = lane; i < p.len; i += 32) s = s + arith::exp_f32(xr[i * p.inner] - m);
+  s = arith::warp_tree_f32(s, arith::AddF32{});
+  if (log) {
+    const float ls = arith::log_f32(s);
+    for (int64_t i = lane; i < p.len; i += 32) yr[i * p.inner] = (xr[i * p.inner] - m) - ls;
+  } else {
+    for (int64_t i = lane; i < p.len; i += 32) yr[i * p.inner] = arith::exp_f32(xr[i * p.inner] - m) / s;
+  }
+}
+
+}  // namespace
+
+void softmax(KernelContext& ctx) {
+  const Tensor& x = ctx.input(0);
+  require_dtype(ctx, x.dtype(), {DType::Float});
+  AxisPlan p = plan_softmax(ctx);
+  Tensor& y = ctx.output(0, DType::Float, x.shape());
+  if (y.numel() == 0) return;
+  const bool log = static_cast<SoftmaxKind>(ctx.entry.variant) == SoftmaxKind::LogSoftmax;
+  unsigned blocks = static_cast<unsigned>((p.rows() + kWarpsPerBlock - 1) / kWarpsPerBlock);
+  softmax_warp<<<blocks, kThreadsPerBlock, 0, stream_of(ctx)>>>(x.data<float>(), y.data<float>(), p, log);
+  check_launch(ctx);
+}
+
+}  // namespace lockstep::cuda

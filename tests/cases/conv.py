@@ -1,0 +1,96 @@
+"""Cross-device cases for the conv family: Conv and ConvTranspose (docs/contract/conv.md)."""
+
+import numpy as np
+
+from cases import case, rand
+
+
+def _with_specials(x):
+    x = x.copy()
+    flat = x.reshape(-1)
+    flat[1], flat[7], flat[-3] = np.nan, np.inf, -np.inf
+    return x
+
+
+def _seed_conv():
+    x = np.ones((1, 256, 14, 14), np.float32)
+    w = np.full((256, 256, 3, 3), 0.1, np.float32)
+    b = np.full((256,), 0.05, np.float32)
+    return {"X": x, "W": w, "B": b}
+
+
+CASES = [
+    # --- Conv
+    case("conv_2d_pads_bias", "Conv", {"X": rand(1, 3, 9, 11), "W": rand(5, 3, 3, 3), "B": rand(5)},
+         attrs={"pads": [1, 1, 1, 1]}, const=("W", "B")),
+    case("conv_2d_no_bias", "Conv", {"X": rand(2, 4, 8, 8), "W": rand(6, 4, 3, 3)}),
+    case("conv_2d_strides_dilations", "Conv", {"X": rand(1, 3, 13, 12), "W": rand(4, 3, 3, 2), "B": rand(4)},
+         attrs={"strides": [2, 3], "dilations": [2, 1], "pads": [1, 0, 2, 1]}),
+    case("conv_2d_kernel_shape_attr", "Conv", {"X": rand(1, 2, 7, 7), "W": rand(3, 2, 2, 3)},
+         attrs={"kernel_shape": [2, 3]}),
+    case("conv_group2", "Conv", {"X": rand(2, 6, 9, 7), "W": rand(4, 3, 3, 3), "B": rand(4)},
+         attrs={"group": 2, "pads": [1, 1, 1, 1]}),
+    case("conv_depthwise", "Conv", {"X": rand(1, 16, 10, 10), "W": rand(16, 1, 3, 3), "B": rand(16)},
+         attrs={"group": 16, "pads": [1, 1, 1, 1], "strides": [2, 2]}, const=("W", "B")),
+    case("conv_depthwise_multiplier", "Conv", {"X": rand(1, 4, 6, 6), "W": rand(8, 1, 3, 3)}, attrs={"group": 4}),
+    case("conv_pointwise", "Conv", {"X": rand(3, 17, 5, 6), "W": rand(9, 17, 1, 1), "B": rand(9)}),
+    case("conv_pointwise_strided", "Conv", {"X": rand(1, 8, 7, 7), "W": rand(5, 8, 1, 1)}, attrs={"strides": [2, 2]}),
+    case("conv_k_over_64", "Conv", {"X": rand(1, 70, 6, 6), "W": rand(3, 70, 3, 3), "B": rand(3)},
+         attrs={"pads": [1, 1, 1, 1]}, rtol=1e-4, atol=1e-5),
+    case("conv_k_large_odd", "Conv", {"X": rand(2, 129, 5, 5), "W": rand(33, 129, 3, 3), "B": rand(33)},
+         attrs={"pads": [0, 1, 1, 0]}, rtol=1e-4, atol=1e-4),
+    case("conv_1d", "Conv", {"X": rand(2, 3, 23), "W": rand(4, 3, 5), "B": rand(4)},
+         attrs={"pads": [2, 3], "dilations": [2], "strides": [2]}),
+    case("conv_3d", "Conv", {"X": rand(1, 2, 5, 6, 7), "W": rand(3, 2, 3, 2, 3), "B": rand(3)},
+         attrs={"pads": [1, 0, 1, 1, 1, 0]}),
+    case("conv_auto_same_upper", "Conv", {"X": rand(1, 3, 8, 9), "W": rand(4, 3, 3, 4)},
+         attrs={"auto_pad": "SAME_UPPER", "strides": [2, 2]}),
+    case("conv_auto_same_lower", "Conv", {"X": rand(1, 3, 8, 9), "W": rand(4, 3, 3, 4)},
+         attrs={"auto_pad": "SAME_LOWER", "strides": [2, 2]}),
+    case("conv_auto_valid", "Conv", {"X": rand(1, 3, 8, 9), "W": rand(4, 3, 3, 3)},
+         attrs={"auto_pad": "VALID", "strides": [2, 1]}),
+    case("conv_opset7", "Conv", {"X": rand(1, 2, 6, 6), "W": rand(2, 2, 3, 3)}, attrs={"pads": [1, 1, 1, 1]},
+         opset=7),
+    case("conv_opset11_same_lower", "Conv", {"X": rand(1, 2, 7, 6), "W": rand(2, 2, 2, 2)},
+         attrs={"auto_pad": "SAME_LOWER"}, opset=11),
+    case("conv_opset22", "Conv", {"X": rand(1, 2, 6, 6), "W": rand(2, 2, 3, 3), "B": rand(2)}, opset=22),
+    case("conv_batch5", "Conv", {"X": rand(5, 3, 7, 7), "W": rand(4, 3, 3, 3), "B": rand(4)},
+         attrs={"pads": [1, 1, 1, 1]}),
+    case("conv_nan_inf_input", "Conv", {"X": _with_specials(rand(1, 2, 6, 6)), "W": rand(3, 2, 3, 3)},
+         attrs={"pads": [1, 1, 1, 1]}),
+    case("conv_inf_weight_padding_tap", "Conv", {"X": rand(1, 1, 4, 4), "W": _with_specials(rand(1, 1, 3, 3))},
+         attrs={"pads": [1, 1, 1, 1]}, reference=None,
+         note="contract: padding taps are fma(+0, w) terms, so an inf weight gives NaN at the border; onnxruntime "
+              "skips padding taps"),
+    case("conv_empty_batch", "Conv", {"X": rand(0, 3, 5, 5), "W": rand(4, 3, 3, 3)}, reference=None,
+         note="empty output; onnxruntime is not needed to know its shape"),
+    case("conv_seed_issue_21220", "Conv", _seed_conv(), attrs={"pads": [1, 1, 1, 1]}, const=("W", "B"),
+         rtol=1e-4, atol=1e-3, note="DESIGN.md 1: the seed Conv"),
+    # --- ConvTranspose
+    case("convtranspose_2d_stride2", "ConvTranspose", {"X": rand(1, 3, 4, 5), "W": rand(3, 2, 3, 3), "B": rand(2)},
+         attrs={"strides": [2, 2]}),
+    case("convtranspose_pads_output_padding", "ConvTranspose",
+         {"X": rand(2, 4, 3, 3), "W": rand(4, 3, 3, 2)},
+         attrs={"strides": [3, 2], "pads": [1, 0, 2, 1], "output_padding": [1, 0]}),
+    case("convtranspose_group_dilation", "ConvTranspose", {"X": rand(1, 4, 5, 4), "W": rand(4, 2, 3, 3), "B": rand(4)},
+         attrs={"group": 2, "dilations": [2, 1], "strides": [2, 2]}),
+    case("convtranspose_output_shape", "ConvTranspose", {"X": rand(1, 1, 3, 3), "W": rand(1, 2, 3, 3)},
+         attrs={"strides": [2, 2], "output_shape": [6, 6]}),
+    case("convtranspose_output_shape_full_rank", "ConvTranspose", {"X": rand(1, 1, 3, 3), "W": rand(1, 2, 3, 3)},
+         attrs={"strides": [2, 2], "output_shape": [1, 2, 6, 7]}, reference=None,
+         note="output_shape with N and C (older exporters); onnxruntime's shape inference rejects it"),
+    case("convtranspose_same_upper", "ConvTranspose", {"X": rand(1, 2, 3, 4), "W": rand(2, 2, 3, 3)},
+         attrs={"strides": [2, 2], "auto_pad": "SAME_UPPER"}),
+    case("convtranspose_same_lower", "ConvTranspose", {"X": rand(1, 2, 3, 4), "W": rand(2, 2, 3, 3)},
+         attrs={"strides": [2, 2], "auto_pad": "SAME_LOWER"}),
+    case("convtranspose_1d", "ConvTranspose", {"X": rand(1, 2, 7), "W": rand(2, 3, 4), "B": rand(3)},
+         attrs={"strides": [2], "dilations": [2]}),
+    case("convtranspose_3d", "ConvTranspose", {"X": rand(1, 2, 3, 3, 3), "W": rand(2, 2, 2, 2, 2)},
+         attrs={"strides": [2, 2, 2]}),
+    case("convtranspose_k_over_64", "ConvTranspose", {"X": rand(1, 80, 3, 3), "W": rand(80, 2, 3, 3), "B": rand(2)},
+         attrs={"pads": [1, 1, 1, 1]}, rtol=1e-4, atol=1e-5),
+    case("convtranspose_kernel_shape_attr", "ConvTranspose", {"X": rand(1, 2, 4, 4), "W": rand(2, 1, 2, 2)},
+         attrs={"kernel_shape": [2, 2], "strides": [2, 2]}, const=("W",)),
+    case("convtranspose_opset7", "ConvTranspose", {"X": rand(1, 2, 4, 4), "W": rand(2, 1, 3, 3)}, opset=7),
+    case("convtranspose_opset22", "ConvTranspose", {"X": rand(1, 2, 4, 4), "W": rand(2, 1, 3, 3)}, opset=22),
+]
