@@ -149,6 +149,7 @@ NB_MODULE(_core, m) {
       .def("run", &run_session);
 
   m.def("available_providers", &available_providers);
+  m.def("built_with_cuda", [] { return LOCKSTEP_WITH_CUDA != 0; });
   m.def("summarize_model", [](const std::string& path) {
     ModelSummary s = summarize_model(path);
     nb::list ops;

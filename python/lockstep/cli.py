@@ -2,7 +2,8 @@
 
   lockstep info MODEL
   lockstep run MODEL [--input NAME=FILE.npy ...] [--provider cpu|cuda] [--threads N] [--output-dir DIR] [--seed S]
-  lockstep demo [--provider cpu|cuda]
+  lockstep check MODEL [--input NAME=FILE.npy ...] [--seed S]
+  lockstep demo
 """
 
 import argparse
@@ -43,6 +44,8 @@ def cmd_info(args):
     for op, domain, count, cpu, cuda in s["ops"]:
         label = op if not domain or domain == "ai.onnx" else f"{domain}.{op}"
         cuda_text = "yes" if cuda else ("cpu fallback" if cpu else "no")
+        if not _core.built_with_cuda():
+            cuda_text = "n/a (this build has no CUDA)"
         print(f"  {label:<28}{count:>6}  {'yes' if cpu else 'no':<5}{cuda_text}")
     return 0
 
@@ -102,6 +105,37 @@ def cmd_run(args):
     return 0
 
 
+def cmd_check(args):
+    """Runs the model on every available provider and compares each output with the CPU's, bit for bit."""
+    providers = lockstep.get_available_providers()
+    cpu = _session(args.model, "cpu", 0)
+    feeds = _feeds(cpu, args.input, args.seed)
+    reference = cpu.run(None, feeds)
+    if lockstep.CUDA not in providers:
+        print("only the CPU provider is available here: nothing to compare (run this on a machine with a GPU)")
+        return 0
+    cuda = _session(args.model, "cuda", 0)
+    results = cuda.run(None, feeds)
+    differing = 0
+    for arg, a, b in zip(cpu.get_outputs(), reference, results):
+        same = _same_bits(a, b)
+        differing += not same
+        print(f"{arg.name}: {'bit-identical' if same else 'DIFFERENT'} ({a.dtype} {list(a.shape)})")
+    if cuda.fallback_ops():
+        print("ran on the CPU inside the CUDA session (no CUDA kernel): " + ", ".join(cuda.fallback_ops()))
+    print(f"{len(reference) - differing} of {len(reference)} outputs bit-identical between CPU and CUDA")
+    return 1 if differing else 0
+
+
+def _same_bits(a, b):
+    if a.dtype != b.dtype or a.shape != b.shape:
+        return False
+    if a.dtype.kind == "f":
+        both_nan = np.isnan(a) & np.isnan(b)
+        return bool(np.all((a.view(f"u{a.itemsize}") == b.view(f"u{b.itemsize}")) | both_nan))
+    return a.tobytes() == b.tobytes()
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(prog="lockstep", description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="command", required=True)
@@ -116,6 +150,11 @@ def main(argv=None):
     run.add_argument("--output-dir")
     run.add_argument("--seed", type=int, default=0)
     run.set_defaults(fn=cmd_run)
+    check = sub.add_parser("check", help="run on CPU and CUDA and compare every output bit for bit")
+    check.add_argument("model")
+    check.add_argument("--input", action="append", metavar="NAME=FILE.npy")
+    check.add_argument("--seed", type=int, default=0)
+    check.set_defaults(fn=cmd_check)
     demo = sub.add_parser("demo", help="the onnxruntime issue 21220 Conv on every provider, compared bit for bit")
     demo.set_defaults(fn=lambda a: __import__("lockstep.demo").demo.main())
     args = parser.parse_args(argv)

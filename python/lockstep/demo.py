@@ -20,7 +20,9 @@ def seed_conv_model():
                               [helper.make_tensor_value_info("input", onnx.TensorProto.FLOAT, shape)],
                               [helper.make_tensor_value_info("output", onnx.TensorProto.FLOAT, shape)],
                               initializer=[weight, bias])
-    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 11)]).SerializeToString()
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 11)])
+    model.ir_version = 10  # readable by older onnxruntime releases too
+    return model.SerializeToString()
 
 
 def float64_reference(x):

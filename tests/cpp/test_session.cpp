@@ -1,0 +1,421 @@
+// Tests of the public C++ API (include/lockstep/session.h): a model built as hand-encoded protobuf bytes (no
+// Python needed), loaded from memory and from a file, run, and fed badly.
+//
+// The model ("main", opset 17, plus an unused com.microsoft import):
+//   inputs  x: float [N,3]   s: int64 [2]        initializer bias: float [3] = {0.5, -1, 2}
+//   y  = Add(x, bias)                             output y: float [N,3]
+//   y2 = Mul(y, Constant(2.0))
+//   z  = Reshape(y2, s)                           output z: float, no declared shape
+#include <gtest/gtest.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "lockstep/session.h"
+
+namespace fs = std::filesystem;
+using lockstep::DType;
+using lockstep::Error;
+using lockstep::ErrorCode;
+using lockstep::Session;
+using lockstep::SessionOptions;
+using lockstep::Tensor;
+
+namespace {
+
+// ---- a tiny protobuf writer ----
+
+struct Pb {
+  std::string bytes;
+
+  static std::string varint_bytes(uint64_t v) {
+    std::string out;
+    do {
+      uint8_t b = v & 0x7f;
+      v >>= 7;
+      out.push_back(static_cast<char>(v ? b | 0x80 : b));
+    } while (v);
+    return out;
+  }
+  Pb& tag(uint32_t field, int wire) {
+    bytes += varint_bytes(uint64_t{field} << 3 | wire);
+    return *this;
+  }
+  Pb& varint(uint32_t field, int64_t v) {
+    tag(field, 0);
+    bytes += varint_bytes(static_cast<uint64_t>(v));
+    return *this;
+  }
+  Pb& f32(uint32_t field, float v) {
+    tag(field, 5);
+    bytes.append(reinterpret_cast<const char*>(&v), 4);
+    return *this;
+  }
+  Pb& str(uint32_t field, const std::string& s) {
+    tag(field, 2);
+    bytes += varint_bytes(s.size()) + s;
+    return *this;
+  }
+  Pb& msg(uint32_t field, const Pb& m) { return str(field, m.bytes); }
+};
+
+// onnx.proto field numbers used below.
+namespace model_f { enum { ir_version = 1, producer_name = 2, producer_version = 3, domain = 4, model_version = 5,
+                           doc_string = 6, graph = 7, opset_import = 8, metadata_props = 14 }; }
+namespace graph_f { enum { node = 1, name = 2, initializer = 5, doc_string = 10, input = 11, output = 12 }; }
+namespace node_f { enum { input = 1, output = 2, name = 3, op_type = 4, attribute = 5 }; }
+namespace attr_f { enum { name = 1, t = 5, type = 20 }; }
+namespace tensor_f { enum { dims = 1, data_type = 2, name = 8, raw_data = 9 }; }
+
+Pb tensor_proto(const std::string& name, DType dtype, const std::vector<int64_t>& dims, const void* data,
+                size_t bytes) {
+  Pb t;
+  for (int64_t d : dims) t.varint(tensor_f::dims, d);
+  t.varint(tensor_f::data_type, static_cast<int64_t>(dtype)).str(tensor_f::name, name);
+  t.str(tensor_f::raw_data, std::string(static_cast<const char*>(data), bytes));
+  return t;
+}
+
+// A dim: an int for a fixed size, a string for a symbol.
+struct Dim {
+  int64_t value = -1;
+  std::string param;
+  Dim(int64_t v) : value(v) {}  // NOLINT
+  Dim(const char* p) : param(p) {}  // NOLINT
+};
+
+Pb value_info(const std::string& name, DType dtype, const std::vector<Dim>* dims) {
+  Pb tensor_type;
+  tensor_type.varint(1, static_cast<int64_t>(dtype));  // elem_type
+  if (dims) {
+    Pb shape;
+    for (const Dim& d : *dims) {
+      Pb dim;
+      if (d.param.empty()) dim.varint(1, d.value);  // dim_value
+      else dim.str(2, d.param);                      // dim_param
+      shape.msg(1, dim);
+    }
+    tensor_type.msg(2, shape);
+  }
+  return Pb().str(1, name).msg(2, Pb().msg(1, tensor_type));  // ValueInfoProto{name, type{tensor_type}}
+}
+
+Pb node(const std::string& op, const std::vector<std::string>& ins, const std::vector<std::string>& outs,
+        const std::string& name) {
+  Pb n;
+  for (const auto& i : ins) n.str(node_f::input, i);
+  for (const auto& o : outs) n.str(node_f::output, o);
+  return n.str(node_f::name, name).str(node_f::op_type, op);
+}
+
+const float kBias[3] = {0.5f, -1.0f, 2.0f};
+
+std::string test_model_bytes() {
+  const float two = 2.0f;
+  Pb constant = node("Constant", {}, {"two"}, "const0");
+  constant.msg(node_f::attribute, Pb().str(attr_f::name, "value")
+                                      .msg(attr_f::t, tensor_proto("two_value", DType::Float, {1}, &two, 4))
+                                      .varint(attr_f::type, 4));  // AttributeProto.TENSOR
+  std::vector<Dim> x_dims = {"N", 3}, s_dims = {2}, y_dims = {"N", 3};
+  Pb graph;
+  graph.msg(graph_f::node, node("Add", {"x", "bias"}, {"y"}, "add0"))
+      .msg(graph_f::node, constant)
+      .msg(graph_f::node, node("Mul", {"y", "two"}, {"y2"}, "mul0"))
+      .msg(graph_f::node, node("Reshape", {"y2", "s"}, {"z"}, "reshape0"))
+      .str(graph_f::name, "main")
+      .msg(graph_f::initializer, tensor_proto("bias", DType::Float, {3}, kBias, sizeof kBias))
+      .str(graph_f::doc_string, "graph doc")
+      .msg(graph_f::input, value_info("x", DType::Float, &x_dims))
+      .msg(graph_f::input, value_info("s", DType::Int64, &s_dims))
+      .msg(graph_f::output, value_info("y", DType::Float, &y_dims))
+      .msg(graph_f::output, value_info("z", DType::Float, nullptr));
+  Pb model;
+  model.varint(model_f::ir_version, 8)
+      .str(model_f::producer_name, "cpp-tests")
+      .str(model_f::producer_version, "1.2")
+      .str(model_f::domain, "ai.lockstep.test")
+      .varint(model_f::model_version, 7)
+      .str(model_f::doc_string, "model doc")
+      .msg(model_f::graph, graph)
+      .msg(model_f::opset_import, Pb().str(1, "").varint(2, 17))
+      .msg(model_f::opset_import, Pb().str(1, "com.microsoft").varint(2, 1))
+      .msg(model_f::metadata_props, Pb().str(1, "author").str(2, "tests"))
+      .msg(model_f::metadata_props, Pb().str(1, "license").str(2, "MIT"));
+  return model.bytes;
+}
+
+Session make_session(const SessionOptions& options = {}) {
+  static const std::string bytes = test_model_bytes();
+  return Session(bytes.data(), bytes.size(), options);
+}
+
+Tensor floats(const std::vector<int64_t>& shape, const std::vector<float>& v) {
+  return Tensor::from_bytes(DType::Float, shape, v.data());
+}
+Tensor int64s(const std::vector<int64_t>& shape, const std::vector<int64_t>& v) {
+  return Tensor::from_bytes(DType::Int64, shape, v.data());
+}
+
+template <typename T>
+std::vector<T> values_of(const Tensor& t) {
+  std::vector<T> v(t.bytes() / sizeof(T));
+  if (!v.empty()) std::memcpy(v.data(), t.raw(), t.bytes());
+  return v;
+}
+
+const std::vector<float> kX = {1.0f, 2.0f, 3.0f, -4.0f, 0.25f, -0.75f};  // [2,3]
+
+std::map<std::string, Tensor> good_feeds() { return {{"x", floats({2, 3}, kX)}, {"s", int64s({2}, {3, 2})}}; }
+
+std::vector<float> expected_y() {
+  std::vector<float> y(kX.size());
+  for (size_t i = 0; i < y.size(); ++i) y[i] = kX[i] + kBias[i % 3];
+  return y;
+}
+
+std::vector<float> expected_z() {
+  std::vector<float> z = expected_y();
+  for (float& v : z) v *= 2.0f;
+  return z;
+}
+
+void expect_good_run(Session& s) {
+  std::vector<Tensor> out = s.run(good_feeds());
+  ASSERT_EQ(out.size(), 2u);
+  EXPECT_EQ(out[0].dtype(), DType::Float);
+  EXPECT_EQ(out[0].shape(), (lockstep::Shape{2, 3}));
+  EXPECT_EQ(values_of<float>(out[0]), expected_y());
+  EXPECT_EQ(out[1].dtype(), DType::Float);
+  EXPECT_EQ(out[1].shape(), (lockstep::Shape{3, 2}));
+  EXPECT_EQ(values_of<float>(out[1]), expected_z());
+}
+
+// Runs fn, which must throw lockstep::Error with `code` and a message containing every one of `parts`.
+void expect_error(const std::function<void()>& fn, ErrorCode code, const std::vector<std::string>& parts) {
+  try {
+    fn();
+  } catch (const Error& e) {
+    EXPECT_EQ(static_cast<int>(e.code()), static_cast<int>(code)) << e.what();
+    for (const auto& p : parts) EXPECT_NE(std::string(e.what()).find(p), std::string::npos) << e.what();
+    return;
+  } catch (const std::exception& e) {
+    ADD_FAILURE() << "threw a non-lockstep exception: " << e.what();
+    return;
+  }
+  ADD_FAILURE() << "did not throw";
+}
+
+}  // namespace
+
+TEST(SessionTest, LoadsFromBytesAndRuns) {
+  Session s = make_session();
+  expect_good_run(s);
+}
+
+TEST(SessionTest, LoadsFromFile) {
+  fs::path dir = fs::temp_directory_path() / ("lockstep_session_test_" + std::to_string(getpid()));
+  fs::create_directories(dir);
+  fs::path path = dir / "model.onnx";
+  {
+    std::string bytes = test_model_bytes();
+    std::ofstream(path, std::ios::binary).write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+  }
+  Session s(path.string());
+  expect_good_run(s);
+  EXPECT_EQ(s.metadata().producer_name, "cpp-tests");
+  fs::remove_all(dir);
+}
+
+TEST(SessionTest, MissingFileIsNoSuchFile) {
+  expect_error([] { Session s("/nonexistent/lockstep/nope.onnx"); }, ErrorCode::NoSuchFile, {"nope.onnx"});
+}
+
+TEST(SessionTest, GarbageBytesThrowLockstepError) {
+  const std::string garbage = "definitely not a protobuf model \xff\xff\xff";
+  EXPECT_THROW(Session(garbage.data(), garbage.size()), Error);
+  std::string good = test_model_bytes();
+  for (size_t cut : {size_t{1}, good.size() / 3, good.size() / 2, good.size() - 1})
+    EXPECT_THROW(Session(good.data(), cut), Error) << "cut at " << cut;
+}
+
+TEST(SessionTest, InputsOutputsMetadata) {
+  SessionOptions options;
+  options.intra_op_num_threads = 2;
+  options.graph_optimization_level = 0;
+  Session s = make_session(options);
+
+  const auto& in = s.inputs();
+  ASSERT_EQ(in.size(), 2u);  // the initializer 'bias' is not an input
+  EXPECT_EQ(in[0].name, "x");
+  EXPECT_EQ(in[0].dtype, DType::Float);
+  EXPECT_TRUE(in[0].has_shape);
+  EXPECT_EQ(in[0].dims, (std::vector<int64_t>{-1, 3}));
+  EXPECT_EQ(in[0].dim_params, (std::vector<std::string>{"N", ""}));
+  EXPECT_EQ(in[1].name, "s");
+  EXPECT_EQ(in[1].dtype, DType::Int64);
+  EXPECT_EQ(in[1].dims, (std::vector<int64_t>{2}));
+
+  const auto& out = s.outputs();
+  ASSERT_EQ(out.size(), 2u);
+  EXPECT_EQ(out[0].name, "y");
+  EXPECT_EQ(out[0].dims, (std::vector<int64_t>{-1, 3}));
+  EXPECT_EQ(out[0].dim_params, (std::vector<std::string>{"N", ""}));
+  EXPECT_EQ(out[1].name, "z");
+  EXPECT_EQ(out[1].dtype, DType::Float);
+  EXPECT_FALSE(out[1].has_shape);
+  EXPECT_TRUE(out[1].dims.empty());
+
+  const auto& m = s.metadata();
+  EXPECT_EQ(m.producer_name, "cpp-tests");
+  EXPECT_EQ(m.graph_name, "main");
+  EXPECT_EQ(m.domain, "ai.lockstep.test");
+  EXPECT_EQ(m.description, "model doc");
+  EXPECT_EQ(m.graph_description, "graph doc");
+  EXPECT_EQ(m.version, 7);
+  EXPECT_EQ(m.custom_metadata_map, (std::map<std::string, std::string>{{"author", "tests"}, {"license", "MIT"}}));
+  using Opset = std::pair<std::string, int64_t>;
+  EXPECT_EQ(m.opset_imports, (std::vector<Opset>{{"", 17}, {"com.microsoft", 1}}));
+
+  EXPECT_EQ(s.options().intra_op_num_threads, 2);
+  EXPECT_EQ(s.options().graph_optimization_level, 0);
+  EXPECT_EQ(s.options().provider, lockstep::Device::CPU);
+  EXPECT_TRUE(s.fallback_ops().empty());
+}
+
+TEST(SessionTest, SelectedOutputs) {
+  Session s = make_session();
+  std::vector<Tensor> z = s.run(good_feeds(), {"z"});
+  ASSERT_EQ(z.size(), 1u);
+  EXPECT_EQ(values_of<float>(z[0]), expected_z());
+  std::vector<Tensor> zy = s.run(good_feeds(), {"z", "y"});
+  ASSERT_EQ(zy.size(), 2u);
+  EXPECT_EQ(values_of<float>(zy[0]), expected_z());
+  EXPECT_EQ(values_of<float>(zy[1]), expected_y());
+  expect_error([&] { s.run(good_feeds(), {"nope"}); }, ErrorCode::InvalidArgument, {"Invalid output name: nope"});
+}
+
+TEST(SessionTest, DynamicBatch) {
+  Session s = make_session();
+  std::vector<float> x(5 * 3);
+  for (size_t i = 0; i < x.size(); ++i) x[i] = static_cast<float>(i) - 7.0f;
+  std::vector<Tensor> out = s.run({{"x", floats({5, 3}, x)}, {"s", int64s({2}, {-1, 5})}});
+  ASSERT_EQ(out.size(), 2u);
+  EXPECT_EQ(out[0].shape(), (lockstep::Shape{5, 3}));
+  EXPECT_EQ(out[1].shape(), (lockstep::Shape{3, 5}));
+  std::vector<float> y = values_of<float>(out[0]), z = values_of<float>(out[1]);
+  for (size_t i = 0; i < x.size(); ++i) {
+    EXPECT_EQ(y[i], x[i] + kBias[i % 3]);
+    EXPECT_EQ(z[i], (x[i] + kBias[i % 3]) * 2.0f);
+  }
+}
+
+TEST(SessionTest, WrongInputNameIsInvalidArgument) {
+  Session s = make_session();
+  auto feeds = good_feeds();
+  feeds["nope"] = floats({1}, {1.0f});
+  expect_error([&] { s.run(feeds); }, ErrorCode::InvalidArgument, {"Invalid input name: nope"});
+  expect_good_run(s);
+}
+
+TEST(SessionTest, MissingInputIsInvalidArgument) {
+  Session s = make_session();
+  expect_error([&] { s.run({{"x", floats({2, 3}, kX)}}); }, ErrorCode::InvalidArgument, {"missing", "s"});
+  expect_error([&] { s.run({}); }, ErrorCode::InvalidArgument, {"missing", "x", "s"});
+  expect_good_run(s);
+}
+
+TEST(SessionTest, WrongDtypeIsInvalidArgument) {
+  Session s = make_session();
+  std::vector<double> xd(kX.begin(), kX.end());
+  auto feeds = good_feeds();
+  feeds["x"] = Tensor::from_bytes(DType::Double, {2, 3}, xd.data());
+  expect_error([&] { s.run(feeds); }, ErrorCode::InvalidArgument,
+               {"input 'x'", "tensor(double)", "tensor(float)"});
+  expect_good_run(s);
+  feeds = good_feeds();
+  std::vector<int32_t> s32 = {3, 2};
+  feeds["s"] = Tensor::from_bytes(DType::Int32, {2}, s32.data());
+  expect_error([&] { s.run(feeds); }, ErrorCode::InvalidArgument, {"input 's'", "tensor(int32)", "tensor(int64)"});
+  expect_good_run(s);
+}
+
+TEST(SessionTest, UndefinedTensorFeedIsInvalidArgument) {
+  Session s = make_session();
+  auto feeds = good_feeds();
+  feeds["x"] = Tensor();
+  expect_error([&] { s.run(feeds); }, ErrorCode::InvalidArgument, {"x"});
+  expect_good_run(s);
+}
+
+TEST(SessionTest, WrongRankIsInvalidArgument) {
+  Session s = make_session();
+  auto feeds = good_feeds();
+  feeds["x"] = floats({2, 3, 1}, kX);
+  expect_error([&] { s.run(feeds); }, ErrorCode::InvalidArgument, {"Invalid rank for input: x", "Got: 3", "Expected: 2"});
+  expect_good_run(s);
+  feeds = good_feeds();
+  feeds["x"] = floats({6}, kX);
+  expect_error([&] { s.run(feeds); }, ErrorCode::InvalidArgument, {"Invalid rank for input: x", "Got: 1"});
+  expect_good_run(s);
+}
+
+TEST(SessionTest, WrongDimIsInvalidArgument) {
+  Session s = make_session();
+  auto feeds = good_feeds();
+  feeds["x"] = floats({3, 2}, kX);
+  expect_error([&] { s.run(feeds); }, ErrorCode::InvalidArgument,
+               {"invalid dimensions for input: x", "index: 1", "Got: 2", "Expected: 3"});
+  expect_good_run(s);
+}
+
+TEST(SessionTest, RuntimeFailureLeavesSessionUsable) {
+  Session s = make_session();
+  auto feeds = good_feeds();
+  feeds["s"] = int64s({2}, {4, 4});  // 6 elements cannot become [4,4]
+  EXPECT_THROW(s.run(feeds), Error);
+  expect_good_run(s);
+}
+
+TEST(SessionTest, ThreadCountsGiveSameBytes) {
+  std::vector<float> x(64 * 3);
+  for (size_t i = 0; i < x.size(); ++i) x[i] = std::sin(static_cast<float>(i)) * 100.0f;
+  std::map<std::string, Tensor> feeds = {{"x", floats({64, 3}, x)}, {"s", int64s({2}, {3, -1})}};
+  SessionOptions one;
+  one.intra_op_num_threads = 1;
+  Session reference = make_session(one);
+  std::vector<Tensor> want = reference.run(feeds);
+  for (int threads : {2, 3, 8}) {
+    SessionOptions options;
+    options.intra_op_num_threads = threads;
+    Session s = make_session(options);
+    std::vector<Tensor> got = s.run(feeds);
+    ASSERT_EQ(got.size(), want.size());
+    for (size_t i = 0; i < got.size(); ++i) {
+      ASSERT_EQ(got[i].shape(), want[i].shape());
+      EXPECT_EQ(std::memcmp(got[i].raw(), want[i].raw(), want[i].bytes()), 0) << "threads " << threads;
+    }
+  }
+}
+
+TEST(SessionTest, MovedSessionStillRuns) {
+  Session a = make_session();
+  Session b = std::move(a);
+  expect_good_run(b);
+  Session c = make_session();
+  c = std::move(b);
+  expect_good_run(c);
+}
+
+TEST(SessionTest, AvailableProvidersListsCpu) {
+  std::vector<std::string> p = lockstep::available_providers();
+  EXPECT_NE(std::find(p.begin(), p.end(), "CPUExecutionProvider"), p.end());
+}
