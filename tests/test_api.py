@@ -185,3 +185,14 @@ def test_set_providers_and_session_options():
     s.set_providers(["CPUExecutionProvider"])
     assert s.get_providers() == ["CPUExecutionProvider"]
     assert s.run(None, {"x": np.ones((1, 3), np.float32)})[0].shape == (1, 3)
+
+
+def test_read_only_and_non_contiguous_feeds():
+    s = session_of(add_model())
+    x = np.frombuffer(np.arange(6, dtype=np.float32).tobytes(), dtype=np.float32).reshape(2, 3)
+    assert not x.flags.writeable
+    (y,) = s.run(None, {"x": x})
+    np.testing.assert_array_equal(y, x + np.arange(3, dtype=np.float32))
+    strided = np.arange(12, dtype=np.float32).reshape(2, 6)[:, ::2]
+    (y2,) = s.run(None, {"x": strided})
+    np.testing.assert_array_equal(y2, strided + np.arange(3, dtype=np.float32))

@@ -217,3 +217,36 @@ def test_session_after_bad_feed(name, provider):
     assert_same(after, cpu_reference(name), f"{provider} after bad feed vs CPU threads=1")
     # A fresh session that never saw a bad feed gives the same bytes too.
     assert_same(session(name, provider, threads=2).run(None, {"x": x}), after, f"{provider} fresh session")
+
+
+def special_batch(name):
+    """A batch where sample 1 holds a NaN, sample 3 an inf, sample 4 huge values, sample 6 subnormals; the other
+    samples are ordinary. Whatever those samples give, no sample may change another's bytes."""
+    x = batch(name, seed=300)
+    flat = x.reshape(BATCH, -1)
+    flat[1, 5] = np.nan
+    flat[3, 0] = np.inf
+    flat[4] *= np.float32(1e30)
+    flat[6] *= np.float32(1e-40)
+    return x
+
+
+@pytest.mark.parametrize("provider", PROVIDERS)
+@pytest.mark.parametrize("name", list(MODELS))
+def test_special_values_stay_in_their_sample(name, provider):
+    x = special_batch(name)
+    full = session(name, provider, threads=8).run(None, {"x": x})
+    ordinary = batch(name, seed=300)
+    s = session(name, provider, threads=1)
+    for i in range(BATCH):
+        single = s.run(None, {"x": x[i:i + 1]})
+        for k, (f, one) in enumerate(zip(full, single)):
+            assert same_bits(f[i:i + 1], one), f"{provider}: output {k}, sample {i}: batch 8 != batch 1"
+    # Samples left ordinary give the same bytes as in a batch without special values.
+    clean = session(name, provider, threads=8).run(None, {"x": ordinary})
+    for i in (0, 2, 5, 7):
+        for k, (f, c) in enumerate(zip(full, clean)):
+            assert same_bits(f[i], c[i]), f"{provider}: output {k}, ordinary sample {i} changed"
+    assert np.isnan(full[0][1]).any()  # the NaN sample really carried its NaN through
+    if provider != lockstep.CPU:
+        assert_same(full, session(name, lockstep.CPU, threads=1).run(None, {"x": x}), f"{provider} vs CPU")

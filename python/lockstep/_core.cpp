@@ -30,7 +30,8 @@ constexpr DTypeMap kDTypes[] = {
     {DType::UInt64, nb::dlpack::dtype_code::UInt, 64},   {DType::Bool, nb::dlpack::dtype_code::Bool, 8},
 };
 
-using AnyArray = nb::ndarray<nb::numpy, nb::c_contig, nb::device::cpu>;
+// Read-only arrays (np.frombuffer, numpy_helper.to_array) are valid feeds, as in onnxruntime.
+using AnyArray = nb::ndarray<nb::ro, nb::numpy, nb::c_contig, nb::device::cpu>;
 
 DType dtype_of(const AnyArray& a, const std::string& name) {
   nb::dlpack::dtype d = a.dtype();

@@ -9,7 +9,7 @@
 // relative error is below ~1e-15, and rounds once to float. The result is therefore within 0.5 + 2^24 * 1e-15 ulp
 // of the exact value, i.e. it is the correctly rounded float except in rare near-halfway cases, where it is the
 // other neighbour (1 ulp from the correctly rounded result). Measured over all 2^32 inputs: <= 1 ulp for every
-// function (see docs/arithmetic-math.md and tests/arith/exhaustive_math.cpp).
+// function (see docs/arithmetic.md#scalar-function-methods and tests/arith/exhaustive_math.cpp).
 // Double was chosen over float+fma because (a) it makes the <= 1 ulp bound hold by construction, for composite
 // functions too (sigmoid, softplus, tanh, pow), (b) the polynomials need no fma (so no libm fmaf call on hosts
 // compiled without -mfma), and (c) FP64 runs at half the FP32 rate on H100/H200. On GPUs with slow FP64 (consumer

@@ -1,5 +1,5 @@
 // Per-element rules of the normalization family, shared by the CPU and CUDA kernels
-// (docs/contract/normalization.md).
+// (docs/arithmetic.md#normalization).
 #pragma once
 
 #include <cstdint>

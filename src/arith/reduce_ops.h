@@ -1,10 +1,11 @@
 // Per-element rules of the reduce and pool families, shared by the CPU and CUDA kernels
-// (docs/contract/reduce.md, docs/contract/pool.md). Both devices call exactly these functions, or reproduce
+// (docs/arithmetic.md#reduce, docs/arithmetic.md#pool). Both devices call exactly these functions, or reproduce
 // them operation by operation (the AVX2 and warp versions of the canonical reduction).
 #pragma once
 
 #include <cstdint>
 
+#include "arith/elementwise.h"  // abs_f32
 #include "arith/hd.h"
 #include "arith/reduce.h"
 
@@ -49,14 +50,12 @@ LOCKSTEP_HD void extreme_pick_f32(float& v, int64_t& i, float v2, int64_t i2) {
 /// Term transforms of the float reductions (applied before a term enters the canonical sum).
 enum class ReduceKind : int { Sum, Mean, Prod, Max, Min, L1, L2, SumSquare, LogSumExp };
 
-LOCKSTEP_HD float abs_f32(float x) { return x < 0.0f ? -x : (x == 0.0f ? 0.0f : x); }
-
 /// ReduceL1's term: |x| with the sign bit cleared (|-0| = +0); NaN passes through.
 LOCKSTEP_HD float l1_term_f32(float x) { return x != x ? x : abs_f32(x); }
 LOCKSTEP_HD float square_f32(float x) { return x * x; }
 
 /// LogSumExp's finish: m is the sequential max; s the canonical sum of exp_f32(x_i - m).
-/// Non-finite m (NaN, +inf, -inf: all terms -inf) is the result itself; see docs/contract/reduce.md.
+/// Non-finite m (NaN, +inf, -inf: all terms -inf) is the result itself; see docs/arithmetic.md#reduce.
 LOCKSTEP_HD bool lse_direct_f32(float m) { return !(m - m == 0.0f); }
 
 #if defined(__CUDACC__)

@@ -1,10 +1,11 @@
-// The Resize contract in code (docs/contract/resize.md): coordinate transforms, nearest rounding, tap weights and
+// The Resize contract in code (docs/arithmetic.md#resize): coordinate transforms, nearest rounding, tap weights and
 // the separable interpolation order. Plain C++ on the host, __host__ __device__ under nvcc, so both devices
 // run literally the same sequence of float32 operations.
 #pragma once
 
 #include <cstdint>
 
+#include "arith/elementwise.h"  // floor_f32, ceil_f32
 #include "arith/hd.h"
 
 namespace lockstep::arith {
@@ -14,17 +15,6 @@ enum class ResizeCoord : int {
 };
 // Simple: Resize-10 and Upsample (asymmetric coordinates; trunc when upsampling, ceil when downsampling).
 enum class ResizeNearest : int { RoundPreferFloor, RoundPreferCeil, Floor, Ceil, Simple };
-
-/// floor of a float32 (exact; NaN and |x| >= 2^23 pass through).
-LOCKSTEP_HD float floor_f32(float x) {
-  if (!(x > -8388608.0f && x < 8388608.0f)) return x;
-  float t = static_cast<float>(static_cast<int32_t>(x));
-  return t > x ? t - 1.0f : t;
-}
-LOCKSTEP_HD float ceil_f32(float x) {
-  float f = floor_f32(x);
-  return f < x ? f + 1.0f : f;
-}
 
 /// x_original for output coordinate o on one axis, in float32, one rounding per operation in the written order.
 /// scale is the axis's float32 scale; roi_start/roi_end only matter for TfCropAndResize.

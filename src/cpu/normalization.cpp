@@ -1,4 +1,4 @@
-// CPU kernels of the normalization family. Contract: docs/contract/normalization.md.
+// CPU kernels of the normalization family. Contract: docs/arithmetic.md#normalization.
 #include <algorithm>
 
 #include "arith/normalization.h"
@@ -13,7 +13,7 @@ namespace {
 
 int64_t grain_for(int64_t n) { return std::max<int64_t>(1, 16384 / std::max<int64_t>(1, n)); }
 
-// Contract: mean = S(x)/n, var = S((x-mean)^2)/n, stddev = sqrt(var + eps); docs/contract/normalization.md#rows.
+// Contract: mean = S(x)/n, var = S((x-mean)^2)/n, stddev = sqrt(var + eps); docs/arithmetic.md#normalization.
 // The deviations are stored in y first so that the canonical sum of their squares runs contiguous.
 arith::RowStats row_stats(const float* x, float* y, int64_t n, float epsilon) {
   arith::RowStats s;
@@ -25,21 +25,16 @@ arith::RowStats row_stats(const float* x, float* y, int64_t n, float epsilon) {
 
 }  // namespace
 
-// Contract: LayerNormalization, docs/contract/normalization.md#layernormalization.
+// Contract: LayerNormalization, docs/arithmetic.md#normalization.
 void layer_norm(KernelContext& ctx) {
   LayerNormPlan p = plan_layer_norm(ctx);
-  const Tensor& x = ctx.input(0);
-  Tensor& y = ctx.output(0, DType::Float, x.shape());
-  float* mean_out = nullptr;
-  float* inv_out = nullptr;
-  if (ctx.node.outputs.size() > 1 && !ctx.node.outputs[1].empty())
-    mean_out = ctx.output(1, DType::Float, p.stats_shape).data<float>();
-  if (ctx.node.outputs.size() > 2 && !ctx.node.outputs[2].empty())
-    inv_out = ctx.output(2, DType::Float, p.stats_shape).data<float>();
-  const float* xd = x.data<float>();
+  const LayerNormOutputs out = layer_norm_outputs(ctx, p);
+  float* mean_out = out.mean;
+  float* inv_out = out.inv_stddev;
+  const float* xd = ctx.input(0).data<float>();
   const float* scale = ctx.input(1).data<float>();
   const float* bias = p.has_bias ? ctx.input(2).data<float>() : nullptr;
-  float* yd = y.data<float>();
+  float* yd = out.y;
   ctx.pool->parallel_for(
       p.rows,
       [&](int64_t begin, int64_t end) {
@@ -59,7 +54,7 @@ void layer_norm(KernelContext& ctx) {
       grain_for(p.n * 4));
 }
 
-// Contract: InstanceNormalization, docs/contract/normalization.md#instancenormalization.
+// Contract: InstanceNormalization, docs/arithmetic.md#normalization.
 void instance_norm(KernelContext& ctx) {
   ChannelPlan p = plan_instance_norm(ctx);
   const Tensor& x = ctx.input(0);
@@ -82,7 +77,7 @@ void instance_norm(KernelContext& ctx) {
       grain_for(p.spatial * 4));
 }
 
-// Contract: BatchNormalization (inference), docs/contract/normalization.md#batchnormalization.
+// Contract: BatchNormalization (inference), docs/arithmetic.md#normalization.
 void batch_norm(KernelContext& ctx) {
   ChannelPlan p = plan_batch_norm(ctx);
   const Tensor& x = ctx.input(0);

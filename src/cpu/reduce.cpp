@@ -1,4 +1,4 @@
-// CPU kernels of the reduce family (Reduce*, ArgMax/ArgMin, Softmax/LogSoftmax). Contract: docs/contract/reduce.md.
+// CPU kernels of the reduce family (Reduce*, ArgMax/ArgMin, Softmax/LogSoftmax). Contract: docs/arithmetic.md#reduce.
 #include <immintrin.h>
 
 #include <cstring>
@@ -15,7 +15,6 @@
 namespace lockstep::cpu {
 
 namespace {
-
 
 /// The term transforms a contiguous canonical reduction can apply, in scalar and 8-wide form.
 struct TermIdentity {
@@ -108,7 +107,7 @@ struct TermWalker {
   }
 };
 
-// Contract: canonical reduction of Term(x) over the reduced elements in row-major order; docs/contract/reduce.md.
+// Contract: canonical reduction of Term(x) over the reduced elements in row-major order; docs/arithmetic.md#reduce.
 template <typename Term, bool Product = false>
 float canonical_of_output(const float* x, const ReducePlan& p) {
   if (p.contiguous()) return reduce_contiguous_f32<Term, Product>(x, p.n_red);
@@ -117,7 +116,7 @@ float canonical_of_output(const float* x, const ReducePlan& p) {
   return Product ? arith::product_canonical_f32(p.n_red, term) : arith::sum_canonical_f32(p.n_red, term);
 }
 
-// Contract: sequential max/min rule in row-major order of the reduced axes; docs/arithmetic.md "Max and min".
+// Contract: sequential max/min rule, reduced axes in row-major order; docs/arithmetic.md#max-and-min-over-an-axis.
 template <bool IsMax>
 float extreme_of_output(const float* x, const ReducePlan& p) {
   const float empty = IsMax ? -std::numeric_limits<float>::infinity() : std::numeric_limits<float>::infinity();
@@ -126,7 +125,7 @@ float extreme_of_output(const float* x, const ReducePlan& p) {
   return arith::extreme_seq_f32<IsMax>(p.n_red, empty, [&](int64_t) { return x[w.next()]; });
 }
 
-// Contract: ReduceLogSumExp = log_f32(S(exp_f32(x_i - m))) + m, m the sequential max; docs/contract/reduce.md.
+// Contract: ReduceLogSumExp = log_f32(S(exp_f32(x_i - m))) + m, m the sequential max; docs/arithmetic.md#reduce.
 float logsumexp_of_output(const float* x, const ReducePlan& p) {
   const float m = extreme_of_output<true>(x, p);
   if (p.n_red == 0) return -std::numeric_limits<float>::infinity();
@@ -141,7 +140,7 @@ float logsumexp_of_output(const float* x, const ReducePlan& p) {
   return arith::log_f32(s) + m;
 }
 
-// Contract: one output of a float Reduce*; docs/contract/reduce.md.
+// Contract: one output of a float Reduce*; docs/arithmetic.md#reduce.
 float reduce_output_f32(const float* x, const ReducePlan& p, ReduceKind kind) {
   switch (kind) {
     case ReduceKind::Sum: return canonical_of_output<TermIdentity>(x, p);
@@ -199,56 +198,7 @@ void for_each_output(KernelContext& ctx, const ReducePlan& p, const T* x, T* y, 
       grain_for(p.n_red));
 }
 
-bool is_identity_kind(ReduceKind k) {
-  return k == ReduceKind::Sum || k == ReduceKind::Mean || k == ReduceKind::Prod || k == ReduceKind::Max ||
-         k == ReduceKind::Min;
-}
-
-}  // namespace
-
-// Contract: Reduce* per docs/contract/reduce.md; one thread per output.
-void reduce(KernelContext& ctx) {
-  const auto kind = static_cast<ReduceKind>(ctx.entry.variant);
-  const Tensor& x = ctx.input(0);
-  const bool int_kind = kind != ReduceKind::L2 && kind != ReduceKind::LogSumExp;
-  const bool small_kind = kind == ReduceKind::Max || kind == ReduceKind::Min;
-  if (x.dtype() != DType::Float && !(int_kind && (x.dtype() == DType::Int32 || x.dtype() == DType::Int64)) &&
-      !(small_kind && (x.dtype() == DType::Int8 || x.dtype() == DType::UInt8 || x.dtype() == DType::Bool)))
-    require_dtype(ctx, x.dtype(), {});
-  Shape out_shape;
-  ReducePlan p = plan_reduce(ctx, out_shape);
-  Tensor& y = ctx.output(0, x.dtype(), out_shape);
-  if (p.noop && is_identity_kind(kind)) {
-    if (x.bytes()) std::memcpy(y.raw(), x.raw(), x.bytes());
-    return;
-  }
-  switch (x.dtype()) {
-    case DType::Float:
-      for_each_output(ctx, p, x.data<float>(), y.data<float>(),
-                      [&](const float* b) { return reduce_output_f32(b, p, kind); });
-      break;
-    case DType::Int32:
-      for_each_output(ctx, p, x.data<int32_t>(), y.data<int32_t>(),
-                      [&](const int32_t* b) { return reduce_output_int(b, p, kind); });
-      break;
-    case DType::Int64:
-      for_each_output(ctx, p, x.data<int64_t>(), y.data<int64_t>(),
-                      [&](const int64_t* b) { return reduce_output_int(b, p, kind); });
-      break;
-    case DType::Int8:
-      for_each_output(ctx, p, x.data<int8_t>(), y.data<int8_t>(),
-                      [&](const int8_t* b) { return reduce_output_int(b, p, kind); });
-      break;
-    default:  // UInt8 and Bool (max = any, min = all)
-      for_each_output(ctx, p, x.data<uint8_t>(), y.data<uint8_t>(),
-                      [&](const uint8_t* b) { return reduce_output_int(b, p, kind); });
-      break;
-  }
-}
-
-namespace {
-
-// Contract: ArgMax/ArgMin, sequential rule ascending (descending with select_last_index); docs/contract/reduce.md.
+// Contract: ArgMax/ArgMin, sequential rule (descending with select_last_index); docs/arithmetic.md#argmax--argmin.
 template <typename T>
 void arg_reduce_typed(KernelContext& ctx, const AxisPlan& p, bool is_max, bool last, const T* x, int64_t* y) {
   ctx.pool->parallel_for(
@@ -277,30 +227,7 @@ void arg_reduce_typed(KernelContext& ctx, const AxisPlan& p, bool is_max, bool l
       grain_for(p.len));
 }
 
-}  // namespace
-
-void arg_reduce(KernelContext& ctx) {
-  const Tensor& x = ctx.input(0);
-  require_dtype(ctx, x.dtype(), {DType::Float, DType::Int32, DType::Int64, DType::Int8, DType::UInt8});
-  Shape out_shape;
-  bool last = false;
-  AxisPlan p = plan_arg_reduce(ctx, out_shape, last);
-  Tensor& y = ctx.output(0, DType::Int64, out_shape);
-  if (y.numel() == 0) return;
-  const bool is_max = static_cast<ArgKind>(ctx.entry.variant) == ArgKind::ArgMax;
-  int64_t* out = y.data<int64_t>();
-  switch (x.dtype()) {
-    case DType::Float: arg_reduce_typed(ctx, p, is_max, last, x.data<float>(), out); break;
-    case DType::Int32: arg_reduce_typed(ctx, p, is_max, last, x.data<int32_t>(), out); break;
-    case DType::Int64: arg_reduce_typed(ctx, p, is_max, last, x.data<int64_t>(), out); break;
-    case DType::Int8: arg_reduce_typed(ctx, p, is_max, last, x.data<int8_t>(), out); break;
-    default: arg_reduce_typed(ctx, p, is_max, last, x.data<uint8_t>(), out); break;
-  }
-}
-
-namespace {
-
-// Contract: Softmax/LogSoftmax of one row; docs/contract/reduce.md#softmax.
+// Contract: Softmax/LogSoftmax of one row; docs/arithmetic.md#softmax--logsoftmax.
 // e_i = exp_f32(x_i - m) is first stored in y, summed canonically, then y is overwritten.
 void softmax_row(const float* x, float* y, int64_t len, int64_t inner, bool log) {
   const float m = arith::extreme_seq_f32<true>(len, 0.0f, [&](int64_t i) { return x[i * inner]; });
@@ -315,23 +242,40 @@ void softmax_row(const float* x, float* y, int64_t len, int64_t inner, bool log)
   }
 }
 
+struct CpuReduce {
+  static void copy(KernelContext&, const Tensor& x, Tensor& y) {
+    if (x.bytes()) std::memcpy(y.raw(), x.raw(), x.bytes());
+  }
+  template <typename T>
+  static void reduce(KernelContext& ctx, const ReducePlan& p, ReduceKind kind, const T* x, T* y) {
+    for_each_output(ctx, p, x, y, [&](const T* b) {
+      if constexpr (std::is_same_v<T, float>) return reduce_output_f32(b, p, kind);
+      else return reduce_output_int(b, p, kind);
+    });
+  }
+  template <typename T>
+  static void arg_reduce(KernelContext& ctx, const AxisPlan& p, bool is_max, bool last, const T* x, int64_t* y) {
+    arg_reduce_typed(ctx, p, is_max, last, x, y);
+  }
+  static void softmax(KernelContext& ctx, const AxisPlan& p, bool log, const float* x, float* y) {
+    ctx.pool->parallel_for(
+        p.rows(),
+        [&](int64_t begin, int64_t end) {
+          for (int64_t r = begin; r < end; ++r) softmax_row(x + p.row_base(r), y + p.row_base(r), p.len, p.inner, log);
+        },
+        grain_for(p.len * 8));
+  }
+};
+
 }  // namespace
 
-void softmax(KernelContext& ctx) {
-  const Tensor& x = ctx.input(0);
-  require_dtype(ctx, x.dtype(), {DType::Float});
-  AxisPlan p = plan_softmax(ctx);
-  Tensor& y = ctx.output(0, DType::Float, x.shape());
-  if (y.numel() == 0) return;
-  const bool log = static_cast<SoftmaxKind>(ctx.entry.variant) == SoftmaxKind::LogSoftmax;
-  const float* xd = x.data<float>();
-  float* yd = y.data<float>();
-  ctx.pool->parallel_for(
-      p.rows(),
-      [&](int64_t begin, int64_t end) {
-        for (int64_t r = begin; r < end; ++r) softmax_row(xd + p.row_base(r), yd + p.row_base(r), p.len, p.inner, log);
-      },
-      grain_for(p.len * 8));
-}
+// Contract: Reduce* per docs/arithmetic.md#reduce; one thread per output.
+void reduce(KernelContext& ctx) { run_reduce<CpuReduce>(ctx); }
+
+// Contract: ArgMax/ArgMin, sequential max/min rule per row; see docs/arithmetic.md#argmax--argmin.
+void arg_reduce(KernelContext& ctx) { run_arg_reduce<CpuReduce>(ctx); }
+
+// Contract: Softmax/LogSoftmax per row (softmax_row); see docs/arithmetic.md#softmax--logsoftmax.
+void softmax(KernelContext& ctx) { run_softmax<CpuReduce>(ctx); }
 
 }  // namespace lockstep::cpu

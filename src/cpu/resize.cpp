@@ -21,7 +21,7 @@ bool row_taps(const ResizePlan& p, int64_t row, const arith::ResizeTaps** e) {
   return !outside;
 }
 
-// Contract: exact copy of the nearest element; see docs/contract/resize.md#nearest.
+// Contract: exact copy of the nearest element; see docs/arithmetic.md#nearest.
 template <typename T>
 void resize_nearest(const ResizePlan& p, const T* in, T* out, int64_t rows, ThreadPool* pool) {
   int last = p.rank - 1;
@@ -42,7 +42,7 @@ void resize_nearest(const ResizePlan& p, const T* in, T* out, int64_t rows, Thre
   }, std::max<int64_t>(1, 4096 / inner));
 }
 
-// Contract: arith::resize_separable_f32, innermost axis first; see docs/contract/resize.md#interpolation.
+// Contract: arith::resize_separable_f32, innermost axis first; see docs/arithmetic.md#interpolation.
 void resize_interpolate_f32(const ResizePlan& p, const float* in, float* out, int64_t rows, ThreadPool* pool) {
   int last = p.rank - 1;
   int64_t inner = p.out_dims[last];
@@ -61,7 +61,7 @@ void resize_interpolate_f32(const ResizePlan& p, const float* in, float* out, in
 
 }  // namespace
 
-// Contract: docs/contract/resize.md (taps from the host plan, then nearest copy or separable interpolation).
+// Contract: docs/arithmetic.md#resize (taps from the host plan, then nearest copy or separable interpolation).
 void resize(KernelContext& ctx) {
   ResizePlan p = resize_plan(ctx);
   const Tensor& x = ctx.input(0);

@@ -29,7 +29,7 @@ void by_size(int size, Fn&& fn) {
 
 constexpr int64_t kRowGrain = 64;
 
-// Contract: exact copy; see docs/contract/tensor.md#strided-copy. Rows (all dims but the last) go to threads.
+// Contract: exact copy; see docs/arithmetic.md#strided-copy. Rows (all dims but the last) go to threads.
 template <typename T>
 void strided_copy(const StridedCopy& c, const T* src, T* dst, ThreadPool* pool) {
   if (c.rank == 0) {
@@ -58,7 +58,7 @@ void strided_copy(const StridedCopy& c, const T* src, T* dst, ThreadPool* pool) 
   }, std::max<int64_t>(1, kRowGrain * 64 / inner));
 }
 
-// Contract: exact copy; see docs/contract/tensor.md#pad. Each output row resolves its outer coordinates once.
+// Contract: exact copy; see docs/arithmetic.md#pad. Each output row resolves its outer coordinates once.
 template <typename T>
 void pad_rows(const PadPlan& p, const T* src, T* dst, int64_t numel, ThreadPool* pool) {
   T value;
@@ -97,7 +97,7 @@ int64_t wrapped(I v, int64_t n) {
   return i < 0 ? i + n : i;
 }
 
-// Contract: exact copy; see docs/contract/tensor.md#gather. Indices were validated before the copy.
+// Contract: exact copy; see docs/arithmetic.md#gather. Indices were validated before the copy.
 template <typename T, typename I>
 void gather_rows(const GatherPlan& p, const T* src, const I* idx, T* dst, ThreadPool* pool) {
   int64_t rows = p.outer * p.n_idx;
@@ -110,7 +110,7 @@ void gather_rows(const GatherPlan& p, const T* src, const I* idx, T* dst, Thread
   }, std::max<int64_t>(1, kRowGrain * 64 / std::max<int64_t>(p.inner, 1)));
 }
 
-// Contract: exact copy; see docs/contract/tensor.md#gatherelements.
+// Contract: exact copy; see docs/arithmetic.md#gatherelements.
 template <typename T, typename I>
 void gather_elements_all(const GatherElementsPlan& p, const T* src, const I* idx, T* dst, int64_t n, ThreadPool* pool) {
   pool->parallel_for(n, [&](int64_t begin, int64_t end) {
@@ -129,10 +129,10 @@ void gather_elements_all(const GatherElementsPlan& p, const T* src, const I* idx
 
 }  // namespace
 
-// Contract: no data is touched; the output shares the input's buffer. See docs/contract/tensor.md#aliases.
+// Contract: no data is touched; the output shares the input's buffer. See docs/arithmetic.md#aliases.
 void alias(KernelContext& ctx) { ctx.alias_output(0, ctx.input(0).reshaped(alias_shape(ctx))); }
 
-// Contract: exact copy; see docs/contract/tensor.md#strided-copy.
+// Contract: exact copy; see docs/arithmetic.md#strided-copy.
 void movement(KernelContext& ctx) {
   MovementPlan plan = movement_plan(ctx);
   for (size_t i = 0; i < plan.out_shapes.size(); ++i) ctx.output(static_cast<int>(i), plan.dtype, plan.out_shapes[i]);
@@ -147,7 +147,7 @@ void movement(KernelContext& ctx) {
   }
 }
 
-// Contract: exact copy; see docs/contract/tensor.md#pad.
+// Contract: exact copy; see docs/arithmetic.md#pad.
 void pad(KernelContext& ctx) {
   Shape shape;
   PadPlan plan = pad_plan(ctx, shape);
@@ -159,7 +159,7 @@ void pad(KernelContext& ctx) {
   });
 }
 
-// Contract: exact copy; see docs/contract/tensor.md#gather.
+// Contract: exact copy; see docs/arithmetic.md#gather.
 void gather(KernelContext& ctx) {
   Shape shape;
   GatherPlan plan = gather_plan(ctx, shape);
@@ -175,7 +175,7 @@ void gather(KernelContext& ctx) {
   });
 }
 
-// Contract: exact copy; see docs/contract/tensor.md#gatherelements.
+// Contract: exact copy; see docs/arithmetic.md#gatherelements.
 void gather_elements(KernelContext& ctx) {
   Shape shape;
   GatherElementsPlan plan = gather_elements_plan(ctx, shape);
@@ -193,14 +193,14 @@ void gather_elements(KernelContext& ctx) {
   });
 }
 
-// Contract: values computed on the host by src/ops/tensor.cpp; see docs/contract/tensor.md#host-computed.
+// Contract: values computed on the host by src/ops/tensor.cpp; see docs/arithmetic.md#host-computed.
 void host_computed(KernelContext& ctx) {
   Tensor v = host_value(ctx, static_cast<HostOp>(ctx.entry.variant));
   Tensor& out = ctx.output(0, v.dtype(), v.shape());
   if (v.bytes()) std::memcpy(out.raw(), v.raw(), v.bytes());
 }
 
-// Contract: every element is the value's bytes; see docs/contract/tensor.md#constantofshape.
+// Contract: every element is the value's bytes; see docs/arithmetic.md#host-computed.
 void constant_of_shape(KernelContext& ctx) {
   Shape shape;
   Tensor v = constant_of_shape_value(ctx, shape);

@@ -1,5 +1,5 @@
 // CUDA kernels of the normalization family, mirroring src/cpu/normalization.cpp operation by operation.
-// Contract: docs/contract/normalization.md. One warp per normalised row (the canonical reduction's 32 lanes).
+// Contract: docs/arithmetic.md#normalization. One warp per normalised row (the canonical reduction's 32 lanes).
 #include <cstdint>
 
 #include "arith/normalization.h"
@@ -24,7 +24,7 @@ struct RowParams {
 };
 
 // Contract: mean = S(x)/n, var = S((x-mean)^2)/n, stddev = sqrt(var+eps), y = ((x-mean)/stddev)*scale + bias;
-// docs/contract/normalization.md#rows. Lane j takes elements j mod 32, as the canonical reduction.
+// docs/arithmetic.md#normalization. Lane j takes elements j mod 32, as the canonical reduction.
 __global__ void norm_rows_warp(const float* x, float* y, int64_t rows, int64_t n, float eps, RowParams q,
                                float* mean_out, float* inv_out) {
   const int64_t r = static_cast<int64_t>(blockIdx.x) * kWarpsPerBlock + threadIdx.x / 32;
@@ -79,22 +79,15 @@ __global__ void batch_norm_thread(const float* x, float* y, ChannelPlan p, const
 
 }  // namespace
 
-// Contract: LayerNormalization, docs/contract/normalization.md#layernormalization.
+// Contract: LayerNormalization, docs/arithmetic.md#normalization.
 void layer_norm(KernelContext& ctx) {
   LayerNormPlan p = plan_layer_norm(ctx);
-  const Tensor& x = ctx.input(0);
-  Tensor& y = ctx.output(0, DType::Float, x.shape());
-  float* mean_out = nullptr;
-  float* inv_out = nullptr;
-  if (ctx.node.outputs.size() > 1 && !ctx.node.outputs[1].empty())
-    mean_out = ctx.output(1, DType::Float, p.stats_shape).data<float>();
-  if (ctx.node.outputs.size() > 2 && !ctx.node.outputs[2].empty())
-    inv_out = ctx.output(2, DType::Float, p.stats_shape).data<float>();
+  const LayerNormOutputs out = layer_norm_outputs(ctx, p);
   RowParams q{ctx.input(1).data<float>(), p.has_bias ? ctx.input(2).data<float>() : nullptr, p.scale, p.bias, 0};
-  launch_rows(ctx, x.data<float>(), y.data<float>(), p.rows, p.n, p.epsilon, q, mean_out, inv_out);
+  launch_rows(ctx, ctx.input(0).data<float>(), out.y, p.rows, p.n, p.epsilon, q, out.mean, out.inv_stddev);
 }
 
-// Contract: InstanceNormalization, docs/contract/normalization.md#instancenormalization.
+// Contract: InstanceNormalization, docs/arithmetic.md#normalization.
 void instance_norm(KernelContext& ctx) {
   ChannelPlan p = plan_instance_norm(ctx);
   const Tensor& x = ctx.input(0);
@@ -103,7 +96,7 @@ void instance_norm(KernelContext& ctx) {
   launch_rows(ctx, x.data<float>(), y.data<float>(), p.batch * p.channels, p.spatial, p.epsilon, q, nullptr, nullptr);
 }
 
-// Contract: BatchNormalization (inference), docs/contract/normalization.md#batchnormalization.
+// Contract: BatchNormalization (inference), docs/arithmetic.md#normalization.
 void batch_norm(KernelContext& ctx) {
   ChannelPlan p = plan_batch_norm(ctx);
   const Tensor& x = ctx.input(0);

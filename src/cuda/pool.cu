@@ -1,6 +1,7 @@
 // CUDA kernels of the pool family, mirroring src/cpu/pool.cpp: both call the window functions of
-// src/arith/reduce_ops.h. Contract: docs/contract/pool.md.
+// src/arith/reduce_ops.h. Contract: docs/arithmetic.md#pool.
 #include <cstdint>
+#include <limits>
 
 #include "arith/reduce.h"
 #include "arith/reduce_ops.h"
@@ -25,12 +26,6 @@ __global__ void max_pool_thread(const T* x, T* y, int64_t* indices, arith::PoolG
   int64_t at = -1;
   y[o] = arith::maxpool_window(g, x + plane * g.in_plane, o % g.out_plane, lowest, &at);
   if (indices) indices[o] = at < 0 ? -1 : plane * g.in_plane + at;
-}
-
-template <typename T>
-void launch_max(KernelContext& ctx, const arith::PoolGeom& g, const Tensor& x, Tensor& y, int64_t* indices, T lowest) {
-  max_pool_thread<T><<<blocks_for(y.numel()), kThreadsPerBlock, 0, stream_of(ctx)>>>(x.data<T>(), y.data<T>(),
-                                                                                    indices, g, lowest);
 }
 
 // Contract: AveragePool, canonical sum of the window's terms / their count; one thread per output.
@@ -60,49 +55,35 @@ __global__ void global_pool_warp(const float* x, float* y, GlobalPlan p, bool is
   if (lane == 0) y[r] = out;
 }
 
+struct CudaPool {
+  template <typename T>
+  static void max_pool(KernelContext& ctx, const arith::PoolGeom& g, const T* x, T* y, int64_t* indices) {
+    const T lowest = std::numeric_limits<T>::has_infinity ? -std::numeric_limits<T>::infinity()
+                                                          : std::numeric_limits<T>::lowest();
+    max_pool_thread<T><<<blocks_for(g.planes * g.out_plane), kThreadsPerBlock, 0, stream_of(ctx)>>>(x, y, indices, g,
+                                                                                                  lowest);
+    check_launch(ctx);
+  }
+  static void average_pool(KernelContext& ctx, const arith::PoolGeom& g, const float* x, float* y) {
+    average_pool_thread<<<blocks_for(g.planes * g.out_plane), kThreadsPerBlock, 0, stream_of(ctx)>>>(x, y, g);
+    check_launch(ctx);
+  }
+  static void global_pool(KernelContext& ctx, const GlobalPlan& p, bool is_max, const float* x, float* y) {
+    unsigned blocks = static_cast<unsigned>((p.planes + kWarpsPerBlock - 1) / kWarpsPerBlock);
+    global_pool_warp<<<blocks, kThreadsPerBlock, 0, stream_of(ctx)>>>(x, y, p, is_max);
+    check_launch(ctx);
+  }
+};
+
 }  // namespace
 
-void max_pool(KernelContext& ctx) {
-  const Tensor& x = ctx.input(0);
-  require_dtype(ctx, x.dtype(), {DType::Float, DType::Int8, DType::UInt8});
-  Shape out_shape;
-  arith::PoolGeom g = plan_pool(ctx, true, out_shape);
-  Tensor& y = ctx.output(0, x.dtype(), out_shape);
-  int64_t* indices = nullptr;
-  if (ctx.node.outputs.size() > 1 && !ctx.node.outputs[1].empty())
-    indices = ctx.output(1, DType::Int64, out_shape).data<int64_t>();
-  if (y.numel() == 0) return;
-  switch (x.dtype()) {
-    case DType::Float: launch_max<float>(ctx, g, x, y, indices, -kInf); break;
-    case DType::Int8: launch_max<int8_t>(ctx, g, x, y, indices, INT8_MIN); break;
-    default: launch_max<uint8_t>(ctx, g, x, y, indices, 0); break;
-  }
-  check_launch(ctx);
-}
+// Contract: MaxPool = MAX(inside taps) in row-major kernel order (arith::maxpool_window); see docs/arithmetic.md#pool.
+void max_pool(KernelContext& ctx) { run_max_pool<CudaPool>(ctx); }
 
-void average_pool(KernelContext& ctx) {
-  const Tensor& x = ctx.input(0);
-  require_dtype(ctx, x.dtype(), {DType::Float});
-  Shape out_shape;
-  arith::PoolGeom g = plan_pool(ctx, false, out_shape);
-  Tensor& y = ctx.output(0, DType::Float, out_shape);
-  if (y.numel() == 0) return;
-  average_pool_thread<<<blocks_for(y.numel()), kThreadsPerBlock, 0, stream_of(ctx)>>>(x.data<float>(),
-                                                                                    y.data<float>(), g);
-  check_launch(ctx);
-}
+// Contract: AveragePool = S(terms) / float(count) (arith::avgpool_window_f32); see docs/arithmetic.md#pool.
+void average_pool(KernelContext& ctx) { run_average_pool<CudaPool>(ctx); }
 
-void global_pool(KernelContext& ctx) {
-  const Tensor& x = ctx.input(0);
-  require_dtype(ctx, x.dtype(), {DType::Float});
-  Shape out_shape;
-  GlobalPlan p = plan_global_pool(ctx, out_shape);
-  Tensor& y = ctx.output(0, DType::Float, out_shape);
-  if (y.numel() == 0) return;
-  const bool is_max = static_cast<GlobalKind>(ctx.entry.variant) == GlobalKind::Max;
-  unsigned blocks = static_cast<unsigned>((p.planes + kWarpsPerBlock - 1) / kWarpsPerBlock);
-  global_pool_warp<<<blocks, kThreadsPerBlock, 0, stream_of(ctx)>>>(x.data<float>(), y.data<float>(), p, is_max);
-  check_launch(ctx);
-}
+// Contract: GlobalAveragePool = S(plane) / float(m), GlobalMaxPool = MAX(plane); see docs/arithmetic.md#pool.
+void global_pool(KernelContext& ctx) { run_global_pool<CudaPool>(ctx); }
 
 }  // namespace lockstep::cuda

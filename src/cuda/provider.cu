@@ -2,9 +2,11 @@
 // edges. Kernels come from the op table (OpEntry::cuda).
 #include <cuda_runtime.h>
 
-#include <map>
-#include <mutex>
+#include <cstdlib>
+#include <set>
+#include <string>
 
+#include "runtime/caching_allocator.h"
 #include "runtime/provider.h"
 
 namespace lockstep {
@@ -16,48 +18,20 @@ void check_cuda(cudaError_t status, const char* what) {
     throw Error(ErrorCode::RuntimeError, std::string("CUDA error in ") + what + ": " + cudaGetErrorString(status));
 }
 
-// Freed device blocks are kept per rounded size and reused; cudaMalloc/cudaFree synchronise the device and
-// would dominate small graphs otherwise.
-struct DevicePool {
-  int device = 0;
-  std::mutex mutex;
-  std::multimap<size_t, void*> free_blocks;
-  ~DevicePool() {
-    cudaSetDevice(device);
-    for (auto& [bytes, p] : free_blocks) cudaFree(p);
+// LOCKSTEP_CUDA_DISABLE_OPS=Conv,Relu makes the provider claim no kernel for those ops, so that the CPU
+// fallback can be tested on a GPU machine, where every op has a CUDA kernel.
+std::set<std::string> ops_from_environment(const char* variable) {
+  std::set<std::string> ops;
+  const char* value = std::getenv(variable);
+  std::string list = value ? value : "";
+  for (size_t start = 0; start < list.size();) {
+    size_t end = list.find(',', start);
+    if (end == std::string::npos) end = list.size();
+    if (end > start) ops.insert(list.substr(start, end - start));
+    start = end + 1;
   }
-  void* take(size_t rounded) {
-    std::lock_guard<std::mutex> lock(mutex);
-    auto it = free_blocks.find(rounded);
-    if (it == free_blocks.end()) return nullptr;
-    void* p = it->second;
-    free_blocks.erase(it);
-    return p;
-  }
-  void give_back(size_t rounded, void* p) {
-    std::lock_guard<std::mutex> lock(mutex);
-    free_blocks.emplace(rounded, p);
-  }
-};
-
-class DeviceAllocator : public Allocator {
- public:
-  explicit DeviceAllocator(int device) { pool_->device = device; }
-  std::shared_ptr<Buffer> allocate(size_t bytes) override {
-    size_t rounded = bytes <= 256 ? 256 : (bytes + 4095) / 4096 * 4096;
-    void* p = pool_->take(rounded);
-    if (!p) check_cuda(cudaMalloc(&p, rounded), "cudaMalloc");
-    auto buf = std::make_shared<Buffer>();
-    buf->data = p;
-    buf->bytes = bytes;
-    buf->device = Device::CUDA;
-    buf->owner = std::shared_ptr<void>(p, [pool = pool_, rounded](void* q) { pool->give_back(rounded, q); });
-    return buf;
-  }
-
- private:
-  std::shared_ptr<DevicePool> pool_ = std::make_shared<DevicePool>();
-};
+  return ops;
+}
 
 class CudaProvider : public Provider {
  public:
@@ -69,7 +43,15 @@ class CudaProvider : public Provider {
                                                   std::to_string(count) + " devices)");
     check_cuda(cudaSetDevice(device), "cudaSetDevice");
     check_cuda(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking), "cudaStreamCreate");
-    allocator_ = std::make_unique<DeviceAllocator>(device);
+    // Blocks of 256 bytes or more, as cudaMalloc aligns them. Freed blocks go back on the provider's device.
+    RawMemory memory{Device::CUDA, 256,
+                     [](size_t bytes) -> void* {
+                       void* p = nullptr;
+                       return cudaMalloc(&p, bytes) == cudaSuccess ? p : nullptr;
+                     },
+                     [](void* p) { cudaFree(p); }};
+    allocator_ = std::make_unique<CachingAllocator>(memory);
+    disabled_ops_ = ops_from_environment("LOCKSTEP_CUDA_DISABLE_OPS");
   }
   ~CudaProvider() override {
     cudaStreamSynchronize(stream_);
@@ -79,7 +61,9 @@ class CudaProvider : public Provider {
   Device device() const override { return Device::CUDA; }
   const char* name() const override { return "CUDAExecutionProvider"; }
   Allocator& allocator() override { return *allocator_; }
-  KernelFn kernel(const OpEntry& entry) const override { return entry.cuda; }
+  KernelFn kernel(const OpEntry& entry) const override {
+    return disabled_ops_.count(entry.op_type) ? nullptr : entry.cuda;
+  }
   void* stream() override { return stream_; }
 
   Tensor upload(const Tensor& host) override {
@@ -106,6 +90,7 @@ class CudaProvider : public Provider {
  private:
   int device_;
   cudaStream_t stream_ = nullptr;
+  std::set<std::string> disabled_ops_;  // ops forced onto the CPU fallback (tests of the fallback path)
   std::unique_ptr<Allocator> allocator_;
 };
 

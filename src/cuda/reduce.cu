@@ -1,7 +1,9 @@
 // CUDA kernels of the reduce family, mirroring src/cpu/reduce.cpp operation by operation.
-// Contract: docs/contract/reduce.md. Long rows: one warp per output (the canonical reduction's 32 lanes);
+// Contract: docs/arithmetic.md#reduce. Long rows: one warp per output (the canonical reduction's 32 lanes);
 // short rows: one thread per output calling the reference templates directly. Both give the reference bits.
 #include <cstdint>
+#include <limits>
+#include <type_traits>
 
 #include "arith/math.h"
 #include "arith/reduce.h"
@@ -36,7 +38,7 @@ __device__ __forceinline__ float finish(ReduceKind k, float s, int64_t n) {
   return s;
 }
 
-// Contract: one output of a float Reduce*, thread version (reference templates); docs/contract/reduce.md.
+// Contract: one output of a float Reduce*, thread version (reference templates); docs/arithmetic.md#reduce.
 __device__ float reduce_output_thread(const float* x, const ReducePlan& p, ReduceKind k) {
   const int64_t n = p.n_red;
   auto load = [&](int64_t i) { return x[term_at(p, i)]; };
@@ -60,7 +62,7 @@ __global__ void reduce_f32_thread(const float* x, float* y, ReducePlan p, Reduce
   y[o] = reduce_output_thread(x + reduce_base_offset(p, o), p, k);
 }
 
-// Contract: one output of a float Reduce*, warp version (lane j takes terms j mod 32); docs/contract/reduce.md.
+// Contract: one output of a float Reduce*, warp version (lane j takes terms j mod 32); docs/arithmetic.md#reduce.
 __global__ void reduce_f32_warp(const float* x, float* y, ReducePlan p, ReduceKind k) {
   const int64_t o = static_cast<int64_t>(blockIdx.x) * kWarpsPerBlock + threadIdx.x / 32;
   const int lane = threadIdx.x % 32;
@@ -128,52 +130,6 @@ __global__ void reduce_int_thread(const T* x, T* y, ReducePlan p, ReduceKind k, 
   y[o] = r;
 }
 
-template <typename T>
-void launch_int(KernelContext& ctx, const ReducePlan& p, ReduceKind k, const Tensor& x, Tensor& y, T lowest,
-                T highest) {
-  reduce_int_thread<T><<<blocks_for(p.n_out), kThreadsPerBlock, 0, stream_of(ctx)>>>(x.data<T>(), y.data<T>(), p, k,
-                                                                                    lowest, highest);
-}
-
-}  // namespace
-
-// Contract: Reduce* per docs/contract/reduce.md.
-void reduce(KernelContext& ctx) {
-  const auto k = static_cast<ReduceKind>(ctx.entry.variant);
-  const Tensor& x = ctx.input(0);
-  const bool int_kind = k != ReduceKind::L2 && k != ReduceKind::LogSumExp;
-  const bool small_kind = k == ReduceKind::Max || k == ReduceKind::Min;
-  if (x.dtype() != DType::Float && !(int_kind && (x.dtype() == DType::Int32 || x.dtype() == DType::Int64)) &&
-      !(small_kind && (x.dtype() == DType::Int8 || x.dtype() == DType::UInt8 || x.dtype() == DType::Bool)))
-    require_dtype(ctx, x.dtype(), {});
-  Shape out_shape;
-  ReducePlan p = plan_reduce(ctx, out_shape);
-  Tensor& y = ctx.output(0, x.dtype(), out_shape);
-  if (p.n_out == 0) return;
-  if (p.noop && (k == ReduceKind::Sum || k == ReduceKind::Mean || k == ReduceKind::Prod || small_kind)) {
-    check(ctx, cudaMemcpyAsync(y.raw(), x.raw(), x.bytes(), cudaMemcpyDeviceToDevice, stream_of(ctx)), "copy");
-    return;
-  }
-  switch (x.dtype()) {
-    case DType::Float:
-      if (p.n_red >= kWarpRowMin) {
-        unsigned blocks = static_cast<unsigned>((p.n_out + kWarpsPerBlock - 1) / kWarpsPerBlock);
-        reduce_f32_warp<<<blocks, kThreadsPerBlock, 0, stream_of(ctx)>>>(x.data<float>(), y.data<float>(), p, k);
-      } else {
-        reduce_f32_thread<<<blocks_for(p.n_out), kThreadsPerBlock, 0, stream_of(ctx)>>>(x.data<float>(),
-                                                                                       y.data<float>(), p, k);
-      }
-      break;
-    case DType::Int32: launch_int<int32_t>(ctx, p, k, x, y, INT32_MIN, INT32_MAX); break;
-    case DType::Int64: launch_int<int64_t>(ctx, p, k, x, y, INT64_MIN, INT64_MAX); break;
-    case DType::Int8: launch_int<int8_t>(ctx, p, k, x, y, INT8_MIN, INT8_MAX); break;
-    default: launch_int<uint8_t>(ctx, p, k, x, y, 0, UINT8_MAX); break;
-  }
-  check_launch(ctx);
-}
-
-namespace {
-
 // Contract: ArgMax/ArgMin, sequential rule ascending (descending with select_last_index); one thread per output.
 template <typename T>
 __global__ void arg_reduce_thread(const T* x, int64_t* y, AxisPlan p, bool is_max, bool last) {
@@ -198,36 +154,7 @@ __global__ void arg_reduce_thread(const T* x, int64_t* y, AxisPlan p, bool is_ma
   y[r] = best;
 }
 
-template <typename T>
-void launch_arg(KernelContext& ctx, const AxisPlan& p, const Tensor& x, int64_t* y, bool is_max, bool last) {
-  arg_reduce_thread<T><<<blocks_for(p.rows()), kThreadsPerBlock, 0, stream_of(ctx)>>>(x.data<T>(), y, p, is_max, last);
-}
-
-}  // namespace
-
-void arg_reduce(KernelContext& ctx) {
-  const Tensor& x = ctx.input(0);
-  require_dtype(ctx, x.dtype(), {DType::Float, DType::Int32, DType::Int64, DType::Int8, DType::UInt8});
-  Shape out_shape;
-  bool last = false;
-  AxisPlan p = plan_arg_reduce(ctx, out_shape, last);
-  Tensor& y = ctx.output(0, DType::Int64, out_shape);
-  if (y.numel() == 0) return;
-  const bool is_max = static_cast<ArgKind>(ctx.entry.variant) == ArgKind::ArgMax;
-  int64_t* out = y.data<int64_t>();
-  switch (x.dtype()) {
-    case DType::Float: launch_arg<float>(ctx, p, x, out, is_max, last); break;
-    case DType::Int32: launch_arg<int32_t>(ctx, p, x, out, is_max, last); break;
-    case DType::Int64: launch_arg<int64_t>(ctx, p, x, out, is_max, last); break;
-    case DType::Int8: launch_arg<int8_t>(ctx, p, x, out, is_max, last); break;
-    default: launch_arg<uint8_t>(ctx, p, x, out, is_max, last); break;
-  }
-  check_launch(ctx);
-}
-
-namespace {
-
-// Contract: Softmax/LogSoftmax of one row per warp; docs/contract/reduce.md#softmax.
+// Contract: Softmax/LogSoftmax of one row per warp; docs/arithmetic.md#softmax--logsoftmax.
 // m: sequential max rule (warp pick); e_i = exp_f32(x_i - m) summed canonically (lane j: i = j mod 32);
 // y_i = e_i / s, or (x_i - m) - log_f32(s). e_i is recomputed in the last pass (same bits).
 __global__ void softmax_warp(const float* x, float* y, AxisPlan p, bool log) {
@@ -252,18 +179,46 @@ __global__ void softmax_warp(const float* x, float* y, AxisPlan p, bool log) {
   }
 }
 
+struct CudaReduce {
+  static void copy(KernelContext& ctx, const Tensor& x, Tensor& y) {
+    check(ctx, cudaMemcpyAsync(y.raw(), x.raw(), x.bytes(), cudaMemcpyDeviceToDevice, stream_of(ctx)), "copy");
+  }
+  template <typename T>
+  static void reduce(KernelContext& ctx, const ReducePlan& p, ReduceKind k, const T* x, T* y) {
+    if constexpr (std::is_same_v<T, float>) {
+      if (p.n_red >= kWarpRowMin) {
+        unsigned blocks = static_cast<unsigned>((p.n_out + kWarpsPerBlock - 1) / kWarpsPerBlock);
+        reduce_f32_warp<<<blocks, kThreadsPerBlock, 0, stream_of(ctx)>>>(x, y, p, k);
+      } else {
+        reduce_f32_thread<<<blocks_for(p.n_out), kThreadsPerBlock, 0, stream_of(ctx)>>>(x, y, p, k);
+      }
+    } else {
+      reduce_int_thread<T><<<blocks_for(p.n_out), kThreadsPerBlock, 0, stream_of(ctx)>>>(
+          x, y, p, k, std::numeric_limits<T>::lowest(), std::numeric_limits<T>::max());
+    }
+    check_launch(ctx);
+  }
+  template <typename T>
+  static void arg_reduce(KernelContext& ctx, const AxisPlan& p, bool is_max, bool last, const T* x, int64_t* y) {
+    arg_reduce_thread<T><<<blocks_for(p.rows()), kThreadsPerBlock, 0, stream_of(ctx)>>>(x, y, p, is_max, last);
+    check_launch(ctx);
+  }
+  static void softmax(KernelContext& ctx, const AxisPlan& p, bool log, const float* x, float* y) {
+    unsigned blocks = static_cast<unsigned>((p.rows() + kWarpsPerBlock - 1) / kWarpsPerBlock);
+    softmax_warp<<<blocks, kThreadsPerBlock, 0, stream_of(ctx)>>>(x, y, p, log);
+    check_launch(ctx);
+  }
+};
+
 }  // namespace
 
-void softmax(KernelContext& ctx) {
-  const Tensor& x = ctx.input(0);
-  require_dtype(ctx, x.dtype(), {DType::Float});
-  AxisPlan p = plan_softmax(ctx);
-  Tensor& y = ctx.output(0, DType::Float, x.shape());
-  if (y.numel() == 0) return;
-  const bool log = static_cast<SoftmaxKind>(ctx.entry.variant) == SoftmaxKind::LogSoftmax;
-  unsigned blocks = static_cast<unsigned>((p.rows() + kWarpsPerBlock - 1) / kWarpsPerBlock);
-  softmax_warp<<<blocks, kThreadsPerBlock, 0, stream_of(ctx)>>>(x.data<float>(), y.data<float>(), p, log);
-  check_launch(ctx);
-}
+// Contract: Reduce* per docs/arithmetic.md#reduce.
+void reduce(KernelContext& ctx) { run_reduce<CudaReduce>(ctx); }
+
+// Contract: ArgMax/ArgMin, sequential max/min rule per row; see docs/arithmetic.md#argmax--argmin.
+void arg_reduce(KernelContext& ctx) { run_arg_reduce<CudaReduce>(ctx); }
+
+// Contract: Softmax/LogSoftmax, one warp per row (softmax_warp); see docs/arithmetic.md#softmax--logsoftmax.
+void softmax(KernelContext& ctx) { run_softmax<CudaReduce>(ctx); }
 
 }  // namespace lockstep::cuda

@@ -27,7 +27,7 @@ __device__ bool element_taps(const ResizeArgs& a, const arith::ResizeTaps* taps,
   return inside;
 }
 
-// Contract: exact copy of the nearest element; see docs/contract/resize.md#nearest.
+// Contract: exact copy of the nearest element; see docs/arithmetic.md#nearest.
 template <typename T>
 __global__ void resize_nearest_kernel(ResizeArgs a, const arith::ResizeTaps* __restrict__ taps,
                                       const T* __restrict__ in, T* __restrict__ out, T extra, int64_t n) {
@@ -43,7 +43,7 @@ __global__ void resize_nearest_kernel(ResizeArgs a, const arith::ResizeTaps* __r
   out[e] = in[s];
 }
 
-// Contract: arith::resize_separable_f32, innermost axis first; see docs/contract/resize.md#interpolation.
+// Contract: arith::resize_separable_f32, innermost axis first; see docs/arithmetic.md#interpolation.
 __global__ void resize_interpolate_f32_kernel(ResizeArgs a, const arith::ResizeTaps* __restrict__ taps,
                                               const float* __restrict__ in, float* __restrict__ out, float extra,
                                               int64_t n) {
@@ -65,7 +65,7 @@ void launch_nearest(KernelContext& ctx, const ResizeArgs& a, const arith::Resize
 
 }  // namespace
 
-// Contract: docs/contract/resize.md (taps from the host plan, then nearest copy or separable interpolation).
+// Contract: docs/arithmetic.md#resize (taps from the host plan, then nearest copy or separable interpolation).
 void resize(KernelContext& ctx) {
   ResizePlan p = resize_plan(ctx);
   const Tensor& x = ctx.input(0);

@@ -11,7 +11,7 @@ namespace lockstep::cuda {
 namespace {
 
 // Indices up to this many elements are copied to the host and validated there (out of range is an error, as on
-// the CPU); larger index tensors are clamped into range on the device instead (docs/contract/tensor.md#gather).
+// the CPU); larger index tensors are clamped into range on the device instead (docs/arithmetic.md#gather).
 constexpr int64_t kHostValidatedIndices = int64_t(1) << 20;
 
 template <typename Fn>
@@ -24,7 +24,7 @@ void by_size(int size, Fn&& fn) {
   }
 }
 
-// Contract: exact copy; see docs/contract/tensor.md#strided-copy.
+// Contract: exact copy; see docs/arithmetic.md#strided-copy.
 template <typename T>
 __global__ void strided_copy_kernel(StridedCopy c, const T* __restrict__ src, T* __restrict__ dst, int64_t n) {
   int64_t e = blockIdx.x * int64_t(blockDim.x) + threadIdx.x;
@@ -39,7 +39,7 @@ __global__ void strided_copy_kernel(StridedCopy c, const T* __restrict__ src, T*
   dst[d] = src[s];
 }
 
-// Contract: exact copy; see docs/contract/tensor.md#pad.
+// Contract: exact copy; see docs/arithmetic.md#pad.
 template <typename T>
 __global__ void pad_kernel(PadPlan p, const T* __restrict__ src, T* __restrict__ dst, int64_t n) {
   int64_t e = blockIdx.x * int64_t(blockDim.x) + threadIdx.x;
@@ -68,7 +68,7 @@ __device__ int64_t wrap_clamp(I v, int64_t n) {
   return i < 0 ? 0 : (i >= n ? n - 1 : i);
 }
 
-// Contract: exact copy; see docs/contract/tensor.md#gather.
+// Contract: exact copy; see docs/arithmetic.md#gather.
 template <typename T, typename I>
 __global__ void gather_kernel(GatherPlan p, const T* __restrict__ src, const I* __restrict__ idx, T* __restrict__ dst,
                               int64_t n) {
@@ -79,7 +79,7 @@ __global__ void gather_kernel(GatherPlan p, const T* __restrict__ src, const I* 
   dst[e] = src[(o * p.axis_dim + wrap_clamp(idx[j], p.axis_dim)) * p.inner + i];
 }
 
-// Contract: exact copy; see docs/contract/tensor.md#gatherelements.
+// Contract: exact copy; see docs/arithmetic.md#gatherelements.
 template <typename T, typename I>
 __global__ void gather_elements_kernel(GatherElementsPlan p, const T* __restrict__ src, const I* __restrict__ idx,
                                        T* __restrict__ dst, int64_t n) {
@@ -95,7 +95,7 @@ __global__ void gather_elements_kernel(GatherElementsPlan p, const T* __restrict
   dst[e] = src[s];
 }
 
-// Contract: every element is the value's bytes; see docs/contract/tensor.md#constantofshape.
+// Contract: every element is the value's bytes; see docs/arithmetic.md#host-computed.
 template <typename T>
 __global__ void fill_kernel(T value, T* __restrict__ dst, int64_t n) {
   int64_t e = blockIdx.x * int64_t(blockDim.x) + threadIdx.x;
@@ -108,10 +108,10 @@ void validate_on_host_if_small(KernelContext& ctx, int64_t axis_dim) {
 
 }  // namespace
 
-// Contract: no data is touched; the output shares the input's buffer. See docs/contract/tensor.md#aliases.
+// Contract: no data is touched; the output shares the input's buffer. See docs/arithmetic.md#aliases.
 void alias(KernelContext& ctx) { ctx.alias_output(0, ctx.input(0).reshaped(alias_shape(ctx))); }
 
-// Contract: exact copy; see docs/contract/tensor.md#strided-copy.
+// Contract: exact copy; see docs/arithmetic.md#strided-copy.
 void movement(KernelContext& ctx) {
   MovementPlan plan = movement_plan(ctx);
   for (size_t i = 0; i < plan.out_shapes.size(); ++i) ctx.output(static_cast<int>(i), plan.dtype, plan.out_shapes[i]);
@@ -130,7 +130,7 @@ void movement(KernelContext& ctx) {
   }
 }
 
-// Contract: exact copy; see docs/contract/tensor.md#pad.
+// Contract: exact copy; see docs/arithmetic.md#pad.
 void pad(KernelContext& ctx) {
   Shape shape;
   PadPlan plan = pad_plan(ctx, shape);
@@ -145,7 +145,7 @@ void pad(KernelContext& ctx) {
   check_launch(ctx);
 }
 
-// Contract: exact copy; see docs/contract/tensor.md#gather.
+// Contract: exact copy; see docs/arithmetic.md#gather.
 void gather(KernelContext& ctx) {
   Shape shape;
   GatherPlan plan = gather_plan(ctx, shape);
@@ -167,7 +167,7 @@ void gather(KernelContext& ctx) {
   check_launch(ctx);
 }
 
-// Contract: exact copy; see docs/contract/tensor.md#gatherelements.
+// Contract: exact copy; see docs/arithmetic.md#gatherelements.
 void gather_elements(KernelContext& ctx) {
   Shape shape;
   GatherElementsPlan plan = gather_elements_plan(ctx, shape);
@@ -189,7 +189,7 @@ void gather_elements(KernelContext& ctx) {
   check_launch(ctx);
 }
 
-// Contract: values computed on the host by src/ops/tensor.cpp; see docs/contract/tensor.md#host-computed.
+// Contract: values computed on the host by src/ops/tensor.cpp; see docs/arithmetic.md#host-computed.
 void host_computed(KernelContext& ctx) {
   Tensor v = host_value(ctx, static_cast<HostOp>(ctx.entry.variant));
   Tensor& out = ctx.output(0, v.dtype(), v.shape());
@@ -198,7 +198,7 @@ void host_computed(KernelContext& ctx) {
                        "cudaMemcpyAsync");
 }
 
-// Contract: every element is the value's bytes; see docs/contract/tensor.md#constantofshape.
+// Contract: every element is the value's bytes; see docs/arithmetic.md#host-computed.
 void constant_of_shape(KernelContext& ctx) {
   Shape shape;
   Tensor v = constant_of_shape_value(ctx, shape);

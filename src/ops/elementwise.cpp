@@ -73,6 +73,32 @@ void require_unidirectional(const KernelContext& ctx, const Shape& x, const Shap
     throw ctx.error("slope does not broadcast to X's shape " + shape_string(x) + " (got " + shape_string(out) + ")");
 }
 
+Tensor new_tensor(KernelContext& ctx, DType dtype, const Shape& shape) {
+  size_t bytes = static_cast<size_t>(shape_numel(shape)) * dtype_size(dtype);
+  return Tensor::over(dtype, shape, ctx.allocator->allocate(bytes));
+}
+
+int variadic_inputs(const KernelContext& ctx) {
+  const int n = ctx.num_inputs();
+  if (n < 1) throw ctx.error("needs at least one input", ErrorCode::InvalidGraph);
+  for (int k = 0; k < n; ++k) {
+    ctx.input(k);
+    require_same_dtype(ctx, {&ctx.input(0), &ctx.input(k)});
+  }
+  return n;
+}
+
+BroadcastPlan plan_where(KernelContext& ctx, Tensor*& out) {
+  const Tensor &c = ctx.input(0), &x = ctx.input(1), &y = ctx.input(2);
+  if (c.dtype() != DType::Bool) throw ctx.error("condition must be bool", ErrorCode::InvalidGraph);
+  require_same_dtype(ctx, {&x, &y});
+  if (dtype_size(x.dtype()) == 0) unsupported_dtype(ctx, x.dtype());
+  Shape shape;
+  BroadcastPlan plan = plan_broadcast(ctx, {&c, &x, &y}, shape);
+  out = &ctx.output(0, x.dtype(), shape);
+  return plan;
+}
+
 BroadcastPlan plan_broadcast(const KernelContext& ctx, std::initializer_list<const Tensor*> inputs,
                              Shape& out_shape) {
   BroadcastPlan plan;

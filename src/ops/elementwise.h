@@ -3,6 +3,7 @@
 #pragma once
 
 #include <string>
+#include <type_traits>
 #include <utility>
 
 #include "arith/elementwise.h"
@@ -200,6 +201,142 @@ void visit_binary(BinaryOp op, const ElementwiseParams& p, Fn&& fn) {
 /// The binary op a variadic op folds with (Sum and Mean: Add).
 inline BinaryOp variadic_step(VariadicOp op) {
   return op == VariadicOp::Max ? BinaryOp::Max : op == VariadicOp::Min ? BinaryOp::Min : BinaryOp::Add;
+}
+
+/// The output element type of functor F on T: uint8_t (bool storage) for comparisons and logic.
+template <class F, class T>
+using OutOf = std::conditional_t<F::kBoolOut, uint8_t, T>;
+
+/// A tensor allocated on the kernel's device but not (yet) an output: intermediates of Pow, Sum, Mean.
+Tensor new_tensor(KernelContext& ctx, DType dtype, const Shape& shape);
+
+// The kernels' drivers, shared by both devices: validation, dtype dispatch and output allocation. `Dev` holds
+// only the device's loops:
+//   map1<Out, In>(ctx, x, y, f)             y[i] = f(x[i])
+//   map2<Out, T>(ctx, plan, a, b, out, f)   out[i] = f(a[i'], b[i'']), plan.numel > 0
+//   where<T>(ctx, plan, c, x, y, out)       plan.numel > 0
+//   cast(ctx, x, y)                         x.numel() > 0
+//   exponent_as_float(ctx, y)               Pow's float32 exponent
+template <class Dev>
+void run_unary(KernelContext& ctx) {
+  const UnaryOp op = static_cast<UnaryOp>(ctx.entry.variant);
+  const Tensor& x = ctx.input(0);
+  visit_unary(op, unary_params(ctx, op), [&](auto f) {
+    using F = decltype(f);
+    dispatch_dtype<F::kTypes>(ctx, x.dtype(), [&](auto tag) {
+      using T = decltype(tag);
+      Tensor& y = ctx.output(0, F::kBoolOut ? DType::Bool : x.dtype(), x.shape());
+      Dev::template map1<OutOf<F, T>, T>(ctx, x, y, f);
+    });
+  });
+}
+
+/// a op b into a new tensor, which is also stored in *out_slot when given.
+template <class Dev>
+Tensor broadcast_binary(KernelContext& ctx, BinaryOp op, const ElementwiseParams& p, const Tensor& a,
+                        const Tensor& b, Tensor* out_slot) {
+  Shape shape;
+  BroadcastPlan plan = plan_broadcast(ctx, {&a, &b}, shape);
+  Tensor y;
+  visit_binary(op, p, [&](auto f) {
+    using F = decltype(f);
+    dispatch_dtype<F::kTypes>(ctx, a.dtype(), [&](auto tag) {
+      using T = decltype(tag);
+      using Out = OutOf<F, T>;
+      DType out_dtype = F::kBoolOut ? DType::Bool : a.dtype();
+      y = out_slot ? (*out_slot = new_tensor(ctx, out_dtype, shape)) : new_tensor(ctx, out_dtype, shape);
+      if (plan.numel > 0) Dev::template map2<Out, T>(ctx, plan, a.data<T>(), b.data<T>(), y.data<Out>(), f);
+    });
+  });
+  return y;
+}
+
+template <class Dev>
+void run_binary(KernelContext& ctx) {
+  const BinaryOp op = static_cast<BinaryOp>(ctx.entry.variant);
+  const Tensor& a = ctx.input(0);
+  Tensor b = ctx.input(1);
+  ElementwiseParams p = binary_params(ctx, op);
+  if (op == BinaryOp::Pow && a.dtype() == DType::Float) b = Dev::exponent_as_float(ctx, b);
+  require_same_dtype(ctx, {&a, &b});
+  validate_binary(ctx, op, a.dtype(), p);
+  if (op == BinaryOp::PRelu) {
+    Shape out;
+    plan_broadcast(ctx, {&a, &b}, out);
+    require_unidirectional(ctx, a.shape(), out);
+  }
+  broadcast_binary<Dev>(ctx, op, p, a, b, &ctx.outputs.at(0));
+}
+
+/// Throws unless the variadic node has at least one input and all share a dtype; returns the input count.
+int variadic_inputs(const KernelContext& ctx);
+
+template <class Dev>
+void run_variadic(KernelContext& ctx) {
+  const VariadicOp op = static_cast<VariadicOp>(ctx.entry.variant);
+  const int n = variadic_inputs(ctx);
+  const BinaryOp step = variadic_step(op);
+  Tensor acc = ctx.input(0);
+  if (n == 1) {
+    dispatch_dtype<arith::MaxOp::kTypes>(ctx, acc.dtype(), [](auto) {});
+    return ctx.alias_output(0, acc);
+  }
+  for (int k = 1; k < n; ++k) acc = broadcast_binary<Dev>(ctx, step, {}, acc, ctx.input(k), nullptr);
+  if (op == VariadicOp::Mean) {
+    Tensor mean = new_tensor(ctx, acc.dtype(), acc.shape());
+    dispatch_dtype<arith::DivideByOp::kTypes>(ctx, acc.dtype(), [&](auto tag) {
+      using T = decltype(tag);
+      Dev::template map1<T, T>(ctx, acc, mean, arith::DivideByOp{static_cast<float>(n)});
+    });
+    acc = mean;
+  }
+  ctx.alias_output(0, acc);
+}
+
+template <class Dev>
+void run_clip(KernelContext& ctx) {
+  const Tensor& x = ctx.input(0);
+  ClipBounds b = clip_bounds(ctx, x.dtype());
+  constexpr unsigned kTypes = arith::kFloats | arith::kI8 | arith::kU8 | arith::kI32 | arith::kI64;
+  dispatch_dtype<kTypes>(ctx, x.dtype(), [&](auto tag) {
+    using T = decltype(tag);
+    arith::ClipOp<T> f;
+    if constexpr (std::is_floating_point_v<T>) f = {static_cast<T>(b.lo), static_cast<T>(b.hi)};
+    else f = {static_cast<T>(b.lo_i), static_cast<T>(b.hi_i)};
+    Dev::template map1<T, T>(ctx, x, ctx.output(0, x.dtype(), x.shape()), f);
+  });
+}
+
+/// Where's validation and broadcast; `out` receives the allocated output.
+BroadcastPlan plan_where(KernelContext& ctx, Tensor*& out);
+
+/// Where moves bits, so it dispatches on the element size alone.
+template <class Dev>
+void run_where(KernelContext& ctx) {
+  Tensor* out = nullptr;
+  BroadcastPlan plan = plan_where(ctx, out);
+  if (plan.numel == 0) return;
+  const Tensor &c = ctx.input(0), &x = ctx.input(1), &y = ctx.input(2);
+  auto run = [&](auto tag) {
+    using T = decltype(tag);
+    Dev::template where<T>(ctx, plan, c.data<uint8_t>(), static_cast<const T*>(x.raw()),
+                           static_cast<const T*>(y.raw()), static_cast<T*>(out->raw()));
+  };
+  switch (dtype_size(x.dtype())) {
+    case 1: return run(uint8_t{});
+    case 2: return run(uint16_t{});
+    case 4: return run(uint32_t{});
+    case 8: return run(uint64_t{});
+    default: unsupported_dtype(ctx, x.dtype());
+  }
+}
+
+template <class Dev>
+void run_cast(KernelContext& ctx) {
+  const Tensor& x = ctx.input(0);
+  DType to = cast_target(ctx);
+  Tensor& y = ctx.output(0, to, x.shape());
+  if (x.numel() > 0) Dev::cast(ctx, x, y);
 }
 
 namespace cpu {

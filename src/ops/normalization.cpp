@@ -75,6 +75,16 @@ LayerNormPlan plan_layer_norm(const KernelContext& ctx) {
   return p;
 }
 
+LayerNormOutputs layer_norm_outputs(KernelContext& ctx, const LayerNormPlan& p) {
+  LayerNormOutputs out;
+  out.y = ctx.output(0, DType::Float, ctx.input(0).shape()).data<float>();
+  if (ctx.node.outputs.size() > 1 && !ctx.node.outputs[1].empty())
+    out.mean = ctx.output(1, DType::Float, p.stats_shape).data<float>();
+  if (ctx.node.outputs.size() > 2 && !ctx.node.outputs[2].empty())
+    out.inv_stddev = ctx.output(2, DType::Float, p.stats_shape).data<float>();
+  return out;
+}
+
 ChannelPlan plan_batch_norm(const KernelContext& ctx) {
   for (int i = 0; i < 5; ++i) require_float(ctx, i);
   const Tensor& x = ctx.input(0);

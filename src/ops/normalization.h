@@ -1,5 +1,5 @@
 // The normalization family (LayerNormalization, BatchNormalization in inference mode, InstanceNormalization):
-// attributes, validation, output shapes and the plans both devices follow. Contract: docs/contract/normalization.md.
+// attributes, validation, output shapes and the plans both devices follow. Contract: docs/arithmetic.md#normalization.
 #pragma once
 
 #include <cstdint>
@@ -37,6 +37,13 @@ struct LayerNormPlan {
   Shape stats_shape;  // shape of the optional Mean and InvStdDev outputs
 };
 LayerNormPlan plan_layer_norm(const KernelContext& ctx);
+/// LayerNormalization's outputs, allocated: Y, and Mean and InvStdDev (null unless the node asks for them).
+struct LayerNormOutputs {
+  float* y = nullptr;
+  float* mean = nullptr;
+  float* inv_stddev = nullptr;
+};
+LayerNormOutputs layer_norm_outputs(KernelContext& ctx, const LayerNormPlan& p);
 
 /// BatchNormalization (inference) and InstanceNormalization over X = [N, C, spatial...].
 struct ChannelPlan {

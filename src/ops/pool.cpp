@@ -8,6 +8,11 @@
 
 namespace lockstep {
 
+void require_pool_dtype(const KernelContext& ctx, DType t, bool is_max) {
+  if (is_max) require_dtype(ctx, t, {DType::Float, DType::Int8, DType::UInt8});
+  else require_dtype(ctx, t, {DType::Float});
+}
+
 namespace {
 
 int64_t floor_div(int64_t a, int64_t b) { return a >= 0 ? a / b : -((-a + b - 1) / b); }

@@ -14,6 +14,21 @@ void require_dtype(const KernelContext& ctx, DType t, std::initializer_list<DTyp
   throw ctx.error(std::string("input type ") + dtype_name(t) + " is not supported", ErrorCode::NotImplemented);
 }
 
+void require_reduce_dtype(const KernelContext& ctx, arith::ReduceKind kind, DType t) {
+  using arith::ReduceKind;
+  const bool int_kind = kind != ReduceKind::L2 && kind != ReduceKind::LogSumExp;
+  const bool small_kind = kind == ReduceKind::Max || kind == ReduceKind::Min;
+  if (t != DType::Float && !(int_kind && (t == DType::Int32 || t == DType::Int64)) &&
+      !(small_kind && (t == DType::Int8 || t == DType::UInt8 || t == DType::Bool)))
+    require_dtype(ctx, t, {});
+}
+
+bool reduce_copies_input(const ReducePlan& p, arith::ReduceKind kind) {
+  using arith::ReduceKind;
+  return p.noop && (kind == ReduceKind::Sum || kind == ReduceKind::Mean || kind == ReduceKind::Prod ||
+                    kind == ReduceKind::Max || kind == ReduceKind::Min);
+}
+
 namespace {
 
 // Opset from which Reduce* take their axes as an input: 13 for ReduceSum, 18 for the others.

@@ -1,11 +1,12 @@
 // The reduce family (Reduce*, ArgMax/ArgMin, Softmax/LogSoftmax): attribute parsing, validation, output shapes
-// and the iteration plans both devices follow. Contract: docs/contract/reduce.md.
+// and the iteration plans both devices follow. Contract: docs/arithmetic.md#reduce.
 #pragma once
 
 #include <cstdint>
 
 #include "arith/reduce_ops.h"
 #include "ops/common.h"
+#include "ops/registry.h"
 #include "runtime/kernel.h"
 
 namespace lockstep {
@@ -60,6 +61,77 @@ AxisPlan plan_arg_reduce(const KernelContext& ctx, Shape& out_shape, bool& selec
 /// Rejects dtypes this family does not compute on, naming the dtype.
 void require_dtype(const KernelContext& ctx, DType t, std::initializer_list<DType> allowed);
 
+/// Variants of the softmax row: ctx.entry.variant.
+enum class SoftmaxKind : int { Softmax, LogSoftmax };
+/// Variants of arg_reduce.
+enum class ArgKind : int { ArgMax, ArgMin };
+
+/// Rejects dtypes Reduce* of this kind does not compute on: float for all; int32/int64 for the exact kinds;
+/// int8, uint8 and bool also for Max and Min.
+void require_reduce_dtype(const KernelContext& ctx, arith::ReduceKind kind, DType t);
+/// noop_with_empty_axes copies the input for the kinds whose reduction over one element is the identity.
+bool reduce_copies_input(const ReducePlan& p, arith::ReduceKind kind);
+
+/// Calls fn(T{}) with T the storage type of a dtype this family computes on (uint8_t for UInt8 and Bool).
+template <class Fn>
+void dispatch_reduce_dtype(DType t, Fn&& fn) {
+  switch (t) {
+    case DType::Float: return fn(float{});
+    case DType::Int32: return fn(int32_t{});
+    case DType::Int64: return fn(int64_t{});
+    case DType::Int8: return fn(int8_t{});
+    default: return fn(uint8_t{});
+  }
+}
+
+// The kernels' drivers, shared by both devices. `Dev` holds only the device's loops:
+//   copy(ctx, x, y)                                   y = x (noop_with_empty_axes)
+//   reduce<T>(ctx, p, kind, x, y)                     p.n_out > 0
+//   arg_reduce<T>(ctx, p, is_max, last, x, y)         y has elements
+//   softmax(ctx, p, log, x, y)                        y has elements
+template <class Dev>
+void run_reduce(KernelContext& ctx) {
+  const auto kind = static_cast<arith::ReduceKind>(ctx.entry.variant);
+  const Tensor& x = ctx.input(0);
+  require_reduce_dtype(ctx, kind, x.dtype());
+  Shape out_shape;
+  ReducePlan p = plan_reduce(ctx, out_shape);
+  Tensor& y = ctx.output(0, x.dtype(), out_shape);
+  if (p.n_out == 0) return;
+  if (reduce_copies_input(p, kind)) return Dev::copy(ctx, x, y);
+  dispatch_reduce_dtype(x.dtype(), [&](auto tag) {
+    using T = decltype(tag);
+    Dev::template reduce<T>(ctx, p, kind, x.data<T>(), y.data<T>());
+  });
+}
+
+template <class Dev>
+void run_arg_reduce(KernelContext& ctx) {
+  const Tensor& x = ctx.input(0);
+  require_dtype(ctx, x.dtype(), {DType::Float, DType::Int32, DType::Int64, DType::Int8, DType::UInt8});
+  Shape out_shape;
+  bool last = false;
+  AxisPlan p = plan_arg_reduce(ctx, out_shape, last);
+  Tensor& y = ctx.output(0, DType::Int64, out_shape);
+  if (y.numel() == 0) return;
+  const bool is_max = static_cast<ArgKind>(ctx.entry.variant) == ArgKind::ArgMax;
+  dispatch_reduce_dtype(x.dtype(), [&](auto tag) {
+    using T = decltype(tag);
+    Dev::template arg_reduce<T>(ctx, p, is_max, last, x.data<T>(), y.data<int64_t>());
+  });
+}
+
+template <class Dev>
+void run_softmax(KernelContext& ctx) {
+  const Tensor& x = ctx.input(0);
+  require_dtype(ctx, x.dtype(), {DType::Float});
+  AxisPlan p = plan_softmax(ctx);
+  Tensor& y = ctx.output(0, DType::Float, x.shape());
+  if (y.numel() == 0) return;
+  const bool log = static_cast<SoftmaxKind>(ctx.entry.variant) == SoftmaxKind::LogSoftmax;
+  Dev::softmax(ctx, p, log, x.data<float>(), y.data<float>());
+}
+
 namespace cpu {
 // The canonical reduction over n contiguous floats (AVX2 when the host has it, same bits as the reference);
 // defined in src/cpu/reduce.cpp and shared by the normalization and pool CPU kernels.
@@ -77,10 +149,5 @@ void reduce(KernelContext& ctx);
 void arg_reduce(KernelContext& ctx);
 void softmax(KernelContext& ctx);
 }  // namespace cuda
-
-/// Variants of the softmax row: ctx.entry.variant.
-enum class SoftmaxKind : int { Softmax, LogSoftmax };
-/// Variants of arg_reduce.
-enum class ArgKind : int { ArgMax, ArgMin };
 
 }  // namespace lockstep

@@ -9,16 +9,6 @@
 
 namespace lockstep {
 
-/// One row of the op table. `variant` lets one kernel serve a family (e.g. every unary op) as a table lookup.
-struct OpEntry {
-  const char* op_type;
-  int since;      // first default-domain opset this row handles
-  int until;      // last opset this row handles
-  KernelFn cpu;   // never null
-  KernelFn cuda;  // null: the op falls back to the CPU kernel, with a logged warning
-  int variant = 0;
-};
-
 /// The row for op_type at opset, or nullptr.
 const OpEntry* find_op(const std::string& op_type, int64_t opset);
 /// Every row, in family order (for `lockstep info` and coverage listings).

@@ -167,7 +167,7 @@ Geometry read_geometry(const KernelContext& ctx, const Shape& in, const Settings
   return g;
 }
 
-// Contract: docs/contract/resize.md#taps. One output coordinate o of an axis of length n (input), m (output).
+// Contract: docs/arithmetic.md#resize. One output coordinate o of an axis of length n (input), m (output).
 ResizeTaps axis_taps(const Settings& s, int64_t o, float scale, int64_t n, int64_t m, float roi0, float roi1,
                      int64_t stride) {
   ResizeTaps t;

@@ -1,5 +1,5 @@
 // The resize family (Resize 10-23, Upsample 7-9): parsing of every opset's inputs and attributes into one plan
-// of per-axis taps, shared by the CPU and CUDA kernels (docs/contract/resize.md).
+// of per-axis taps, shared by the CPU and CUDA kernels (docs/arithmetic.md#resize).
 #pragma once
 
 #include <vector>

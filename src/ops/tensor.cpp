@@ -352,7 +352,7 @@ Tensor constant_value(const KernelContext& ctx) {
   throw ctx.error("Constant has no value attribute", ErrorCode::InvalidGraph);
 }
 
-// Range element i: float types compute start + float(i) * delta (one rounding each: docs/contract/tensor.md#range).
+// Range element i: float types compute start + float(i) * delta (one rounding each: docs/arithmetic.md#range).
 template <typename T>
 Tensor range_float(const Tensor& s, const Tensor& l, const Tensor& d, const KernelContext& ctx) {
   T start = s.data<T>()[0], limit = l.data<T>()[0], delta = d.data<T>()[0];

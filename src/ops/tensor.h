@@ -35,7 +35,7 @@ struct StridedCopy {
 StridedCopy make_copy(const onnx::Node& node, const std::vector<int64_t>& dims, const std::vector<int64_t>& src_strides,
                       const std::vector<int64_t>& dst_strides, int64_t src_offset = 0, int64_t dst_offset = 0);
 
-/// Pad: how an out-of-range source coordinate is mapped back (docs/contract/tensor.md#pad).
+/// Pad: how an out-of-range source coordinate is mapped back (docs/arithmetic.md#pad).
 enum class PadMode : int { Constant = 0, Reflect = 1, Edge = 2, Wrap = 3 };
 
 /// Pad plan: output is contiguous; out coordinate o_d reads input coordinate o_d - begin[d], mapped by mode.

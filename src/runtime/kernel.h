@@ -12,7 +12,19 @@
 namespace lockstep {
 
 class ThreadPool;
-struct OpEntry;
+struct KernelContext;
+
+using KernelFn = void (*)(KernelContext&);
+
+/// One row of the op table. `variant` lets one kernel serve a family (e.g. every unary op) as a table lookup.
+struct OpEntry {
+  const char* op_type;
+  int since;      // first default-domain opset this row handles
+  int until;      // last opset this row handles
+  KernelFn cpu;   // never null
+  KernelFn cuda;  // null: the op falls back to the CPU kernel, with a logged warning
+  int variant = 0;
+};
 
 /// Device memory for one provider. Buffers return to the allocator when their last Tensor drops them.
 class Allocator {
@@ -49,7 +61,5 @@ struct KernelContext {
     return node.error(code, message);
   }
 };
-
-using KernelFn = void (*)(KernelContext&);
 
 }  // namespace lockstep

@@ -1,4 +1,4 @@
-"""Cross-device cases for the conv family: Conv and ConvTranspose (docs/contract/conv.md)."""
+"""Cross-device cases for the conv family: Conv and ConvTranspose (docs/arithmetic.md#conv)."""
 
 import numpy as np
 

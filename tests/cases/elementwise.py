@@ -1,4 +1,4 @@
-"""Cross-device cases for the elementwise family (docs/contract/elementwise.md)."""
+"""Cross-device cases for the elementwise family (docs/arithmetic.md#elementwise)."""
 
 import numpy as np
 

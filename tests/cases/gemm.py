@@ -1,4 +1,4 @@
-"""Cross-device cases for the gemm family: Gemm and MatMul (docs/contract/gemm.md)."""
+"""Cross-device cases for the gemm family: Gemm and MatMul (docs/arithmetic.md#gemm)."""
 
 import numpy as np
 

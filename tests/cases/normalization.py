@@ -1,4 +1,4 @@
-"""Cross-device cases of the normalization family (docs/contract/normalization.md)."""
+"""Cross-device cases of the normalization family (docs/arithmetic.md#normalization)."""
 
 import numpy as np
 

@@ -1,4 +1,4 @@
-"""Cross-device cases of the pool family (docs/contract/pool.md)."""
+"""Cross-device cases of the pool family (docs/arithmetic.md#pool)."""
 
 import numpy as np
 

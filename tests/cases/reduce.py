@@ -1,4 +1,4 @@
-"""Cross-device cases of the reduce family: Reduce*, ArgMax/ArgMin, Softmax/LogSoftmax (docs/contract/reduce.md)."""
+"""Cross-device cases of the reduce family: Reduce*, ArgMax/ArgMin, Softmax/LogSoftmax (docs/arithmetic.md#reduce)."""
 
 import numpy as np
 

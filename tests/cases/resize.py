@@ -1,5 +1,5 @@
 """Cross-device cases for the resize family (Resize 10/11/13/18/19, Upsample 7/9). Nearest is exact; linear and
-cubic follow docs/contract/resize.md, which differs from onnxruntime's rounding, hence small tolerances."""
+cubic follow docs/arithmetic.md#resize, which differs from onnxruntime's rounding, hence small tolerances."""
 
 import numpy as np
 

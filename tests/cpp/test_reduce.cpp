@@ -1,5 +1,5 @@
 // Unit tests of the reduce family's shared pieces: the AVX2 canonical reduction and the warp emulations must give
-// the reference bits of src/arith/reduce.h (docs/contract/reduce.md).
+// the reference bits of src/arith/reduce.h (docs/arithmetic.md#reduce).
 #include <gtest/gtest.h>
 
 #include <cmath>

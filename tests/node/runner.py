@@ -319,13 +319,24 @@ def float_nan(x: np.ndarray) -> np.ndarray:
     return np.isnan(x.astype(np.float32) if not is_native(x.dtype) else x)
 
 
-def bitwise_diff(a: np.ndarray, b: np.ndarray) -> str | None:
-    """None if a and b are equal bit for bit (any NaN equals any NaN)."""
+def ulp_distances(a: np.ndarray, b: np.ndarray, ua: np.ndarray, ub: np.ndarray) -> list[int]:
+    """Distances between mismatched elements: ulps for floats, units for ints."""
+    if is_float(a.dtype):
+        nbits = 8 * a.dtype.itemsize
+        return [abs(x - y) for x, y in zip(ordered_ints(ua, nbits), ordered_ints(ub, nbits))]
+    if a.dtype.kind in "biu" or "int" in a.dtype.name:  # ml_dtypes int4/int2 too
+        return [abs(int(x) - int(y)) for x, y in zip(a.astype(object), b.astype(object))]
+    return []
+
+
+def bitwise_diff(a: np.ndarray, b: np.ndarray) -> tuple[str, int] | None:
+    """None if a and b are equal bit for bit (any NaN equals any NaN), else
+    (description, worst distance in ulps; -1 where ulps mean nothing)."""
     if a.dtype != b.dtype or a.shape != b.shape:
-        return f"{a.dtype}{list(a.shape)} vs {b.dtype}{list(b.shape)}"
+        return f"{a.dtype}{list(a.shape)} vs {b.dtype}{list(b.shape)}", -1
     if a.dtype == object:
         bad = sum(x != y for x, y in zip(a.ravel(), b.ravel()))
-        return f"{bad}/{a.size} strings differ" if bad else None
+        return (f"{bad}/{a.size} strings differ", -1) if bad else None
     uint = np.dtype(f"u{a.dtype.itemsize}")
     ua = np.ascontiguousarray(a).view(uint).ravel()
     ub = np.ascontiguousarray(b).view(uint).ravel()
@@ -334,24 +345,21 @@ def bitwise_diff(a: np.ndarray, b: np.ndarray) -> str | None:
         bad &= ~(float_nan(a).ravel() & float_nan(b).ravel())
     if not bad.any():
         return None
-    if is_float(a.dtype):
-        nbits = 8 * a.dtype.itemsize
-        oa, ob = ordered_ints(ua[bad], nbits), ordered_ints(ub[bad], nbits)
-        worst = max(abs(x - y) for x, y in zip(oa, ob))
-    else:
-        ia, ib = a.ravel()[bad].astype(object), b.ravel()[bad].astype(object)
-        worst = max(abs(int(x) - int(y)) for x, y in zip(ia, ib))
-    return f"{int(bad.sum())}/{a.size} differ, worst {worst} ulp"
+    dist = ulp_distances(a.ravel()[bad], b.ravel()[bad], ua[bad], ub[bad])
+    worst = max(dist, default=-1)
+    text = f"{int(bad.sum())}/{a.size} differ" + (f", worst {worst} ulp" if worst >= 0 else "")
+    return text, worst
 
 
 def compare_bitwise(case: Case, cpu_outs: list, outs: list) -> str | None:
+    """The mismatching output with the largest ulp distance, described."""
     names = [vi.name for vi in case.model.graph.output]
-    worst = None
+    diffs = []
     for i, (c, o) in enumerate(zip(cpu_outs, outs)):
         diff = bitwise_diff(np.asarray(c), np.asarray(o))
-        if diff and worst is None:
-            worst = f"output {i} ({names[i]}) not bitwise equal to CPU: {diff}"
-    return worst
+        if diff:
+            diffs.append((diff[1], f"output {i} ({names[i]}) not bitwise equal to CPU: {diff[0]}"))
+    return max(diffs)[1] if diffs else None
 
 
 # ----------------------------------------------------------- one case

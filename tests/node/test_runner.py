@@ -24,20 +24,41 @@ def test_bitwise_equal_treats_all_nans_alike():
 def test_bitwise_counts_ulps():
     a = np.array([1.0, 2.0, 0.0], np.float32)
     b = np.array([np.nextafter(np.float32(1), np.float32(2)), 2.0, -0.0], np.float32)
-    assert runner.bitwise_diff(a, b) == "2/3 differ, worst 1 ulp"
+    assert runner.bitwise_diff(a, b) == ("2/3 differ, worst 1 ulp", 1)
     c = a.copy()
     c[1] = np.nextafter(np.nextafter(np.float32(2), np.float32(0)), np.float32(0))
-    assert runner.bitwise_diff(a, c) == "1/3 differ, worst 2 ulp"
+    assert runner.bitwise_diff(a, c) == ("1/3 differ, worst 2 ulp", 2)
 
 
 def test_bitwise_nan_against_number_differs():
     a = np.array([np.nan], np.float64)
-    assert "1/1 differ" in runner.bitwise_diff(a, np.zeros(1))
+    assert "1/1 differ" in runner.bitwise_diff(a, np.zeros(1))[0]
 
 
 def test_bitwise_ints_and_dtype():
-    assert runner.bitwise_diff(np.array([1, 5]), np.array([1, 2])) == "1/2 differ, worst 3 ulp"
-    assert runner.bitwise_diff(np.zeros(2, np.int32), np.zeros(2, np.int64)).startswith("int32")
+    assert runner.bitwise_diff(np.array([1, 5]), np.array([1, 2])) == ("1/2 differ, worst 3 ulp", 3)
+    assert runner.bitwise_diff(np.zeros(2, np.int32), np.zeros(2, np.int64))[0].startswith("int32")
+    strings = np.array(["a", "b"], dtype=object)
+    assert runner.bitwise_diff(strings, np.array(["a", "c"], dtype=object)) == ("1/2 strings differ", -1)
+
+
+def test_bitwise_ml_dtypes():
+    ml_dtypes = pytest.importorskip("ml_dtypes")
+    a = np.array([1.0, np.nan], ml_dtypes.bfloat16)
+    b = a.copy()
+    assert runner.bitwise_diff(a, b) is None
+    b[0] = 1.0078125  # next bfloat16 above 1
+    assert runner.bitwise_diff(a, b) == ("1/2 differ, worst 1 ulp", 1)
+
+
+def test_compare_bitwise_reports_the_worst_output():
+    import onnx.helper as h
+    from onnx import TensorProto
+    graph = h.make_graph([], "g", [], [h.make_tensor_value_info(n, TensorProto.FLOAT, [1]) for n in "yz"])
+    case = runner.Case("c", h.make_model(graph), b"")
+    one = np.ones(1, np.float32)
+    near, far = np.nextafter(one, np.float32(2)), np.float32([1.5])
+    assert "output 1 (z)" in runner.compare_bitwise(case, [one, one], [near, far])
 
 
 def test_compare_output_tolerance_and_shape():

@@ -1,0 +1,41 @@
+"""The CPU fallback inside a CUDA session: an op without a CUDA kernel runs on the CPU kernel, is logged, and the
+result keeps the same bits. Every op has a CUDA kernel today, so the test takes Conv's away with
+LOCKSTEP_CUDA_DISABLE_OPS (read when the CUDA provider is created)."""
+
+import os
+import subprocess
+import sys
+
+import pytest
+
+import lockstep
+
+pytestmark = pytest.mark.skipif(lockstep.CUDA not in lockstep.get_available_providers(), reason="no GPU on this machine")
+
+SCRIPT = r"""
+import numpy as np
+from onnx import TensorProto, helper, numpy_helper
+import lockstep
+rng = np.random.default_rng(5)
+w = numpy_helper.from_array(rng.standard_normal((8, 3, 3, 3)).astype(np.float32), "w")
+graph = helper.make_graph(
+    [helper.make_node("Conv", ["x", "w"], ["c"], pads=[1, 1, 1, 1], name="conv0"), helper.make_node("Relu", ["c"], ["y"])],
+    "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3, 16, 16])],
+    [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)], initializer=[w])
+model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]).SerializeToString()
+x = rng.standard_normal((2, 3, 16, 16)).astype(np.float32)
+cuda = lockstep.InferenceSession(model, providers=["CUDAExecutionProvider"])
+cpu = lockstep.InferenceSession(model, providers=["CPUExecutionProvider"])
+a, b = cuda.run(None, {"x": x})[0], cpu.run(None, {"x": x})[0]
+print("fallback:", ",".join(cuda.fallback_ops()))
+print("identical:", a.tobytes() == b.tobytes())
+"""
+
+
+def test_op_without_cuda_kernel_falls_back_with_same_bits():
+    env = {**os.environ, "LOCKSTEP_CUDA_DISABLE_OPS": "Conv"}
+    run = subprocess.run([sys.executable, "-c", SCRIPT], env=env, capture_output=True, text=True)
+    assert run.returncode == 0, run.stderr
+    assert "fallback: Conv" in run.stdout
+    assert "identical: True" in run.stdout
+    assert "no kernel for Conv" in run.stderr and "conv0" in run.stderr
