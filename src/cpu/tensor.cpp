@@ -10,23 +10,6 @@ namespace lockstep::cpu {
 
 namespace {
 
-template <int Size> struct Word;
-template <> struct Word<1> { using T = uint8_t; };
-template <> struct Word<2> { using T = uint16_t; };
-template <> struct Word<4> { using T = uint32_t; };
-template <> struct Word<8> { using T = uint64_t; };
-
-// Calls fn.template operator()<T>() with T the unsigned word of `size` bytes.
-template <typename Fn>
-void by_size(int size, Fn&& fn) {
-  switch (size) {
-    case 1: fn(typename Word<1>::T{}); break;
-    case 2: fn(typename Word<2>::T{}); break;
-    case 4: fn(typename Word<4>::T{}); break;
-    default: fn(typename Word<8>::T{}); break;
-  }
-}
-
 constexpr int64_t kRowGrain = 64;
 
 // Contract: exact copy; see docs/arithmetic.md#strided-copy. Rows (all dims but the last) go to threads.
@@ -127,90 +110,48 @@ void gather_elements_all(const GatherElementsPlan& p, const T* src, const I* idx
   }, 4096);
 }
 
+struct CpuTensor {
+  template <typename T>
+  static void copy(KernelContext& ctx, const StridedCopy& c, const T* src, T* dst) {
+    strided_copy(c, src, dst, ctx.pool);
+  }
+  template <typename T>
+  static void pad(KernelContext& ctx, const PadPlan& p, const T* src, T* dst, int64_t n) {
+    pad_rows(p, src, dst, n, ctx.pool);
+  }
+  template <typename T, typename I>
+  static void gather(KernelContext& ctx, const GatherPlan& p, const T* src, const I* idx, T* dst, int64_t) {
+    gather_rows(p, src, idx, dst, ctx.pool);
+  }
+  template <typename T, typename I>
+  static void gather(KernelContext& ctx, const GatherElementsPlan& p, const T* src, const I* idx, T* dst, int64_t n) {
+    gather_elements_all(p, src, idx, dst, n, ctx.pool);
+  }
+  template <typename T>
+  static void fill(KernelContext& ctx, T value, T* dst, int64_t n) {
+    ctx.pool->parallel_for(n, [&](int64_t b, int64_t e) { std::fill(dst + b, dst + e, value); }, 1 << 14);
+  }
+  static void check_indices(KernelContext& ctx, int64_t axis_dim) { validate_indices(ctx, ctx.input(1), axis_dim); }
+  static void upload(KernelContext&, const Tensor& host, Tensor& out) {
+    std::memcpy(out.raw(), host.raw(), host.bytes());
+  }
+};
+
 }  // namespace
 
-// Contract: no data is touched; the output shares the input's buffer. See docs/arithmetic.md#aliases.
-void alias(KernelContext& ctx) { ctx.alias_output(0, ctx.input(0).reshaped(alias_shape(ctx))); }
-
 // Contract: exact copy; see docs/arithmetic.md#strided-copy.
-void movement(KernelContext& ctx) {
-  MovementPlan plan = movement_plan(ctx);
-  for (size_t i = 0; i < plan.out_shapes.size(); ++i) ctx.output(static_cast<int>(i), plan.dtype, plan.out_shapes[i]);
-  int size = movable_size(ctx, plan.dtype);
-  for (const CopyJob& job : plan.jobs) {
-    const void* src = ctx.input(job.src_input).raw();
-    void* dst = ctx.outputs[job.dst_output].raw();
-    by_size(size, [&](auto w) {
-      using T = decltype(w);
-      strided_copy(job.copy, static_cast<const T*>(src), static_cast<T*>(dst), ctx.pool);
-    });
-  }
-}
+void movement(KernelContext& ctx) { run_movement<CpuTensor>(ctx); }
 
 // Contract: exact copy; see docs/arithmetic.md#pad.
-void pad(KernelContext& ctx) {
-  Shape shape;
-  PadPlan plan = pad_plan(ctx, shape);
-  const Tensor& x = ctx.input(0);
-  Tensor& out = ctx.output(0, x.dtype(), shape);
-  by_size(movable_size(ctx, x.dtype()), [&](auto w) {
-    using T = decltype(w);
-    pad_rows(plan, x.data<T>(), out.data<T>(), out.numel(), ctx.pool);
-  });
-}
+void pad(KernelContext& ctx) { run_pad<CpuTensor>(ctx); }
 
-// Contract: exact copy; see docs/arithmetic.md#gather.
-void gather(KernelContext& ctx) {
-  Shape shape;
-  GatherPlan plan = gather_plan(ctx, shape);
-  const Tensor& x = ctx.input(0);
-  const Tensor& idx = ctx.input(1);
-  validate_indices(ctx, idx, plan.axis_dim);
-  Tensor& out = ctx.output(0, x.dtype(), shape);
-  if (out.numel() == 0) return;
-  by_size(movable_size(ctx, x.dtype()), [&](auto w) {
-    using T = decltype(w);
-    if (idx.dtype() == DType::Int64) gather_rows(plan, x.data<T>(), idx.data<int64_t>(), out.data<T>(), ctx.pool);
-    else gather_rows(plan, x.data<T>(), idx.data<int32_t>(), out.data<T>(), ctx.pool);
-  });
-}
-
-// Contract: exact copy; see docs/arithmetic.md#gatherelements.
-void gather_elements(KernelContext& ctx) {
-  Shape shape;
-  GatherElementsPlan plan = gather_elements_plan(ctx, shape);
-  const Tensor& x = ctx.input(0);
-  const Tensor& idx = ctx.input(1);
-  validate_indices(ctx, idx, plan.axis_dim);
-  Tensor& out = ctx.output(0, x.dtype(), shape);
-  if (out.numel() == 0) return;
-  by_size(movable_size(ctx, x.dtype()), [&](auto w) {
-    using T = decltype(w);
-    if (idx.dtype() == DType::Int64)
-      gather_elements_all(plan, x.data<T>(), idx.data<int64_t>(), out.data<T>(), out.numel(), ctx.pool);
-    else
-      gather_elements_all(plan, x.data<T>(), idx.data<int32_t>(), out.data<T>(), out.numel(), ctx.pool);
-  });
-}
+// Contract: exact copy; see docs/arithmetic.md#gather and docs/arithmetic.md#gatherelements.
+void gather(KernelContext& ctx) { run_gather<CpuTensor>(ctx); }
 
 // Contract: values computed on the host by src/ops/tensor.cpp; see docs/arithmetic.md#host-computed.
-void host_computed(KernelContext& ctx) {
-  Tensor v = host_value(ctx, static_cast<HostOp>(ctx.entry.variant));
-  Tensor& out = ctx.output(0, v.dtype(), v.shape());
-  if (v.bytes()) std::memcpy(out.raw(), v.raw(), v.bytes());
-}
+void host_computed(KernelContext& ctx) { run_host_computed<CpuTensor>(ctx); }
 
 // Contract: every element is the value's bytes; see docs/arithmetic.md#host-computed.
-void constant_of_shape(KernelContext& ctx) {
-  Shape shape;
-  Tensor v = constant_of_shape_value(ctx, shape);
-  Tensor& out = ctx.output(0, v.dtype(), shape);
-  by_size(movable_size(ctx, v.dtype()), [&](auto w) {
-    using T = decltype(w);
-    T value = v.data<T>()[0];
-    T* o = out.data<T>();
-    ctx.pool->parallel_for(out.numel(), [&](int64_t b, int64_t e) { std::fill(o + b, o + e, value); }, 1 << 14);
-  });
-}
+void constant_of_shape(KernelContext& ctx) { run_constant_of_shape<CpuTensor>(ctx); }
 
 }  // namespace lockstep::cpu

@@ -1,7 +1,5 @@
 // CUDA kernels of the tensor family: one thread per output element, moving bytes by element size (1, 2, 4, 8),
 // following the same plans (src/ops/tensor.cpp) as the CPU kernels, so the bytes moved are the same.
-#include <cstring>
-
 #include "cuda/common.cuh"
 #include "ops/registry.h"
 #include "ops/tensor.h"
@@ -13,16 +11,6 @@ namespace {
 // Indices up to this many elements are copied to the host and validated there (out of range is an error, as on
 // the CPU); larger index tensors are clamped into range on the device instead (docs/arithmetic.md#gather).
 constexpr int64_t kHostValidatedIndices = int64_t(1) << 20;
-
-template <typename Fn>
-void by_size(int size, Fn&& fn) {
-  switch (size) {
-    case 1: fn(uint8_t{}); break;
-    case 2: fn(uint16_t{}); break;
-    case 4: fn(uint32_t{}); break;
-    default: fn(uint64_t{}); break;
-  }
-}
 
 // Contract: exact copy; see docs/arithmetic.md#strided-copy.
 template <typename T>
@@ -102,116 +90,59 @@ __global__ void fill_kernel(T value, T* __restrict__ dst, int64_t n) {
   if (e < n) dst[e] = value;
 }
 
-void validate_on_host_if_small(KernelContext& ctx, int64_t axis_dim) {
-  if (ctx.input(1).numel() <= kHostValidatedIndices) validate_indices(ctx, ctx.host_input(1), axis_dim);
+// One thread per element, on the kernel's stream; every kernel above takes the element count last.
+template <typename... Params, typename... Args>
+void launch_per_element(KernelContext& ctx, void (*kernel)(Params...), int64_t n, Args... args) {
+  kernel<<<blocks_for(n), kThreadsPerBlock, 0, stream_of(ctx)>>>(args..., n);
+  check_launch(ctx);
 }
+
+struct CudaTensor {
+  template <typename T>
+  static void copy(KernelContext& ctx, const StridedCopy& c, const T* src, T* dst) {
+    launch_per_element(ctx, strided_copy_kernel<T>, c.numel(), c, src, dst);
+  }
+  template <typename T>
+  static void pad(KernelContext& ctx, const PadPlan& p, const T* src, T* dst, int64_t n) {
+    launch_per_element(ctx, pad_kernel<T>, n, p, src, dst);
+  }
+  template <typename T, typename I>
+  static void gather(KernelContext& ctx, const GatherPlan& p, const T* src, const I* idx, T* dst, int64_t n) {
+    launch_per_element(ctx, gather_kernel<T, I>, n, p, src, idx, dst);
+  }
+  template <typename T, typename I>
+  static void gather(KernelContext& ctx, const GatherElementsPlan& p, const T* src, const I* idx, T* dst, int64_t n) {
+    launch_per_element(ctx, gather_elements_kernel<T, I>, n, p, src, idx, dst);
+  }
+  template <typename T>
+  static void fill(KernelContext& ctx, T value, T* dst, int64_t n) {
+    launch_per_element(ctx, fill_kernel<T>, n, value, dst);
+  }
+  static void check_indices(KernelContext& ctx, int64_t axis_dim) {
+    if (ctx.input(1).numel() <= kHostValidatedIndices) validate_indices(ctx, ctx.host_input(1), axis_dim);
+  }
+  static void upload(KernelContext& ctx, const Tensor& host, Tensor& out) {
+    // Pageable source: cudaMemcpyAsync returns once `host` is staged, so it may be freed when this returns.
+    check(ctx, cudaMemcpyAsync(out.raw(), host.raw(), host.bytes(), cudaMemcpyHostToDevice, stream_of(ctx)),
+          "cudaMemcpyAsync");
+  }
+};
 
 }  // namespace
 
-// Contract: no data is touched; the output shares the input's buffer. See docs/arithmetic.md#aliases.
-void alias(KernelContext& ctx) { ctx.alias_output(0, ctx.input(0).reshaped(alias_shape(ctx))); }
-
 // Contract: exact copy; see docs/arithmetic.md#strided-copy.
-void movement(KernelContext& ctx) {
-  MovementPlan plan = movement_plan(ctx);
-  for (size_t i = 0; i < plan.out_shapes.size(); ++i) ctx.output(static_cast<int>(i), plan.dtype, plan.out_shapes[i]);
-  int size = movable_size(ctx, plan.dtype);
-  for (const CopyJob& job : plan.jobs) {
-    int64_t n = job.copy.numel();
-    if (n == 0) continue;
-    const void* src = ctx.input(job.src_input).raw();
-    void* dst = ctx.outputs[job.dst_output].raw();
-    by_size(size, [&](auto w) {
-      using T = decltype(w);
-      strided_copy_kernel<T><<<blocks_for(n), kThreadsPerBlock, 0, stream_of(ctx)>>>(
-          job.copy, static_cast<const T*>(src), static_cast<T*>(dst), n);
-    });
-    check_launch(ctx);
-  }
-}
+void movement(KernelContext& ctx) { run_movement<CudaTensor>(ctx); }
 
 // Contract: exact copy; see docs/arithmetic.md#pad.
-void pad(KernelContext& ctx) {
-  Shape shape;
-  PadPlan plan = pad_plan(ctx, shape);
-  const Tensor& x = ctx.input(0);
-  Tensor& out = ctx.output(0, x.dtype(), shape);
-  int64_t n = out.numel();
-  if (n == 0) return;
-  by_size(movable_size(ctx, x.dtype()), [&](auto w) {
-    using T = decltype(w);
-    pad_kernel<T><<<blocks_for(n), kThreadsPerBlock, 0, stream_of(ctx)>>>(plan, x.data<T>(), out.data<T>(), n);
-  });
-  check_launch(ctx);
-}
+void pad(KernelContext& ctx) { run_pad<CudaTensor>(ctx); }
 
-// Contract: exact copy; see docs/arithmetic.md#gather.
-void gather(KernelContext& ctx) {
-  Shape shape;
-  GatherPlan plan = gather_plan(ctx, shape);
-  validate_on_host_if_small(ctx, plan.axis_dim);
-  const Tensor& x = ctx.input(0);
-  const Tensor& idx = ctx.input(1);
-  Tensor& out = ctx.output(0, x.dtype(), shape);
-  int64_t n = out.numel();
-  if (n == 0) return;
-  by_size(movable_size(ctx, x.dtype()), [&](auto w) {
-    using T = decltype(w);
-    if (idx.dtype() == DType::Int64)
-      gather_kernel<<<blocks_for(n), kThreadsPerBlock, 0, stream_of(ctx)>>>(plan, x.data<T>(), idx.data<int64_t>(),
-                                                                          out.data<T>(), n);
-    else
-      gather_kernel<<<blocks_for(n), kThreadsPerBlock, 0, stream_of(ctx)>>>(plan, x.data<T>(), idx.data<int32_t>(),
-                                                                          out.data<T>(), n);
-  });
-  check_launch(ctx);
-}
-
-// Contract: exact copy; see docs/arithmetic.md#gatherelements.
-void gather_elements(KernelContext& ctx) {
-  Shape shape;
-  GatherElementsPlan plan = gather_elements_plan(ctx, shape);
-  validate_on_host_if_small(ctx, plan.axis_dim);
-  const Tensor& x = ctx.input(0);
-  const Tensor& idx = ctx.input(1);
-  Tensor& out = ctx.output(0, x.dtype(), shape);
-  int64_t n = out.numel();
-  if (n == 0) return;
-  by_size(movable_size(ctx, x.dtype()), [&](auto w) {
-    using T = decltype(w);
-    if (idx.dtype() == DType::Int64)
-      gather_elements_kernel<<<blocks_for(n), kThreadsPerBlock, 0, stream_of(ctx)>>>(
-          plan, x.data<T>(), idx.data<int64_t>(), out.data<T>(), n);
-    else
-      gather_elements_kernel<<<blocks_for(n), kThreadsPerBlock, 0, stream_of(ctx)>>>(
-          plan, x.data<T>(), idx.data<int32_t>(), out.data<T>(), n);
-  });
-  check_launch(ctx);
-}
+// Contract: exact copy; see docs/arithmetic.md#gather and docs/arithmetic.md#gatherelements.
+void gather(KernelContext& ctx) { run_gather<CudaTensor>(ctx); }
 
 // Contract: values computed on the host by src/ops/tensor.cpp; see docs/arithmetic.md#host-computed.
-void host_computed(KernelContext& ctx) {
-  Tensor v = host_value(ctx, static_cast<HostOp>(ctx.entry.variant));
-  Tensor& out = ctx.output(0, v.dtype(), v.shape());
-  // Pageable source: cudaMemcpyAsync returns once `v` is staged, so it may be freed when this returns.
-  if (v.bytes()) check(ctx, cudaMemcpyAsync(out.raw(), v.raw(), v.bytes(), cudaMemcpyHostToDevice, stream_of(ctx)),
-                       "cudaMemcpyAsync");
-}
+void host_computed(KernelContext& ctx) { run_host_computed<CudaTensor>(ctx); }
 
 // Contract: every element is the value's bytes; see docs/arithmetic.md#host-computed.
-void constant_of_shape(KernelContext& ctx) {
-  Shape shape;
-  Tensor v = constant_of_shape_value(ctx, shape);
-  Tensor& out = ctx.output(0, v.dtype(), shape);
-  int64_t n = out.numel();
-  if (n == 0) return;
-  by_size(movable_size(ctx, v.dtype()), [&](auto w) {
-    using T = decltype(w);
-    T value;
-    std::memcpy(&value, v.raw(), sizeof(T));
-    fill_kernel<T><<<blocks_for(n), kThreadsPerBlock, 0, stream_of(ctx)>>>(value, out.data<T>(), n);
-  });
-  check_launch(ctx);
-}
+void constant_of_shape(KernelContext& ctx) { run_constant_of_shape<CudaTensor>(ctx); }
 
 }  // namespace lockstep::cuda

@@ -453,6 +453,9 @@ Shape alias_shape(const KernelContext& ctx) {
   return in;  // Identity
 }
 
+// Contract: no data is touched; the output shares the input's buffer. See docs/arithmetic.md#aliases.
+void alias(KernelContext& ctx) { ctx.alias_output(0, ctx.input(0).reshaped(alias_shape(ctx))); }
+
 MovementPlan movement_plan(const KernelContext& ctx) {
   const std::string& op = ctx.node.op_type;
   MovementPlan plan = op == "Transpose" ? transpose_plan(ctx)
@@ -603,12 +606,14 @@ Tensor constant_of_shape_value(const KernelContext& ctx, Shape& out_shape) {
 
 namespace {
 #define BOTH(fn) &cpu::fn, LOCKSTEP_CUDA_KERNEL(fn)
+// A kernel that touches no data serves both devices.
+#define ANY_DEVICE(fn) &fn, (LOCKSTEP_WITH_CUDA ? &fn : nullptr)
 const OpEntry kRows[] = {
-    {"Reshape", 7, 23, BOTH(alias)},
-    {"Flatten", 7, 23, BOTH(alias)},
-    {"Squeeze", 7, 23, BOTH(alias)},
-    {"Unsqueeze", 7, 23, BOTH(alias)},
-    {"Identity", 7, 23, BOTH(alias)},
+    {"Reshape", 7, 23, ANY_DEVICE(alias)},
+    {"Flatten", 7, 23, ANY_DEVICE(alias)},
+    {"Squeeze", 7, 23, ANY_DEVICE(alias)},
+    {"Unsqueeze", 7, 23, ANY_DEVICE(alias)},
+    {"Identity", 7, 23, ANY_DEVICE(alias)},
     {"Transpose", 7, 23, BOTH(movement)},
     {"Slice", 7, 23, BOTH(movement)},
     {"Expand", 8, 23, BOTH(movement)},
@@ -616,8 +621,8 @@ const OpEntry kRows[] = {
     {"Concat", 7, 23, BOTH(movement)},
     {"Split", 7, 23, BOTH(movement)},
     {"Pad", 7, 23, BOTH(pad)},
-    {"Gather", 7, 23, BOTH(gather)},
-    {"GatherElements", 11, 23, BOTH(gather_elements)},
+    {"Gather", 7, 23, BOTH(gather), int(GatherOp::Gather)},
+    {"GatherElements", 11, 23, BOTH(gather), int(GatherOp::Elements)},
     {"Shape", 7, 23, BOTH(host_computed), int(HostOp::Shape)},
     {"Size", 7, 23, BOTH(host_computed), int(HostOp::Size)},
     {"Constant", 7, 23, BOTH(host_computed), int(HostOp::Constant)},
@@ -625,6 +630,7 @@ const OpEntry kRows[] = {
     {"ConstantOfShape", 9, 23, BOTH(constant_of_shape)},
 };
 #undef BOTH
+#undef ANY_DEVICE
 }  // namespace
 
 std::span<const OpEntry> tensor_ops() { return kRows; }

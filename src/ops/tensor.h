@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <cstring>
 #include <vector>
 
 #include "arith/hd.h"
@@ -121,22 +122,125 @@ Tensor constant_of_shape_value(const KernelContext& ctx, Shape& out_shape);
 /// Bytes per element if the dtype can be moved (1, 2, 4 or 8); throws NotImplemented naming it otherwise.
 int movable_size(const KernelContext& ctx, DType t);
 
-namespace cpu {
+/// Reshape/Flatten/Squeeze/Unsqueeze/Identity on either device: the output shares input 0's buffer.
 void alias(KernelContext& ctx);
+
+/// Calls fn(W{}) with W the unsigned word of `size` bytes (1, 2, 4 or 8, as movable_size returns).
+template <class Fn>
+void by_element_size(int size, Fn&& fn) {
+  switch (size) {
+    case 1: return fn(uint8_t{});
+    case 2: return fn(uint16_t{});
+    case 4: return fn(uint32_t{});
+    default: return fn(uint64_t{});
+  }
+}
+
+/// Calls fn(I{}) with I the element type of an index tensor (int64 or int32; the plans reject the others).
+template <class Fn>
+void by_index_type(const Tensor& indices, Fn&& fn) {
+  if (indices.dtype() == DType::Int64) return fn(int64_t{});
+  return fn(int32_t{});
+}
+
+// The kernels' drivers, shared by both devices: plans, output allocation and element-size dispatch. `Dev` holds
+// only the device's loops, each called with at least one element to move:
+//   copy<T>(ctx, copy, src, dst)                       one StridedCopy
+//   pad<T>(ctx, plan, src, dst, n)
+//   gather<T, I>(ctx, plan, src, idx, dst, n)          plan: GatherPlan or GatherElementsPlan
+//   fill<T>(ctx, value, dst, n)
+//   check_indices(ctx, axis_dim)                       input 1, before the output is allocated
+//   upload(ctx, host, out)                             a host tensor's bytes into the output
+template <class Dev>
+void run_movement(KernelContext& ctx) {
+  MovementPlan plan = movement_plan(ctx);
+  for (size_t i = 0; i < plan.out_shapes.size(); ++i) ctx.output(static_cast<int>(i), plan.dtype, plan.out_shapes[i]);
+  by_element_size(movable_size(ctx, plan.dtype), [&](auto w) {
+    using T = decltype(w);
+    for (const CopyJob& job : plan.jobs) {
+      if (job.copy.numel() == 0) continue;
+      Dev::template copy<T>(ctx, job.copy, static_cast<const T*>(ctx.input(job.src_input).raw()),
+                            static_cast<T*>(ctx.outputs[job.dst_output].raw()));
+    }
+  });
+}
+
+template <class Dev>
+void run_pad(KernelContext& ctx) {
+  Shape shape;
+  PadPlan plan = pad_plan(ctx, shape);
+  const Tensor& x = ctx.input(0);
+  Tensor& out = ctx.output(0, x.dtype(), shape);
+  if (out.numel() == 0) return;
+  by_element_size(movable_size(ctx, x.dtype()), [&](auto w) {
+    using T = decltype(w);
+    Dev::template pad<T>(ctx, plan, x.data<T>(), out.data<T>(), out.numel());
+  });
+}
+
+/// Gather and GatherElements after planning: out = data at the (validated) indices of input 1.
+template <class Dev, class Plan>
+void run_indexed(KernelContext& ctx, const Plan& plan, const Shape& shape) {
+  Dev::check_indices(ctx, plan.axis_dim);
+  const Tensor& x = ctx.input(0);
+  const Tensor& idx = ctx.input(1);
+  Tensor& out = ctx.output(0, x.dtype(), shape);
+  if (out.numel() == 0) return;
+  by_element_size(movable_size(ctx, x.dtype()), [&](auto w) {
+    by_index_type(idx, [&](auto i) {
+      using T = decltype(w);
+      using I = decltype(i);
+      Dev::template gather<T, I>(ctx, plan, x.data<T>(), idx.data<I>(), out.data<T>(), out.numel());
+    });
+  });
+}
+
+/// OpEntry::variant of the `gather` kernel rows.
+enum class GatherOp : int { Gather = 0, Elements = 1 };
+
+template <class Dev>
+void run_gather(KernelContext& ctx) {
+  Shape shape;
+  if (static_cast<GatherOp>(ctx.entry.variant) == GatherOp::Elements) {
+    GatherElementsPlan plan = gather_elements_plan(ctx, shape);
+    return run_indexed<Dev>(ctx, plan, shape);
+  }
+  GatherPlan plan = gather_plan(ctx, shape);
+  run_indexed<Dev>(ctx, plan, shape);
+}
+
+template <class Dev>
+void run_host_computed(KernelContext& ctx) {
+  Tensor v = host_value(ctx, static_cast<HostOp>(ctx.entry.variant));
+  Tensor& out = ctx.output(0, v.dtype(), v.shape());
+  if (v.bytes()) Dev::upload(ctx, v, out);
+}
+
+template <class Dev>
+void run_constant_of_shape(KernelContext& ctx) {
+  Shape shape;
+  Tensor v = constant_of_shape_value(ctx, shape);
+  Tensor& out = ctx.output(0, v.dtype(), shape);
+  if (out.numel() == 0) return;
+  by_element_size(movable_size(ctx, v.dtype()), [&](auto w) {
+    using T = decltype(w);
+    T value;
+    std::memcpy(&value, v.raw(), sizeof(T));
+    Dev::template fill<T>(ctx, value, out.data<T>(), out.numel());
+  });
+}
+
+namespace cpu {
 void movement(KernelContext& ctx);
 void pad(KernelContext& ctx);
 void gather(KernelContext& ctx);
-void gather_elements(KernelContext& ctx);
 void host_computed(KernelContext& ctx);
 void constant_of_shape(KernelContext& ctx);
 }  // namespace cpu
-
 namespace cuda {
-void alias(KernelContext& ctx);
 void movement(KernelContext& ctx);
 void pad(KernelContext& ctx);
 void gather(KernelContext& ctx);
-void gather_elements(KernelContext& ctx);
 void host_computed(KernelContext& ctx);
 void constant_of_shape(KernelContext& ctx);
 }  // namespace cuda
