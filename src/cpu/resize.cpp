@@ -1,7 +1,5 @@
 // CPU kernel of the resize family: per output element, the taps of each axis (computed once on the host by
 // src/ops/resize.cpp) are combined by arith::resize_separable_f32, or, for nearest, one element is copied.
-#include <cstring>
-
 #include "ops/resize.h"
 #include "runtime/thread_pool.h"
 
@@ -21,60 +19,58 @@ bool row_taps(const ResizePlan& p, int64_t row, const arith::ResizeTaps** e) {
   return !outside;
 }
 
+// Calls row_fn(row, inside, e) for each output row (all axes but the last), rows split over the pool about
+// `elements_per_task` outputs at a time; e[k] holds the row's taps on axis k < rank - 1.
+template <typename RowFn>
+void for_each_row(const ResizePlan& p, int64_t numel, int64_t elements_per_task, ThreadPool* pool, RowFn&& row_fn) {
+  int64_t inner = p.out_dims[p.rank - 1];
+  pool->parallel_for(numel / inner, [&](int64_t begin, int64_t end) {
+    const arith::ResizeTaps* e[kMaxRank];
+    for (int64_t row = begin; row < end; ++row) row_fn(row, row_taps(p, row, e), e);
+  }, std::max<int64_t>(1, elements_per_task / inner));
+}
+
 // Contract: exact copy of the nearest element; see docs/arithmetic.md#nearest.
 template <typename T>
-void resize_nearest(const ResizePlan& p, const T* in, T* out, int64_t rows, ThreadPool* pool) {
+void resize_nearest(const ResizePlan& p, const T* in, T* out, T extra, int64_t numel, ThreadPool* pool) {
   int last = p.rank - 1;
   int64_t inner = p.out_dims[last];
-  T extra;
-  std::memcpy(&extra, &p.extrapolation_bits, sizeof(T));
-  pool->parallel_for(rows, [&](int64_t begin, int64_t end) {
-    const arith::ResizeTaps* e[kMaxRank];
-    for (int64_t row = begin; row < end; ++row) {
-      bool inside = row_taps(p, row, e);
-      int64_t base = 0;
-      for (int k = 0; k < last; ++k) base += e[k]->off[0];
-      for (int64_t j = 0; j < inner; ++j) {
-        const arith::ResizeTaps& t = p.taps[p.axis_start[last] + j];
-        out[row * inner + j] = inside && !t.outside ? in[base + t.off[0]] : extra;
-      }
+  for_each_row(p, numel, 4096, pool, [&](int64_t row, bool inside, const arith::ResizeTaps** e) {
+    int64_t base = 0;
+    for (int k = 0; k < last; ++k) base += e[k]->off[0];
+    for (int64_t j = 0; j < inner; ++j) {
+      const arith::ResizeTaps& t = p.taps[p.axis_start[last] + j];
+      out[row * inner + j] = inside && !t.outside ? in[base + t.off[0]] : extra;
     }
-  }, std::max<int64_t>(1, 4096 / inner));
+  });
 }
 
 // Contract: arith::resize_separable_f32, innermost axis first; see docs/arithmetic.md#interpolation.
-void resize_interpolate_f32(const ResizePlan& p, const float* in, float* out, int64_t rows, ThreadPool* pool) {
+void resize_interpolate_f32(const ResizePlan& p, const float* in, float* out, int64_t numel, ThreadPool* pool) {
   int last = p.rank - 1;
   int64_t inner = p.out_dims[last];
-  pool->parallel_for(rows, [&](int64_t begin, int64_t end) {
-    const arith::ResizeTaps* e[kMaxRank];
-    for (int64_t row = begin; row < end; ++row) {
-      bool inside = row_taps(p, row, e);
-      for (int64_t j = 0; j < inner; ++j) {
-        e[last] = &p.taps[p.axis_start[last] + j];
-        out[row * inner + j] = inside && !e[last]->outside ? arith::resize_separable_f32<kMaxRank>(in, p.rank, e)
-                                                           : p.extrapolation;
-      }
+  for_each_row(p, numel, 1024, pool, [&](int64_t row, bool inside, const arith::ResizeTaps** e) {
+    for (int64_t j = 0; j < inner; ++j) {
+      e[last] = &p.taps[p.axis_start[last] + j];
+      out[row * inner + j] = inside && !e[last]->outside ? arith::resize_separable_f32<kMaxRank>(in, p.rank, e)
+                                                         : p.extrapolation;
     }
-  }, std::max<int64_t>(1, 1024 / inner));
+  });
 }
+
+struct CpuResize {
+  template <typename T>
+  static void nearest(KernelContext& ctx, const ResizePlan& p, const T* in, T* out, T extra, int64_t n) {
+    resize_nearest(p, in, out, extra, n, ctx.pool);
+  }
+  static void interpolate_f32(KernelContext& ctx, const ResizePlan& p, const float* in, float* out, int64_t n) {
+    resize_interpolate_f32(p, in, out, n, ctx.pool);
+  }
+};
 
 }  // namespace
 
 // Contract: docs/arithmetic.md#resize (taps from the host plan, then nearest copy or separable interpolation).
-void resize(KernelContext& ctx) {
-  ResizePlan p = resize_plan(ctx);
-  const Tensor& x = ctx.input(0);
-  Tensor& out = ctx.output(0, p.dtype, p.out_shape);
-  if (out.numel() == 0) return;
-  int64_t rows = out.numel() / p.out_dims[p.rank - 1];
-  if (!p.nearest) return resize_interpolate_f32(p, x.data<float>(), out.data<float>(), rows, ctx.pool);
-  switch (dtype_size(p.dtype)) {
-    case 1: return resize_nearest(p, x.data<uint8_t>(), out.data<uint8_t>(), rows, ctx.pool);
-    case 2: return resize_nearest(p, x.data<uint16_t>(), out.data<uint16_t>(), rows, ctx.pool);
-    case 4: return resize_nearest(p, x.data<uint32_t>(), out.data<uint32_t>(), rows, ctx.pool);
-    default: return resize_nearest(p, x.data<uint64_t>(), out.data<uint64_t>(), rows, ctx.pool);
-  }
-}
+void resize(KernelContext& ctx) { run_resize<CpuResize>(ctx); }
 
 }  // namespace lockstep::cpu

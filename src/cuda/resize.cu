@@ -53,49 +53,46 @@ __global__ void resize_interpolate_f32_kernel(ResizeArgs a, const arith::ResizeT
   out[e] = element_taps(a, taps, e, t) ? arith::resize_separable_f32<kMaxRank>(in, a.rank, t) : extra;
 }
 
-template <typename T>
-void launch_nearest(KernelContext& ctx, const ResizeArgs& a, const arith::ResizeTaps* taps, const ResizePlan& p,
-                    const Tensor& x, Tensor& out) {
-  T extra;
-  memcpy(&extra, &p.extrapolation_bits, sizeof(T));
-  int64_t n = out.numel();
-  resize_nearest_kernel<T><<<blocks_for(n), kThreadsPerBlock, 0, stream_of(ctx)>>>(a, taps, x.data<T>(),
-                                                                                     out.data<T>(), extra, n);
+// The plan's taps table in device memory, with the per-axis indexing the kernels take by value.
+struct DeviceTaps {
+  std::shared_ptr<Buffer> scratch;
+  const arith::ResizeTaps* taps;
+  ResizeArgs args;
+};
+
+// The taps table lives in scratch memory, ordered on this stream: it is released once the caller's kernel is queued,
+// and the allocator hands it out again only to work queued after that kernel on the same stream.
+DeviceTaps upload_taps(KernelContext& ctx, const ResizePlan& p) {
+  size_t bytes = p.taps.size() * sizeof(arith::ResizeTaps);
+  DeviceTaps t{ctx.allocator->allocate(bytes), nullptr, {p.rank, {}, {}}};
+  check(ctx, cudaMemcpyAsync(t.scratch->data, p.taps.data(), bytes, cudaMemcpyHostToDevice, stream_of(ctx)),
+        "cudaMemcpyAsync");
+  t.taps = static_cast<const arith::ResizeTaps*>(t.scratch->data);
+  for (int k = 0; k < p.rank; ++k) {
+    t.args.out_dims[k] = p.out_dims[k];
+    t.args.axis_start[k] = p.axis_start[k];
+  }
+  return t;
 }
+
+struct CudaResize {
+  template <typename T>
+  static void nearest(KernelContext& ctx, const ResizePlan& p, const T* in, T* out, T extra, int64_t n) {
+    DeviceTaps t = upload_taps(ctx, p);
+    resize_nearest_kernel<T><<<blocks_for(n), kThreadsPerBlock, 0, stream_of(ctx)>>>(t.args, t.taps, in, out, extra, n);
+    check_launch(ctx);
+  }
+  static void interpolate_f32(KernelContext& ctx, const ResizePlan& p, const float* in, float* out, int64_t n) {
+    DeviceTaps t = upload_taps(ctx, p);
+    resize_interpolate_f32_kernel<<<blocks_for(n), kThreadsPerBlock, 0, stream_of(ctx)>>>(t.args, t.taps, in, out,
+                                                                                          p.extrapolation, n);
+    check_launch(ctx);
+  }
+};
 
 }  // namespace
 
 // Contract: docs/arithmetic.md#resize (taps from the host plan, then nearest copy or separable interpolation).
-void resize(KernelContext& ctx) {
-  ResizePlan p = resize_plan(ctx);
-  const Tensor& x = ctx.input(0);
-  Tensor& out = ctx.output(0, p.dtype, p.out_shape);
-  if (out.numel() == 0) return;
-  // The taps table lives in scratch memory, ordered on this stream: it is released when this returns, and the
-  // allocator hands it out again only to work queued after this kernel on the same stream.
-  size_t bytes = p.taps.size() * sizeof(arith::ResizeTaps);
-  std::shared_ptr<Buffer> scratch = ctx.allocator->allocate(bytes);
-  check(ctx, cudaMemcpyAsync(scratch->data, p.taps.data(), bytes, cudaMemcpyHostToDevice, stream_of(ctx)),
-        "cudaMemcpyAsync");
-  auto* taps = static_cast<const arith::ResizeTaps*>(scratch->data);
-  ResizeArgs a{p.rank, {}, {}};
-  for (int k = 0; k < p.rank; ++k) {
-    a.out_dims[k] = p.out_dims[k];
-    a.axis_start[k] = p.axis_start[k];
-  }
-  int64_t n = out.numel();
-  if (!p.nearest) {
-    resize_interpolate_f32_kernel<<<blocks_for(n), kThreadsPerBlock, 0, stream_of(ctx)>>>(
-        a, taps, x.data<float>(), out.data<float>(), p.extrapolation, n);
-  } else {
-    switch (dtype_size(p.dtype)) {
-      case 1: launch_nearest<uint8_t>(ctx, a, taps, p, x, out); break;
-      case 2: launch_nearest<uint16_t>(ctx, a, taps, p, x, out); break;
-      case 4: launch_nearest<uint32_t>(ctx, a, taps, p, x, out); break;
-      default: launch_nearest<uint64_t>(ctx, a, taps, p, x, out); break;
-    }
-  }
-  check_launch(ctx);
-}
+void resize(KernelContext& ctx) { run_resize<CudaResize>(ctx); }
 
 }  // namespace lockstep::cuda

@@ -2,10 +2,12 @@
 // of per-axis taps, shared by the CPU and CUDA kernels (docs/arithmetic.md#resize).
 #pragma once
 
+#include <cstring>
 #include <vector>
 
 #include "arith/resize.h"
 #include "ops/common.h"
+#include "ops/tensor.h"
 #include "runtime/kernel.h"
 
 namespace lockstep {
@@ -24,6 +26,26 @@ struct ResizePlan {
 
 /// Reads inputs/attributes of Resize or Upsample at ctx.opset, validates, and builds the taps.
 ResizePlan resize_plan(const KernelContext& ctx);
+
+// The kernel's driver, shared by both devices: plan, output allocation and element-size dispatch. `Dev` holds
+// only the device's loops, each called with n > 0 output elements:
+//   nearest<T>(ctx, plan, in, out, extra, n)    T: the element's unsigned word; extra: the extrapolation value
+//   interpolate_f32(ctx, plan, in, out, n)
+template <class Dev>
+void run_resize(KernelContext& ctx) {
+  ResizePlan p = resize_plan(ctx);
+  const Tensor& x = ctx.input(0);
+  Tensor& out = ctx.output(0, p.dtype, p.out_shape);
+  const int64_t n = out.numel();
+  if (n == 0) return;
+  if (!p.nearest) return Dev::interpolate_f32(ctx, p, x.data<float>(), out.data<float>(), n);
+  by_element_size(static_cast<int>(dtype_size(p.dtype)), [&](auto w) {
+    using T = decltype(w);
+    T extra;
+    std::memcpy(&extra, &p.extrapolation_bits, sizeof(T));
+    Dev::template nearest<T>(ctx, p, x.data<T>(), out.data<T>(), extra, n);
+  });
+}
 
 namespace cpu {
 void resize(KernelContext& ctx);
