@@ -4,7 +4,7 @@
 
 #include <cstdint>
 
-#include "arith/fma.h"
+#include "arith/math.h"
 #include "arith/hd.h"
 #include "arith/reduce.h"
 

@@ -5,7 +5,7 @@
 #include <cstdint>
 
 #include "arith/hd.h"
-#include "arith/fma.h"
+#include "arith/math.h"
 
 namespace lockstep::arith {
 

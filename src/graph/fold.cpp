@@ -19,7 +19,7 @@ bool foldable(const onnx::Node& node, const onnx::Graph& graph, const std::set<s
 
 void fold_node(const onnx::Node& node, const OpEntry& entry, onnx::Graph& graph, int64_t opset, Provider& cpu,
                ThreadPool& pool) {
-  KernelContext ctx{node, entry};
+  KernelContext ctx(node, entry);
   ctx.opset = opset;
   for (const auto& name : node.inputs) ctx.inputs.push_back(name.empty() ? nullptr : &graph.initializers.at(name));
   ctx.outputs.resize(node.outputs.size());

@@ -56,7 +56,7 @@ void Executor::run_node(const PlannedNode& pn, size_t index, std::vector<Tensor>
 }
 
 void Executor::run_kernel(const PlannedNode& pn, std::vector<Tensor>& env) {
-  KernelContext ctx{*pn.node, *pn.entry};
+  KernelContext ctx(*pn.node, *pn.entry);
   ctx.opset = opset_;
   for (int id : pn.inputs) ctx.inputs.push_back(id >= 0 ? &env[id] : nullptr);
   ctx.outputs.resize(pn.outputs.size());

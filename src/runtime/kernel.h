@@ -35,6 +35,8 @@ class Allocator {
 
 /// Everything a kernel sees while it runs one node. Kernels allocate outputs through output().
 struct KernelContext {
+  KernelContext(const onnx::Node& n, const OpEntry& e) : node(n), entry(e) {}
+
   const onnx::Node& node;
   const OpEntry& entry;
   int64_t opset = 0;                    // the model's default-domain opset
