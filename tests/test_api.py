@@ -1,6 +1,8 @@
 """The onnxruntime-compatible Python API: metadata, providers, errors on bad models and bad feeds."""
 
+import json
 import os
+import re
 import random
 import warnings
 
@@ -196,3 +198,110 @@ def test_read_only_and_non_contiguous_feeds():
     strided = np.arange(12, dtype=np.float32).reshape(2, 6)[:, ::2]
     (y2,) = s.run(None, {"x": strided})
     np.testing.assert_array_equal(y2, strided + np.arange(3, dtype=np.float32))
+
+
+def profiled_model():
+    """Add (named), Reshape to a flat vector, Relu (unnamed: onnxruntime calls it Relu_2)."""
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", 3])
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, [None])
+    bias = numpy_helper.from_array(np.arange(3, dtype=np.float32), "bias")
+    flat = numpy_helper.from_array(np.array([-1], np.int64), "flat")
+    nodes = [helper.make_node("Add", ["x", "bias"], ["t"], name="add0"),
+             helper.make_node("Reshape", ["t", "flat"], ["r"], name="flatten"),
+             helper.make_node("Relu", ["r"], ["y"])]
+    graph = helper.make_graph(nodes, "g", [x], [y], initializer=[bias, flat])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    model.ir_version = 9
+    return model
+
+
+def profiled_session(**option_values):
+    options = lockstep.SessionOptions()
+    options.enable_profiling = True
+    for name, value in option_values.items():
+        setattr(options, name, value)
+    return lockstep.InferenceSession(profiled_model().SerializeToString(), options)
+
+
+def node_events(trace):
+    return [e for e in trace if e["cat"] == "Node"]
+
+
+def test_profile_has_one_event_per_executed_node(tmp_path):
+    s = profiled_session(profile_file_prefix=str(tmp_path / "prof"))
+    for _ in range(2):
+        s.run(None, {"x": np.ones((2, 3), np.float32)})
+    path = s.end_profiling()
+    assert re.fullmatch(re.escape(str(tmp_path / "prof")) + r"_\d{4}-\d\d-\d\d_\d\d-\d\d-\d\d_\d{3}\.json", path)
+    with open(path) as f:
+        trace = json.load(f)
+    assert all(e["ph"] == "X" and e["dur"] >= 0 and e["ts"] >= 0 for e in trace)
+    nodes = node_events(trace)
+    assert [e["name"] for e in nodes] == ["add0_kernel_time", "flatten_kernel_time", "Relu_2_kernel_time"] * 2
+    assert [e["args"]["op_name"] for e in nodes[:3]] == ["Add", "Reshape", "Relu"]
+    assert {e["args"]["provider"] for e in nodes} == {"CPUExecutionProvider"}
+    add, reshape, relu = nodes[:3]
+    assert add["args"]["input_type_shape"] == [{"float": [2, 3]}, {"float": [3]}]
+    assert add["args"]["output_type_shape"] == [{"float": [2, 3]}]
+    assert reshape["args"]["input_type_shape"] == [{"float": [2, 3]}, {"int64": [1]}]
+    assert relu["args"]["output_type_shape"] == [{"float": [6]}]
+    sessions = [e["name"] for e in trace if e["cat"] == "Session"]
+    assert sessions == ["session_initialization", "model_run", "model_run"]
+    runs = [e for e in trace if e["name"] == "model_run"]
+    assert all(run["ts"] <= n["ts"] and n["ts"] + n["dur"] <= run["ts"] + run["dur"] + 1
+               for run, three in zip(runs, (nodes[:3], nodes[3:])) for n in three)
+
+
+def test_profile_node_names_match_onnxruntime(tmp_path, monkeypatch):
+    onnxruntime = pytest.importorskip("onnxruntime")
+    monkeypatch.chdir(tmp_path)
+    feed = {"x": np.ones((4, 3), np.float32)}
+    ours = profiled_session()
+    ours.run(None, feed)
+    theirs_options = onnxruntime.SessionOptions()
+    theirs_options.enable_profiling = True
+    theirs_options.graph_optimization_level = onnxruntime.GraphOptimizationLevel.ORT_DISABLE_ALL
+    theirs = onnxruntime.InferenceSession(profiled_model().SerializeToString(), theirs_options,
+                                          providers=["CPUExecutionProvider"])
+    theirs.run(None, feed)
+    traces = []
+    for path in (ours.end_profiling(), theirs.end_profiling()):
+        assert os.path.dirname(os.path.abspath(path)) == str(tmp_path)
+        assert os.path.basename(path).startswith("onnxruntime_profile__")
+        with open(path) as f:
+            traces.append([(e["name"], e["args"]["op_name"], e["args"]["output_type_shape"]) for e in node_events(json.load(f))])
+    assert traces[0] == traces[1]
+
+
+def test_profile_records_the_if_branch_that_ran(tmp_path):
+    cond = helper.make_tensor_value_info("cond", TensorProto.BOOL, [])
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [2])
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, [2])
+    then_out = helper.make_tensor_value_info("then_y", TensorProto.FLOAT, [2])
+    else_out = helper.make_tensor_value_info("else_y", TensorProto.FLOAT, [2])
+    then_branch = helper.make_graph([helper.make_node("Neg", ["x"], ["then_y"], name="negate")], "then", [], [then_out])
+    else_branch = helper.make_graph([helper.make_node("Abs", ["x"], ["else_y"], name="absolute")], "else", [], [else_out])
+    node = helper.make_node("If", ["cond"], ["y"], name="choose", then_branch=then_branch, else_branch=else_branch)
+    model = helper.make_model(helper.make_graph([node], "g", [cond, x], [y]), opset_imports=[helper.make_opsetid("", 17)])
+    options = lockstep.SessionOptions()
+    options.enable_profiling = True
+    options.profile_file_prefix = str(tmp_path / "if")
+    s = lockstep.InferenceSession(model.SerializeToString(), options)
+    s.run(None, {"cond": np.array(True), "x": np.ones(2, np.float32)})
+    s.run(None, {"cond": np.array(False), "x": np.ones(2, np.float32)})
+    with open(s.end_profiling()) as f:
+        assert [e["name"] for e in node_events(json.load(f))] == ["negate_kernel_time", "absolute_kernel_time"]
+
+
+def test_end_profiling_without_profiling_returns_empty_and_profiling_stops(tmp_path):
+    s = session_of(add_model())
+    s.run(None, {"x": np.ones((1, 3), np.float32)})
+    assert s.end_profiling() == ""
+    assert s.get_profiling_start_time_ns() == 0
+    profiled = profiled_session(profile_file_prefix=str(tmp_path / "p"))
+    assert profiled.get_profiling_start_time_ns() > 0
+    assert profiled.end_profiling() != ""
+    profiled.run(None, {"x": np.ones((1, 3), np.float32)})
+    assert profiled.end_profiling() == ""
+    assert profiled.profile_events() == []
+    assert len(os.listdir(tmp_path)) == 1

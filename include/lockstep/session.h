@@ -25,6 +25,28 @@ struct SessionOptions {
   int intra_op_num_threads = 0;   // CPU threads; 0 = one per hardware thread. Never changes a bit.
   int graph_optimization_level = 99;  // 0 disables constant folding; any other value enables it
   int log_severity_level = 2;     // 0 verbose, 1 info, 2 warning, 3 error, 4 fatal
+  /// Records one event per executed node (and the session's creation and each run) until end_profiling().
+  /// Off, it costs one branch per node; on, CUDA nodes are synchronized so that each event times its own kernel.
+  bool enable_profiling = false;
+  /// end_profiling() writes `<prefix>_<YYYY-MM-DD_HH-MM-SS_mmm>.json` in the current directory, as onnxruntime does.
+  std::string profile_file_prefix = "onnxruntime_profile_";
+};
+
+/// The element type and dims of one node input or output in a profile event.
+struct TypedShape {
+  std::string dtype;  // dtype_name(): "float", "int64"...
+  std::vector<int64_t> dims;
+};
+
+/// One event of a session's profile, as onnxruntime records them.
+struct ProfileEvent {
+  std::string category;        // "Node": one executed node; "Session": "session_initialization" or "model_run"
+  std::string name;            // the node's name (op type and index when the model leaves it empty), or the phase
+  std::string op_type;         // Node events only
+  std::string provider;        // Node events: where the kernel ran ("CPUExecutionProvider" for a CUDA fallback)
+  std::vector<TypedShape> inputs, outputs;  // Node events; absent optional inputs and outputs are left out
+  int64_t start_ns = 0;        // since profiling started (when the session's creation began)
+  int64_t duration_ns = 0;
 };
 
 /// One declared graph input or output. Dims are -1 where the model names a symbol (see dim_params) or leaves
@@ -71,6 +93,15 @@ class Session {
 
   /// Ops that ran on the CPU although the session's provider is CUDA (no CUDA kernel), by op type.
   std::vector<std::string> fallback_ops() const;
+
+  /// The events recorded so far (empty when profiling is off or has ended).
+  std::vector<ProfileEvent> profile_events() const;
+  /// Writes the recorded events as a Chrome trace (onnxruntime's JSON list of "ph":"X" events, microseconds),
+  /// stops profiling and returns the file's path; returns "" when profiling is off, as onnxruntime does.
+  /// Throws Error(Fail) naming the path when the file cannot be written.
+  std::string end_profiling();
+  /// When profiling started, in nanoseconds since the Unix epoch (onnxruntime's get_profiling_start_time_ns).
+  int64_t profiling_start_time_ns() const;
 
  private:
   std::unique_ptr<SessionImpl> impl_;

@@ -59,6 +59,10 @@ class SessionOptions:
         self.enable_mem_pattern = True
         self.optimized_model_filepath = ""
         self.logid = ""
+        # One event per executed node, written by InferenceSession.end_profiling() to
+        # <profile_file_prefix>_<date_time>.json, as onnxruntime does.
+        self.enable_profiling = False
+        self.profile_file_prefix = "onnxruntime_profile_"
 
 
 class RunOptions:
@@ -143,6 +147,8 @@ class InferenceSession:
             "intra_op_num_threads": int(o.intra_op_num_threads or 0),
             "graph_optimization_level": int(o.graph_optimization_level),
             "log_severity_level": int(o.log_severity_level),
+            "enable_profiling": bool(o.enable_profiling),
+            "profile_file_prefix": str(o.profile_file_prefix),
         }
         source = self._model_path if self._model_path is not None else self._model_bytes
         self._sess = _core.Session(source, native_options)
@@ -180,6 +186,18 @@ class InferenceSession:
     def fallback_ops(self):
         """Op types that ran on the CPU in a CUDA session because they have no CUDA kernel."""
         return list(self._sess.fallback_ops())
+
+    def end_profiling(self):
+        """Writes the profile (a Chrome trace, onnxruntime's format) and returns its path; "" when not profiling."""
+        return self._sess.end_profiling()
+
+    def get_profiling_start_time_ns(self):
+        return self._sess.profiling_start_time_ns()
+
+    def profile_events(self):
+        """The profile recorded so far, as dicts (category, name, op_type, provider, inputs and outputs as
+        (dtype, dims) pairs, start_ns, duration_ns). A lockstep extension: onnxruntime only writes the file."""
+        return list(self._sess.profile_events())
 
     def run(self, output_names, input_feed, run_options=None):
         """Runs the model. output_names None means every output. Returns a list of numpy arrays."""

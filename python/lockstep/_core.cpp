@@ -85,6 +85,8 @@ SessionOptions options_from(const nb::dict& d) {
   if (d.contains("intra_op_num_threads")) o.intra_op_num_threads = nb::cast<int>(d["intra_op_num_threads"]);
   if (d.contains("graph_optimization_level")) o.graph_optimization_level = nb::cast<int>(d["graph_optimization_level"]);
   if (d.contains("log_severity_level")) o.log_severity_level = nb::cast<int>(d["log_severity_level"]);
+  if (d.contains("enable_profiling")) o.enable_profiling = nb::cast<bool>(d["enable_profiling"]);
+  if (d.contains("profile_file_prefix")) o.profile_file_prefix = nb::cast<std::string>(d["profile_file_prefix"]);
   return o;
 }
 
@@ -102,6 +104,29 @@ nb::list run_session(Session& s, const std::vector<std::string>& names, const nb
   nb::list result;
   for (const auto& t : outputs) result.append(tensor_to_numpy(t));
   return result;
+}
+
+nb::list typed_shapes_list(const std::vector<TypedShape>& shapes) {
+  nb::list out;
+  for (const auto& s : shapes) out.append(nb::make_tuple(s.dtype, s.dims));
+  return out;
+}
+
+nb::list profile_events_list(const Session& s) {
+  nb::list out;
+  for (const auto& e : s.profile_events()) {
+    nb::dict d;
+    d["category"] = e.category;
+    d["name"] = e.name;
+    d["op_type"] = e.op_type;
+    d["provider"] = e.provider;
+    d["inputs"] = typed_shapes_list(e.inputs);
+    d["outputs"] = typed_shapes_list(e.outputs);
+    d["start_ns"] = e.start_ns;
+    d["duration_ns"] = e.duration_ns;
+    out.append(d);
+  }
+  return out;
 }
 
 }  // namespace
@@ -147,6 +172,9 @@ NB_MODULE(_core, m) {
         return d;
       })
       .def("fallback_ops", &Session::fallback_ops)
+      .def("profile_events", &profile_events_list)
+      .def("end_profiling", &Session::end_profiling)
+      .def("profiling_start_time_ns", &Session::profiling_start_time_ns)
       .def("run", &run_session);
 
   m.def("available_providers", &available_providers);

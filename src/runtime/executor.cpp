@@ -25,6 +25,14 @@ std::set<std::string> Executor::fallback_ops() const {
   return all;
 }
 
+void Executor::set_profiler(Profiler* profiler) {
+  profiler_ = profiler;
+  for (auto& [i, pair] : branches_) {
+    pair.first->set_profiler(profiler);
+    pair.second->set_profiler(profiler);
+  }
+}
+
 std::vector<Tensor> Executor::run(const std::vector<Tensor>& inputs, const std::map<std::string, Tensor>& outer) {
   std::vector<Tensor> env = constants_;
   for (size_t i = 0; i < plan_.graph_inputs.size() && i < inputs.size(); ++i)
@@ -48,10 +56,12 @@ void Executor::run_node(const PlannedNode& pn, size_t index, std::vector<Tensor>
   for (size_t i = 0; i < pn.inputs.size(); ++i)
     if (pn.inputs[i] >= 0 && !env[pn.inputs[i]].defined())
       throw pn.node->error(ErrorCode::InvalidArgument, "input '" + pn.node->inputs[i] + "' has no value");
-  if (pn.entry)
-    run_kernel(pn, env);
+  if (!pn.entry)
+    run_if(pn, index, env, outer);  // no event of its own: the nodes of the branch it runs record theirs
+  else if (profiler_)
+    run_kernel_profiled(pn, index, env);
   else
-    run_if(pn, index, env, outer);
+    run_kernel(pn, env);
   for (int id : pn.release_after) env[id] = Tensor();
 }
 
@@ -70,6 +80,32 @@ void Executor::run_kernel(const PlannedNode& pn, std::vector<Tensor>& env) {
   fn(ctx);
   for (size_t i = 0; i < pn.outputs.size(); ++i)
     if (pn.outputs[i] >= 0) env[pn.outputs[i]] = std::move(ctx.outputs[i]);
+}
+
+namespace {
+std::vector<TypedShape> typed_shapes(const std::vector<int>& ids, const std::vector<Tensor>& env) {
+  std::vector<TypedShape> shapes;
+  for (int id : ids)
+    if (id >= 0 && env[id].defined()) shapes.push_back({dtype_name(env[id].dtype()), env[id].shape()});
+  return shapes;
+}
+}  // namespace
+
+void Executor::run_kernel_profiled(const PlannedNode& pn, size_t index, std::vector<Tensor>& env) {
+  ProfileEvent event;
+  event.category = "Node";
+  event.name = pn.node->name.empty() ? pn.node->op_type + "_" + std::to_string(index) : pn.node->name;
+  event.op_type = pn.node->op_type;
+  event.provider = provider_.kernel(*pn.entry) ? provider_.name() : cpu_.name();
+  event.inputs = typed_shapes(pn.inputs, env);
+  // Waiting for the device before and after makes the event time this node's kernel alone, not queued work.
+  provider_.synchronize();
+  event.start_ns = profiler_->now_ns();
+  run_kernel(pn, env);
+  provider_.synchronize();
+  event.duration_ns = profiler_->now_ns() - event.start_ns;
+  event.outputs = typed_shapes(pn.outputs, env);
+  profiler_->record(std::move(event));
 }
 
 // The CPU kernel implements the same contract, so the bits are those the provider's kernel would give.

@@ -11,6 +11,7 @@
 
 #include "graph/plan.h"
 #include "runtime/log.h"
+#include "runtime/profiler.h"
 #include "runtime/provider.h"
 #include "runtime/thread_pool.h"
 
@@ -29,10 +30,15 @@ class Executor {
   /// Op types that ran on the CPU because the provider has no kernel for them.
   std::set<std::string> fallback_ops() const;
 
+  /// Records a Node event per kernel run into `profiler` (not owned; nullptr stops recording), in If branches too.
+  /// Not to be called while a run is in progress.
+  void set_profiler(Profiler* profiler);
+
  private:
   void run_node(const PlannedNode& pn, size_t index, std::vector<Tensor>& env,
                 const std::map<std::string, Tensor>& outer);
   void run_kernel(const PlannedNode& pn, std::vector<Tensor>& env);
+  void run_kernel_profiled(const PlannedNode& pn, size_t index, std::vector<Tensor>& env);
   void run_on_cpu_fallback(const PlannedNode& pn, KernelContext& ctx, std::vector<Tensor>& env);
   void run_if(const PlannedNode& pn, size_t index, std::vector<Tensor>& env, const std::map<std::string, Tensor>& outer);
 
@@ -42,6 +48,7 @@ class Executor {
   Provider& cpu_;
   ThreadPool& pool_;
   Logger& log_;
+  Profiler* profiler_ = nullptr;  // null unless profiling: the only cost of profiling when it is off is testing this
   std::vector<Tensor> constants_;  // by value id, on the provider's device
   std::map<size_t, std::pair<std::unique_ptr<Executor>, std::unique_ptr<Executor>>> branches_;  // If, by node index
   mutable std::mutex fallback_mutex_;

@@ -7,6 +7,7 @@
 #include "onnx/model.h"
 #include "ops/registry.h"
 #include "runtime/executor.h"
+#include "runtime/profiler.h"
 
 namespace lockstep {
 
@@ -46,8 +47,8 @@ std::string dims_text(const ValueInfo& v) {
 class SessionImpl {
  public:
   SessionImpl(onnx::Model model, const SessionOptions& options)
-      : model_(std::move(model)), options_(options), log_(options.log_severity_level),
-        pool_(options.intra_op_num_threads) {
+      : profiler_(options.enable_profiling ? std::make_unique<Profiler>() : nullptr), model_(std::move(model)),
+        options_(options), log_(options.log_severity_level), pool_(options.intra_op_num_threads) {
     check_opsets(model_);
     opset_ = model_.default_opset();
     if (options.graph_optimization_level > 0) fold_constants(model_.graph, opset_);
@@ -57,9 +58,21 @@ class SessionImpl {
     Provider& active = provider_ ? *provider_ : *cpu_;
     executor_ = std::make_unique<Executor>(*plan_, opset_, active, *cpu_, pool_, log_);
     describe();
+    if (profiler_) {
+      executor_->set_profiler(profiler_.get());
+      profiler_->record(session_event("session_initialization", 0));
+    }
   }
 
   std::vector<Tensor> run(const std::map<std::string, Tensor>& feeds, const std::vector<std::string>& names) {
+    if (!profiler_) return run_unprofiled(feeds, names);
+    int64_t start = profiler_->now_ns();
+    std::vector<Tensor> result = run_unprofiled(feeds, names);
+    profiler_->record(session_event("model_run", start));
+    return result;
+  }
+
+  std::vector<Tensor> run_unprofiled(const std::map<std::string, Tensor>& feeds, const std::vector<std::string>& names) {
     std::vector<size_t> wanted = select_outputs(names);
     Provider& active = provider_ ? *provider_ : *cpu_;
     std::vector<Tensor> inputs(plan_->graph_inputs.size());
@@ -84,7 +97,27 @@ class SessionImpl {
     return {s.begin(), s.end()};
   }
 
+  std::vector<ProfileEvent> profile_events() const { return profiler_ ? profiler_->events() : std::vector<ProfileEvent>{}; }
+  int64_t profiling_start_time_ns() const { return profiler_ ? profiler_->start_time_ns() : 0; }
+  std::string end_profiling() {
+    if (!profiler_) return "";
+    std::string path = profiler_->write_trace(options_.profile_file_prefix);
+    executor_->set_profiler(nullptr);
+    profiler_.reset();
+    return path;
+  }
+
  private:
+  // A Session event from `start_ns` to now.
+  ProfileEvent session_event(const std::string& name, int64_t start_ns) const {
+    ProfileEvent e;
+    e.category = "Session";
+    e.name = name;
+    e.start_ns = start_ns;
+    e.duration_ns = profiler_->now_ns() - start_ns;
+    return e;
+  }
+
   void describe() {
     for (const auto& v : model_.graph.inputs)
       if (!model_.graph.initializers.count(v.name)) inputs_.push_back(public_info(v));
@@ -149,6 +182,7 @@ class SessionImpl {
     if (!missing.empty()) throw Error(ErrorCode::InvalidArgument, "Required inputs are missing from the feed: " + missing);
   }
 
+  std::unique_ptr<Profiler> profiler_;  // first, so that session_initialization times everything below
   onnx::Model model_;
   SessionOptions options_;
   Logger log_;
@@ -174,6 +208,9 @@ const std::vector<ValueInfo>& Session::outputs() const { return impl_->outputs()
 const ModelMetadata& Session::metadata() const { return impl_->metadata(); }
 const SessionOptions& Session::options() const { return impl_->options(); }
 std::vector<std::string> Session::fallback_ops() const { return impl_->fallback_ops(); }
+std::vector<ProfileEvent> Session::profile_events() const { return impl_->profile_events(); }
+std::string Session::end_profiling() { return impl_->end_profiling(); }
+int64_t Session::profiling_start_time_ns() const { return impl_->profiling_start_time_ns(); }
 
 std::vector<Tensor> Session::run(const std::map<std::string, Tensor>& feeds, const std::vector<std::string>& output_names) {
   return impl_->run(feeds, output_names);
