@@ -1,4 +1,8 @@
-"""The command line: info, run (seeded random inputs, given inputs, output files), check, demo."""
+"""The command line: info, run (seeded random inputs, given inputs, output files), check, bench, demo."""
+
+import json
+import re
+import sys
 
 import numpy as np
 import onnx
@@ -16,6 +20,7 @@ def model_path(tmp_path):
     graph = helper.make_graph([helper.make_node("MatMul", ["x", "w"], ["t"]), helper.make_node("Relu", ["t"], ["y"])],
                               "g", [x], [y], initializer=[w])
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)], producer_name="cli-test")
+    model.ir_version = 9  # what onnxruntime 1.30 reads, for `bench --against onnxruntime`
     path = tmp_path / "m.onnx"
     onnx.save(model, str(path))
     return str(path)
@@ -57,3 +62,61 @@ def test_check_and_demo(model_path):
 def test_missing_model_is_an_error_not_a_crash(capsys):
     assert main(["info", "/nonexistent.onnx"]) == 1
     assert "nonexistent.onnx" in capsys.readouterr().err
+
+
+def latency_rows(out):
+    """{runtime: (p50, p90)} from the table `lockstep bench` prints."""
+    rows = {}
+    for line in out.splitlines():
+        words = line.split()
+        if words and words[0] in ("lockstep", "onnxruntime") and len(words) == 6:
+            rows[words[0]] = (float(words[1]), float(words[2]))
+    return rows
+
+
+def test_bench_prints_percentiles(model_path, capsys):
+    assert main(["bench", model_path, "--runs", "3", "--warmup", "1", "--threads", "1"]) == 0
+    out = capsys.readouterr().out
+    assert "p50 ms" in out and "threads: 1" in out and "runs: 3 after 1 warm-up" in out
+    rows = latency_rows(out)
+    assert list(rows) == ["lockstep"]
+    p50, p90 = rows["lockstep"]
+    assert 0 < p50 <= p90
+    assert "VmRSS" in out and "onnxruntime" not in out
+
+
+def test_bench_against_onnxruntime(model_path, capsys):
+    pytest.importorskip("onnxruntime")
+    assert main(["bench", model_path, "--runs", "2", "--warmup", "0", "--against", "onnxruntime",
+                 "--shape", "x=8x4"]) == 0
+    out = capsys.readouterr().out
+    rows = latency_rows(out)
+    assert set(rows) == {"lockstep", "onnxruntime"}
+    ratio = float(re.search(r"lockstep/onnxruntime: p50 ([0-9.]+)", out).group(1))
+    assert ratio == pytest.approx(rows["lockstep"][0] / rows["onnxruntime"][0], rel=0.05, abs=0.01)
+
+
+def test_bench_without_onnxruntime_is_a_clear_error(model_path, monkeypatch):
+    monkeypatch.setitem(sys.modules, "onnxruntime", None)  # makes `import onnxruntime` fail
+    with pytest.raises(SystemExit, match="--against onnxruntime needs the onnxruntime package"):
+        main(["bench", model_path, "--runs", "1", "--against", "onnxruntime"])
+
+
+def test_bench_profile_lists_op_types_and_nodes(model_path, tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    assert main(["bench", model_path, "--runs", "2", "--warmup", "1", "--profile", "--shape", "x=16x4"]) == 0
+    out = capsys.readouterr().out
+    profile = out[out.index("lockstep profile"):]
+    op_rows = re.findall(r"^  (MatMul|Relu) +(\d+) +[0-9.]+ +[0-9.]+$", profile, re.M)
+    assert sorted(op_rows) == [("MatMul", "1"), ("Relu", "1")]
+    assert re.search(r"^  Relu_1 +Relu .* float\[16, 2\]$", profile, re.M)
+    (trace,) = tmp_path.glob("onnxruntime_profile__*.json")
+    with open(trace) as f:
+        assert len([e for e in json.load(f) if e["cat"] == "Node"]) == 2 * 3  # warm-up and timed runs
+
+
+def test_bench_bad_shape_names_the_option(model_path):
+    with pytest.raises(SystemExit, match="--shape names no input of the model: z"):
+        main(["bench", model_path, "--runs", "1", "--shape", "z=1x4"])
+    with pytest.raises(SystemExit, match="--shape takes NAME=DIMS"):
+        main(["bench", model_path, "--runs", "1", "--shape", "x=1by4"])

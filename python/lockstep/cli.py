@@ -3,6 +3,8 @@
   lockstep info MODEL
   lockstep run MODEL [--input NAME=FILE.npy ...] [--provider cpu|cuda] [--threads N] [--output-dir DIR] [--seed S]
   lockstep check MODEL [--input NAME=FILE.npy ...] [--seed S]
+  lockstep bench MODEL [--provider cpu|cuda] [--threads N] [--shape NAME=1x3x224x224 ...] [--runs R] [--warmup W]
+                 [--against onnxruntime] [--profile]
   lockstep demo
 """
 
@@ -13,7 +15,8 @@ import sys
 import numpy as np
 
 import lockstep
-from lockstep import _core
+from lockstep import _core, bench
+from lockstep.bench import lockstep_session as _session
 
 _NUMPY_TYPES = {
     "float": np.float32, "double": np.float64, "float16": np.float16, "int8": np.int8, "int16": np.int16,
@@ -50,8 +53,7 @@ def cmd_info(args):
     return 0
 
 
-def _random_input(dtype, shape, rng):
-    dims = [d if isinstance(d, int) else 1 for d in (shape or [])]
+def _random_input(dtype, dims, rng):
     np_type = _NUMPY_TYPES.get(dtype)
     if np_type is None:
         raise SystemExit(f"cannot make a random input of type {dtype}")
@@ -62,7 +64,25 @@ def _random_input(dtype, shape, rng):
     return rng.standard_normal(size=dims).astype(np_type)
 
 
-def _feeds(session, given, seed):
+def _parse_shapes(items):
+    """--shape NAME=1x3x224x224 ... -> {NAME: [1, 3, 224, 224]}"""
+    shapes = {}
+    for item in items or []:
+        name, _, text = item.partition("=")
+        try:
+            shapes[name] = [int(d) for d in text.split("x")]
+        except ValueError:
+            raise SystemExit(f"--shape takes NAME=DIMS with DIMS like 1x3x224x224, got '{item}'") from None
+    return shapes
+
+
+def _feeds(session, given, seed, shapes=None):
+    """Given inputs, and seeded random ones for the rest: of the --shape given, else the declared shape with
+    symbolic dims set to 1."""
+    shapes = dict(shapes or {})
+    unknown = set(shapes) - {arg.name for arg in session.get_inputs()}
+    if unknown:
+        raise SystemExit(f"--shape names no input of the model: {', '.join(sorted(unknown))}")
     rng = np.random.default_rng(seed)
     explicit = {}
     for item in given or []:
@@ -75,17 +95,11 @@ def _feeds(session, given, seed):
         if arg.name in explicit:
             feeds[arg.name] = explicit.pop(arg.name)
         else:
-            feeds[arg.name] = _random_input(arg.type[7:-1], arg.shape, rng)
+            dims = shapes.get(arg.name) or [d if isinstance(d, int) else 1 for d in (arg.shape or [])]
+            feeds[arg.name] = _random_input(arg.type[7:-1], dims, rng)
     if explicit:
         raise SystemExit(f"unknown input names: {', '.join(explicit)}")
     return feeds
-
-
-def _session(model, provider, threads):
-    options = lockstep.SessionOptions()
-    options.intra_op_num_threads = threads
-    name = lockstep.CUDA if provider == "cuda" else lockstep.CPU
-    return lockstep.InferenceSession(model, options, providers=[name])
 
 
 def cmd_run(args):
@@ -127,6 +141,36 @@ def cmd_check(args):
     return 1 if differing else 0
 
 
+def cmd_bench(args):
+    """Latency percentiles, creation time and memory of lockstep (and onnxruntime, interleaved run by run)."""
+    if args.runs < 1 or args.warmup < 0:
+        raise SystemExit(f"--runs must be at least 1 and --warmup at least 0, got {args.runs} and {args.warmup}")
+    threads = args.threads or os.cpu_count()
+    shapes = _parse_shapes(args.shape)
+
+    def feeds_for(session):
+        return _feeds(session, None, args.seed, shapes)
+
+    against = args.against == "onnxruntime"
+    results = bench.measure(args.model, feeds_for, args.provider, threads, args.runs, args.warmup, against)
+    peer = f", interleaved run by run with onnxruntime {bench.import_onnxruntime().__version__}" if against else ""
+    print(f"model: {args.model}  provider: {args.provider}  threads: {threads}  "
+          f"runs: {args.runs} after {args.warmup} warm-up{peer}")
+    print(f"{'':<14}{'p50 ms':>10}{'p90 ms':>10}{'create ms':>11}{'RSS MiB':>10}{'peak MiB':>10}")
+    for name, r in results.items():
+        peak = "n/a" if r["peak_mib"] is None else f"{r['peak_mib']:.1f}"
+        print(f"{name:<14}{r['p50_ms']:>10.3f}{r['p90_ms']:>10.3f}{r['create_ms']:>11.1f}{r['rss_mib']:>10.1f}{peak:>10}")
+    if against:
+        ours, theirs = results["lockstep"], results["onnxruntime"]
+        print(f"lockstep/onnxruntime: p50 {ours['p50_ms'] / theirs['p50_ms']:.2f}, "
+              f"p90 {ours['p90_ms'] / theirs['p90_ms']:.2f}")
+    print(bench.MEMORY_NOTE)
+    if args.profile:
+        events, run_ms, trace_path = bench.profile(args.model, feeds_for, args.provider, threads, args.runs, args.warmup)
+        bench.print_profile(events, args.runs, run_ms, trace_path)
+    return 0
+
+
 def _same_bits(a, b):
     if a.dtype != b.dtype or a.shape != b.shape:
         return False
@@ -155,6 +199,18 @@ def main(argv=None):
     check.add_argument("--input", action="append", metavar="NAME=FILE.npy")
     check.add_argument("--seed", type=int, default=0)
     check.set_defaults(fn=cmd_check)
+    timing = sub.add_parser("bench", help="latency p50/p90, creation time and memory, optionally against onnxruntime")
+    timing.add_argument("model")
+    timing.add_argument("--provider", choices=["cpu", "cuda"], default="cpu")
+    timing.add_argument("--threads", type=int, default=0, help="intra-op threads of both runtimes (default: nproc)")
+    timing.add_argument("--shape", action="append", metavar="NAME=1x3x224x224",
+                        help="dims of a random input (symbolic dims default to 1)")
+    timing.add_argument("--runs", type=int, default=20)
+    timing.add_argument("--warmup", type=int, default=3)
+    timing.add_argument("--seed", type=int, default=0)
+    timing.add_argument("--against", choices=["onnxruntime"])
+    timing.add_argument("--profile", action="store_true", help="a separate profiled pass: top op types and nodes")
+    timing.set_defaults(fn=cmd_bench)
     demo = sub.add_parser("demo", help="the onnxruntime issue 21220 Conv on every provider, compared bit for bit")
     demo.set_defaults(fn=lambda a: __import__("lockstep.demo").demo.main())
     args = parser.parse_args(argv)
