@@ -1,6 +1,8 @@
 """Latency measurement shared by `lockstep bench` and bench/cpu_models.py: session creation time and memory,
 interleaved timed runs against onnxruntime, percentiles, and where a lockstep profile says the time goes."""
 
+import ctypes
+import ctypes.util
 import time
 from collections import defaultdict
 
@@ -8,7 +10,8 @@ import numpy as np
 
 import lockstep
 
-MEMORY_NOTE = ("RSS MiB: VmRSS growth from just before to just after creating the session; "
+MEMORY_NOTE = ("RSS MiB: VmRSS growth from just before to just after creating the session (freed memory "
+               "trimmed first); "
                "peak MiB: VmHWM after creating it minus VmRSS before (VmHWM reset just before), from /proc/self/status")
 
 
@@ -33,8 +36,17 @@ def _reset_peak_memory():
         return False
 
 
+def _release_freed_memory():
+    """Hands memory freed by earlier sessions back to the OS (glibc keeps it otherwise), so that it does not hide
+    the growth of the next session. Does nothing on other C libraries."""
+    libc = ctypes.CDLL(ctypes.util.find_library("c"))
+    if hasattr(libc, "malloc_trim"):
+        libc.malloc_trim(0)
+
+
 def create_measured(make_session):
     """Calls make_session(); returns the session and a dict: create_ms, rss_mib, peak_mib (None if unmeasurable)."""
+    _release_freed_memory()
     peak_known = _reset_peak_memory()
     rss_before, _ = _memory_kib()
     start = time.perf_counter()
