@@ -305,3 +305,13 @@ def test_end_profiling_without_profiling_returns_empty_and_profiling_stops(tmp_p
     assert profiled.end_profiling() == ""
     assert profiled.profile_events() == []
     assert len(os.listdir(tmp_path)) == 1
+
+
+@pytest.mark.skipif(lockstep.CUDA not in lockstep.get_available_providers(), reason="no GPU on this machine")
+def test_profile_on_cuda_names_the_provider_of_each_node(tmp_path):
+    s = profiled_session(profile_file_prefix=str(tmp_path / "cuda"))
+    s.set_providers([lockstep.CUDA])
+    s.run(None, {"x": np.ones((2, 3), np.float32)})
+    nodes = [e for e in s.profile_events() if e["category"] == "Node"]
+    assert [(e["name"], e["provider"]) for e in nodes] == [(n, lockstep.CUDA) for n in ("add0", "flatten", "Relu_2")]
+    assert nodes[2]["outputs"] == [("float", [6])]

@@ -98,7 +98,7 @@ class Session {
   std::vector<ProfileEvent> profile_events() const;
   /// Writes the recorded events as a Chrome trace (onnxruntime's JSON list of "ph":"X" events, microseconds),
   /// stops profiling and returns the file's path; returns "" when profiling is off, as onnxruntime does.
-  /// Throws Error(Fail) naming the path when the file cannot be written.
+  /// Throws Error(Fail) naming the path when the file cannot be written. Not to be called during a run.
   std::string end_profiling();
   /// When profiling started, in nanoseconds since the Unix epoch (onnxruntime's get_profiling_start_time_ns).
   int64_t profiling_start_time_ns() const;

@@ -16,7 +16,6 @@ import numpy as np
 
 import lockstep
 from lockstep import _core, bench
-from lockstep.bench import lockstep_session as _session
 
 _NUMPY_TYPES = {
     "float": np.float32, "double": np.float64, "float16": np.float16, "int8": np.int8, "int16": np.int16,
@@ -103,7 +102,7 @@ def _feeds(session, given, seed, shapes=None):
 
 
 def cmd_run(args):
-    session = _session(args.model, args.provider, args.threads)
+    session = bench.lockstep_session(args.model, args.provider, args.threads)
     feeds = _feeds(session, args.input, args.seed)
     outputs = session.run(None, feeds)
     if args.output_dir:
@@ -122,13 +121,13 @@ def cmd_run(args):
 def cmd_check(args):
     """Runs the model on every available provider and compares each output with the CPU's, bit for bit."""
     providers = lockstep.get_available_providers()
-    cpu = _session(args.model, "cpu", 0)
+    cpu = bench.lockstep_session(args.model, "cpu", 0)
     feeds = _feeds(cpu, args.input, args.seed)
     reference = cpu.run(None, feeds)
     if lockstep.CUDA not in providers:
         print("only the CPU provider is available here: nothing to compare (run this on a machine with a GPU)")
         return 0
-    cuda = _session(args.model, "cuda", 0)
+    cuda = bench.lockstep_session(args.model, "cuda", 0)
     results = cuda.run(None, feeds)
     differing = 0
     for arg, a, b in zip(cpu.get_outputs(), reference, results):
