@@ -8,12 +8,12 @@
 #include <immintrin.h>
 
 #include <algorithm>
-#include <atomic>
 #include <cstring>
 #include <vector>
 
 #include "arith/dot.h"
 #include "arith/reduce.h"
+#include "cpu/isa.h"
 #include "ops/gemm.h"
 #include "runtime/thread_pool.h"
 
@@ -117,21 +117,10 @@ const IsaKernels kAvx512 = {8, 32,
                              micro_avx512_8x32<7>, micro_avx512_8x32<8>}};
 constexpr int kMaxTile = 8 * 32;
 
-std::atomic<int> g_forced_isa{static_cast<int>(GemmIsa::Auto)};
-
-GemmIsa detect_isa() {
-  __builtin_cpu_init();
-  if (__builtin_cpu_supports("avx512f")) return GemmIsa::Avx512;
-  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) return GemmIsa::Avx2;
-  return GemmIsa::Scalar;
-}
-
-const IsaKernels& kernels_for(GemmIsa isa) {
-  if (isa == GemmIsa::Auto) isa = static_cast<GemmIsa>(g_forced_isa.load());
-  if (isa == GemmIsa::Auto) isa = gemm_best_isa();
+const IsaKernels& kernels_for(CpuIsa isa) {
   switch (isa) {
-    case GemmIsa::Avx512: return kAvx512;
-    case GemmIsa::Avx2: return kAvx2;
+    case CpuIsa::Avx512: return kAvx512;
+    case CpuIsa::Avx2: return kAvx2;
     default: return kScalar;
   }
 }
@@ -145,13 +134,6 @@ void run_range(ThreadPool* pool, int64_t n, const std::function<void(int64_t, in
 int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
 }  // namespace
-
-GemmIsa gemm_best_isa() {
-  static const GemmIsa best = detect_isa();
-  return best;
-}
-
-void gemm_force_isa(GemmIsa isa) { g_forced_isa.store(static_cast<int>(isa)); }
 
 PanelFn strided_panels(StridedOperand op, int64_t K) {
   return [op, K](int64_t i0, int64_t count, int width, float* dst) {
@@ -167,9 +149,9 @@ PanelFn strided_panels(StridedOperand op, int64_t K) {
 }
 
 void gemm_f32(ThreadPool* pool, int64_t M, int64_t N, int64_t K, const PanelFn& a_panels, const PanelFn& b_panels,
-              const GemmOut& out, GemmIsa isa) {
+              const GemmOut& out) {
   if (M <= 0 || N <= 0) return;
-  const IsaKernels& ker = kernels_for(isa);
+  const IsaKernels& ker = kernels_for(cpu_isa());
   const int MR = ker.mr, NR = ker.nr;
   const int64_t m_panels = ceil_div(M, MR), n_panels = ceil_div(N, NR);
   std::vector<float> packed_a(static_cast<size_t>(m_panels * MR * K));
@@ -213,14 +195,14 @@ void gemm_f32(ThreadPool* pool, int64_t M, int64_t N, int64_t K, const PanelFn& 
 }
 
 void gemm_f32_strided(ThreadPool* pool, int64_t M, int64_t N, int64_t K, const float* a, int64_t a_rs,
-                      int64_t a_cs, const float* b, int64_t b_rs, int64_t b_cs, const GemmOut& out, GemmIsa isa) {
+                      int64_t a_cs, const float* b, int64_t b_rs, int64_t b_cs, const GemmOut& out) {
   // A narrow product (N < 8) runs transposed, C' = B' A', so that the lanes run along M.
   if (N < 8 && M > N && out.init_row == nullptr) {
     GemmOut t{out.data, out.cs, out.rs, nullptr};
-    gemm_f32(pool, N, M, K, strided_panels({b, b_cs, b_rs}, K), strided_panels({a, a_rs, a_cs}, K), t, isa);
+    gemm_f32(pool, N, M, K, strided_panels({b, b_cs, b_rs}, K), strided_panels({a, a_rs, a_cs}, K), t);
     return;
   }
-  gemm_f32(pool, M, N, K, strided_panels({a, a_rs, a_cs}, K), strided_panels({b, b_cs, b_rs}, K), out, isa);
+  gemm_f32(pool, M, N, K, strided_panels({a, a_rs, a_cs}, K), strided_panels({b, b_cs, b_rs}, K), out);
 }
 
 // Contract: dot_chunked_f32 over k ascending, init +0, then gemm_epilogue_f32; see docs/arithmetic.md#gemm.

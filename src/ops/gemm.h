@@ -43,13 +43,6 @@ MatMulParams matmul_params(const KernelContext& ctx);
 
 namespace cpu {
 
-/// Which SIMD micro-kernel the CPU GEMM core uses. Every choice gives the same bits (contract: dot_chunked_f32).
-enum class GemmIsa { Auto, Scalar, Avx2, Avx512 };
-/// The ISA Auto resolves to on this machine.
-GemmIsa gemm_best_isa();
-/// Forces the ISA of every later gemm_f32 call that passes Auto (tests); Auto restores detection.
-void gemm_force_isa(GemmIsa isa);
-
 /// Fills a packed panel: for i in [0, count) and k in [0, K): dst[k*width + i] = operand(i0 + i, k);
 /// for i in [count, width): dst[k*width + i] = 0. For A the index i is the row m; for B it is the column n.
 using PanelFn = std::function<void(int64_t i0, int64_t count, int width, float* dst)>;
@@ -70,16 +63,15 @@ struct GemmOut {
 };
 
 /// The CPU GEMM core. C(m,n) = dot_chunked_f32(K, init, A(m,k), B(k,n)) for m < M, n < N, vectorised across
-/// output columns. pool may be null (runs inline, e.g. from inside a parallel_for over images).
+/// output columns, with the micro-kernel of cpu_isa() (src/cpu/isa.h). pool may be null (runs inline, e.g. from inside a parallel_for over images).
 // Contract: dot_chunked_f32 over k ascending; see docs/arithmetic.md#gemm.
 void gemm_f32(ThreadPool* pool, int64_t M, int64_t N, int64_t K, const PanelFn& a_panels, const PanelFn& b_panels,
-              const GemmOut& out, GemmIsa isa = GemmIsa::Auto);
+              const GemmOut& out);
 
 /// gemm_f32 over two strided matrices A(m,k) and B(k,n); may compute the transposed product when N is narrow
 /// (each element's sequence is the same: fma is commutative in its two factors). init_row must be null then.
 void gemm_f32_strided(ThreadPool* pool, int64_t M, int64_t N, int64_t K, const float* a, int64_t a_rs,
-                      int64_t a_cs, const float* b, int64_t b_rs, int64_t b_cs, const GemmOut& out,
-                      GemmIsa isa = GemmIsa::Auto);
+                      int64_t a_cs, const float* b, int64_t b_rs, int64_t b_cs, const GemmOut& out);
 
 void gemm(KernelContext& ctx);
 void matmul(KernelContext& ctx);

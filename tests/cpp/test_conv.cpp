@@ -10,6 +10,7 @@
 
 #include "arith/dot.h"
 #include "arith/reduce.h"
+#include "cpu/isa.h"
 #include "ops/conv.h"
 #include "ops/gemm.h"
 #include "ops/registry.h"
@@ -100,16 +101,15 @@ bool same_bits(const float* a, const float* b, int64_t n, int64_t* first_bad = n
   return true;
 }
 
-std::vector<cpu::GemmIsa> isas() {
-  std::vector<cpu::GemmIsa> v = {cpu::GemmIsa::Scalar};
-  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) v.push_back(cpu::GemmIsa::Avx2);
-  if (__builtin_cpu_supports("avx512f")) v.push_back(cpu::GemmIsa::Avx512);
+std::vector<cpu::CpuIsa> isas() {
+  std::vector<cpu::CpuIsa> v;
+  for (int i = 0; i <= static_cast<int>(cpu::cpu_best_isa()); ++i) v.push_back(static_cast<cpu::CpuIsa>(i));
   return v;
 }
 
 struct ForceIsa {
-  explicit ForceIsa(cpu::GemmIsa isa) { cpu::gemm_force_isa(isa); }
-  ~ForceIsa() { cpu::gemm_force_isa(cpu::GemmIsa::Auto); }
+  explicit ForceIsa(cpu::CpuIsa isa) { cpu::force_cpu_isa(isa); }
+  ~ForceIsa() { cpu::reset_cpu_isa(); }
 };
 
 }  // namespace
@@ -123,6 +123,7 @@ TEST(GemmCore, MatchesDotChunkedByteForByte) {
       const int64_t M = s[0], N = s[1], K = s[2];
       auto a = random_floats(M * K, 1), b = random_floats(K * N, 2), init = random_floats(M, 3);
       if (M * K > 3) a[3] = -0.0f;
+      ForceIsa force(isa);
       for (bool trans : {false, true})
         for (bool with_init : {false, true}) {
           std::vector<float> c(M * N, 123.0f), ref(M * N);
@@ -138,7 +139,7 @@ TEST(GemmCore, MatchesDotChunkedByteForByte) {
                   K, with_init ? init[m] : 0.0f, [&](int64_t k) { return a[m * K + k]; },
                   [&](int64_t k) { return b[k * N + n]; });
           cpu::GemmOut out{c.data(), N, 1, with_init ? init.data() : nullptr};
-          cpu::gemm_f32_strided(&pool, M, N, K, at.data(), a_rs, a_cs, b.data(), N, 1, out, isa);
+          cpu::gemm_f32_strided(&pool, M, N, K, at.data(), a_rs, a_cs, b.data(), N, 1, out);
           int64_t bad = -1;
           EXPECT_TRUE(same_bits(c.data(), ref.data(), M * N, &bad))
               << "isa " << int(isa) << " M=" << M << " N=" << N << " K=" << K << " trans=" << trans
@@ -150,6 +151,7 @@ TEST(GemmCore, MatchesDotChunkedByteForByte) {
 TEST(GemmCore, SignedZeroAndSpecials) {
   // All-zero products with a -0 init: chunked sums give (-0) + (+0) = +0; a NaN or inf term propagates.
   for (auto isa : isas()) {
+    ForceIsa force(isa);
     const int64_t M = 3, N = 5, K = 70;
     std::vector<float> a(M * K, 0.0f), b(K * N, -0.0f), init = {-0.0f, -0.0f, -0.0f};
     a[1 * K + 65] = std::numeric_limits<float>::infinity();
@@ -159,8 +161,7 @@ TEST(GemmCore, SignedZeroAndSpecials) {
       for (int64_t n = 0; n < N; ++n)
         ref[m * N + n] = arith::dot_chunked_f32(K, init[m], [&](int64_t k) { return a[m * K + k]; },
                                                 [&](int64_t k) { return b[k * N + n]; });
-    cpu::gemm_f32_strided(nullptr, M, N, K, a.data(), K, 1, b.data(), N, 1, cpu::GemmOut{c.data(), N, 1, init.data()},
-                          isa);
+    cpu::gemm_f32_strided(nullptr, M, N, K, a.data(), K, 1, b.data(), N, 1, cpu::GemmOut{c.data(), N, 1, init.data()});
     EXPECT_TRUE(same_bits(c.data(), ref.data(), M * N));
   }
 }
