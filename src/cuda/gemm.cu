@@ -1,14 +1,12 @@
-// CUDA kernels of the gemm family, and the tiled SIMT GEMM they share with Conv (implicit GEMM).
-//
-// One block computes a 64x64 output tile with 256 threads; thread (tx, ty) owns the 4x4 outputs
-// (m0 + ty + 16i, n0 + tx + 16j) and keeps, per output, the chunk partial p and the running total in registers.
-// k advances in shared-memory tiles of 16, which divide the contract's 64-long chunks, so a chunk ends exactly at
-// a tile end (or at K): there total = total + p and p = +0. The k loop stops at K exactly (no zero-padded
-// terms, which could turn a -0 partial into +0). This is dot_chunked_f32 (docs/arithmetic.md#gemm).
+// CUDA kernels of the gemm family, and the problems they pose to the SIMT GEMM core (src/cuda/gemm_core.cuh),
+// which Conv shares as an implicit GEMM. The core keeps each output's canonical k order (dot_chunked_f32,
+// docs/arithmetic.md#gemm); this file only says where operands live and picks the tile shape and split-K.
 #include <algorithm>
+#include <climits>
 
 #include "arith/dot.h"
 #include "cuda/common.cuh"
+#include "cuda/gemm_core.cuh"
 #include "ops/conv.h"
 #include "ops/gemm.h"
 
@@ -16,59 +14,21 @@ namespace lockstep::cuda {
 
 namespace {
 
-constexpr int kTileM = 64, kTileN = 64, kTileK = 16, kThreads = 256;
+using gemm_core::kPad;
+using gemm_core::kTileK;
+using gemm_core::SplitK;
+using gemm_core::StridedOperand;
+using gemm_core::Walk;
+
 constexpr int kMaxBatchDims = kMaxRank - 2;
 
-// Contract: dot_chunked_f32 over k ascending, init = prob.init(m); see docs/arithmetic.md#gemm.
-template <class Problem>
-__global__ void __launch_bounds__(kThreads) gemm_tiled_f32(Problem prob) {
-  __shared__ float as[kTileK][kTileM + 1];
-  __shared__ float bs[kTileK][kTileN];
-  const int tx = threadIdx.x % 16, ty = threadIdx.x / 16;
-  const int64_t M = prob.M, N = prob.N, K = prob.K;
-  const int64_t m_tiles = (M + kTileM - 1) / kTileM;
-  for (int64_t z = blockIdx.z; z < prob.batches; z += gridDim.z)
-    for (int64_t mt = blockIdx.y; mt < m_tiles; mt += gridDim.y) {
-      const int64_t m0 = mt * kTileM, n0 = int64_t(blockIdx.x) * kTileN;
-      typename Problem::Batch bt = prob.batch(z);
-      float total[4][4], p[4][4];
-      for (int i = 0; i < 4; ++i) {
-        int64_t m = m0 + ty + 16 * i;
-        float init = m < M ? prob.init(bt, m) : 0.0f;
-        for (int j = 0; j < 4; ++j) total[i][j] = init, p[i][j] = 0.0f;
-      }
-      for (int64_t k0 = 0; k0 < K; k0 += kTileK) {
-        for (int l = 0; l < kTileM * kTileK / kThreads; ++l) {
-          // A: consecutive threads walk k (rows of A are k-contiguous); B: consecutive threads walk n.
-          int idx = threadIdx.x + kThreads * l;
-          int kk = idx % kTileK, mm = idx / kTileK;
-          int64_t m = m0 + mm, k = k0 + kk;
-          as[kk][mm] = (m < M && k < K) ? prob.load_a(bt, m, k) : 0.0f;
-          int kb = idx / kTileN, nn = idx % kTileN;
-          int64_t n = n0 + nn, kq = k0 + kb;
-          bs[kb][nn] = (n < N && kq < K) ? prob.load_b(bt, kq, n) : 0.0f;
-        }
-        __syncthreads();
-        const int kmax = int(K - k0 < kTileK ? K - k0 : kTileK);
-        for (int kk = 0; kk < kmax; ++kk) {
-          float a[4], b[4];
-          for (int i = 0; i < 4; ++i) a[i] = as[kk][ty + 16 * i];
-          for (int j = 0; j < 4; ++j) b[j] = bs[kk][tx + 16 * j];
-          for (int i = 0; i < 4; ++i)
-            for (int j = 0; j < 4; ++j) p[i][j] = arith::fma_f32(a[i], b[j], p[i][j]);
-        }
-        const int64_t kend = k0 + kmax;
-        if (kend % arith::kDotChunk == 0 || kend == K)
-          for (int i = 0; i < 4; ++i)
-            for (int j = 0; j < 4; ++j) total[i][j] = total[i][j] + p[i][j], p[i][j] = 0.0f;
-        __syncthreads();
-      }
-      for (int i = 0; i < 4; ++i)
-        for (int j = 0; j < 4; ++j) {
-          int64_t m = m0 + ty + 16 * i, n = n0 + tx + 16 * j;
-          if (m < M && n < N) prob.store(bt, m, n, total[i][j]);
-        }
-    }
+/// The walk of a strided operand op(k, x) = base[k*k_stride + x*x_stride] over every batch: 16-byte vectors when x
+/// is contiguous and every row of every batch starts 16-byte aligned.
+Walk walk_of(const float* base, int64_t k_stride, int64_t x_stride, const int64_t* batch_strides, int batch_rank) {
+  bool aligned = reinterpret_cast<uintptr_t>(base) % 16 == 0 && k_stride % 4 == 0;
+  for (int d = 0; d < batch_rank; ++d) aligned = aligned && batch_strides[d] % 4 == 0;
+  if (x_stride == 1 && aligned) return Walk::VectorX;
+  return k_stride == 1 ? Walk::AlongK : Walk::AlongX;
 }
 
 /// Gemm and MatMul: strided A'(m,k), B'(k,n) per batch; Gemm's epilogue when `gemm` is set.
@@ -77,6 +37,7 @@ struct MatrixProblem {
   const float *a_data, *b_data, *c_data;
   float* y;
   int64_t a_rs, a_cs, b_rs, b_cs, c_rs, c_cs;
+  Walk a_walk, b_walk;
   bool gemm, has_c;
   float alpha, beta;
   int batch_rank;
@@ -97,12 +58,25 @@ struct MatrixProblem {
     return {a_data + ao, b_data + bo, y + z * M * N};
   }
   __device__ float init(const Batch&, int64_t) const { return 0.0f; }
-  __device__ float load_a(const Batch& bt, int64_t m, int64_t k) const { return bt.a[m * a_rs + k * a_cs]; }
-  __device__ float load_b(const Batch& bt, int64_t k, int64_t n) const { return bt.b[k * b_rs + n * b_cs]; }
   __device__ void store(const Batch& bt, int64_t m, int64_t n, float t) const {
     bt.y[m * N + n] = gemm ? arith::gemm_epilogue_f32(t, alpha, has_c, has_c ? c_data[m * c_rs + n * c_cs] : 0.0f, beta)
                            : t;
   }
+
+  /// Fills the shared tiles of one block: A'(k, m) and B'(k, n) as strided operands.
+  template <int BM, int BN>
+  struct Loader {
+    StridedOperand a, b;
+    int64_t m0, n0;
+    __device__ Loader(const MatrixProblem& pr, const Batch& bt, int64_t m0_, int64_t n0_)
+        : a{bt.a, pr.a_cs, pr.a_rs, pr.K, pr.M, pr.a_walk}, b{bt.b, pr.b_rs, pr.b_cs, pr.K, pr.N, pr.b_walk},
+          m0(m0_), n0(n0_) {}
+    __device__ void load(float (*as)[BM + kPad], float (*bs)[BN + kPad], int64_t k0) const {
+      constexpr int kThreads = gemm_core::TileShape<BM, BN>::kThreads;
+      gemm_core::load_strided_tile<BM, kThreads>(as, a, k0, m0);
+      gemm_core::load_strided_tile<BN, kThreads>(bs, b, k0, n0);
+    }
+  };
 };
 
 /// Conv as implicit GEMM, one (image, group) per batch: A = weights (cout_g x K), B(k, n) = the input tap of
@@ -112,37 +86,145 @@ struct ConvProblem {
   arith::ConvDims g;
   const float *x, *w, *bias;
   float* y;
+  // Per k: {offset of the tap's input from the pixel's origin within the (image, group), kd*dil, kh*dil, kw*dil};
+  // the same for every output pixel, so computed once per conv (conv_taps_table) instead of per element.
+  const int4* taps;
+  // 1x1 kernel, stride 1, no pad: B is the (image, group)'s input as a (c, pixel) matrix, read as a strided
+  // operand (16-byte vectors where the pixel planes allow) instead of through the taps.
+  bool pointwise;
+  Walk pointwise_walk;
 
   struct Batch {
     int64_t img, grp;
   };
   __device__ Batch batch(int64_t z) const { return {z / g.group, z % g.group}; }
   __device__ float init(const Batch& bt, int64_t m) const { return bias ? bias[bt.grp * g.cout_g + m] : 0.0f; }
-  __device__ float load_a(const Batch& bt, int64_t m, int64_t k) const { return w[(bt.grp * g.cout_g + m) * K + k]; }
-  __device__ float load_b(const Batch& bt, int64_t k, int64_t n) const {
-    const int64_t taps = g.kernel[0] * g.kernel[1] * g.kernel[2];
-    const int64_t c = k / taps, t = k % taps;
-    const int64_t kw = t % g.kernel[2], kh = (t / g.kernel[2]) % g.kernel[1], kd = t / (g.kernel[2] * g.kernel[1]);
-    const int64_t ow = n % g.out[2], oh = (n / g.out[2]) % g.out[1], od = n / (g.out[2] * g.out[1]);
-    const int64_t id = od * g.stride[0] - g.pad[0] + kd * g.dilation[0];
-    const int64_t ih = oh * g.stride[1] - g.pad[1] + kh * g.dilation[1];
-    const int64_t iw = ow * g.stride[2] - g.pad[2] + kw * g.dilation[2];
-    if (id < 0 || id >= g.in[0] || ih < 0 || ih >= g.in[1] || iw < 0 || iw >= g.in[2]) return 0.0f;
-    return x[((bt.img * g.c_in + bt.grp * g.cin_g + c) * g.in[0] + id) * g.in[1] * g.in[2] + ih * g.in[2] + iw];
-  }
   __device__ void store(const Batch& bt, int64_t m, int64_t n, float t) const {
     y[((bt.img * g.c_out + bt.grp * g.cout_g + m) * N) + n] = t;
   }
+
+  /// Fills the shared tiles of one block. Each thread gathers B for one fixed output pixel (column nn), so the
+  /// pixel's origin (id0, ih0, iw0) is decomposed once per block and each element costs one table read, three
+  /// bound checks and one add.
+  template <int BM, int BN>
+  struct Loader {
+    static constexpr int kThreads = gemm_core::TileShape<BM, BN>::kThreads;
+    static_assert(kThreads % BN == 0, "each thread gathers one column");
+    StridedOperand a, b;
+    int64_t m0, n0, origin;
+    const float* xb;
+    const int4* taps;
+    int in_d, in_h, in_w, id0, ih0, iw0;
+    bool n_valid, pointwise;
+
+    __device__ Loader(const ConvProblem& pr, const Batch& bt, int64_t m0_, int64_t n0_)
+        : m0(m0_), n0(n0_), taps(pr.taps), pointwise(pr.pointwise) {
+      const arith::ConvDims& g = pr.g;
+      const int64_t plane = g.in[0] * g.in[1] * g.in[2];
+      xb = pr.x + (bt.img * g.c_in + bt.grp * g.cin_g) * plane;
+      a = {pr.w + bt.grp * g.cout_g * pr.K, 1, pr.K, pr.K, pr.M, Walk::AlongK};
+      b = {xb, plane, 1, pr.K, pr.N, pr.pointwise_walk};
+      const int64_t n = n0 + threadIdx.x % BN;
+      n_valid = n < pr.N;
+      const int64_t ow = n % g.out[2], oh = n / g.out[2] % g.out[1], od = n / (g.out[2] * g.out[1]);
+      in_d = int(g.in[0]), in_h = int(g.in[1]), in_w = int(g.in[2]);
+      id0 = int(od * g.stride[0] - g.pad[0]), ih0 = int(oh * g.stride[1] - g.pad[1]);
+      iw0 = int(ow * g.stride[2] - g.pad[2]);
+      origin = (int64_t(id0) * in_h + ih0) * in_w + iw0;
+    }
+    __device__ void load(float (*as)[BM + kPad], float (*bs)[BN + kPad], int64_t k0) const {
+      gemm_core::load_strided_tile<BM, kThreads>(as, a, k0, m0);
+      if (pointwise)
+        gemm_core::load_strided_tile<BN, kThreads>(bs, b, k0, n0);
+      else
+        gather_taps(bs, k0);
+    }
+    __device__ void gather_taps(float (*bs)[BN + kPad], int64_t k0) const {
+      constexpr int kRowsPerPass = kThreads / BN;
+      const int nn = threadIdx.x % BN, kk0 = threadIdx.x / BN;
+#pragma unroll 2
+      for (int l = 0; l < kTileK / kRowsPerPass; ++l) {
+        const int kk = kk0 + l * kRowsPerPass;
+        const int64_t k = k0 + kk;
+        bool valid = n_valid && k < b.K;
+        const int4 t = valid ? taps[k] : make_int4(0, 0, 0, 0);
+        valid = valid && unsigned(id0 + t.y) < unsigned(in_d) && unsigned(ih0 + t.z) < unsigned(in_h) &&
+                unsigned(iw0 + t.w) < unsigned(in_w);
+        gemm_core::copy_f32_async(&bs[kk][nn], valid ? xb + origin + t.x : xb, valid);
+      }
+    }
+  };
 };
 
+// Contract: taps[k] for k = (c, kd, kh, kw) row-major = {c*plane + (kd*dil*H + kh*dil)*W + kw*dil, kd*dil, kh*dil,
+// kw*dil}: where tap k of an output pixel lies relative to the pixel's origin (o*stride - pad).
+__global__ void conv_taps_table(arith::ConvDims g, int64_t K, int4* taps) {
+  const int64_t k = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (k >= K) return;
+  const int64_t per_c = g.kernel[0] * g.kernel[1] * g.kernel[2], c = k / per_c, r = k % per_c;
+  const int64_t dd = r / (g.kernel[1] * g.kernel[2]) * g.dilation[0];
+  const int64_t dh = r / g.kernel[2] % g.kernel[1] * g.dilation[1], dw = r % g.kernel[2] * g.dilation[2];
+  const int64_t offset = c * g.in[0] * g.in[1] * g.in[2] + (dd * g.in[1] + dh) * g.in[2] + dw;
+  taps[k] = make_int4(int(offset), int(dd), int(dh), int(dw));
+}
+
+int multiprocessors(const KernelContext& ctx) {
+  int device = 0, count = 0;
+  check(ctx, cudaGetDevice(&device), "cudaGetDevice");
+  check(ctx, cudaDeviceGetAttribute(&count, cudaDevAttrMultiProcessorCount, device), "cudaDeviceGetAttribute");
+  return count;
+}
+
 template <class Problem>
-void launch_tiled(const KernelContext& ctx, const Problem& prob) {
-  if (prob.M <= 0 || prob.N <= 0 || prob.batches <= 0) return;
-  int64_t n_tiles = (prob.N + kTileN - 1) / kTileN, m_tiles = (prob.M + kTileM - 1) / kTileM;
-  if (n_tiles > 0x7fffffff) throw ctx.error("output too wide for the CUDA GEMM", ErrorCode::NotImplemented);
+int64_t output_tiles(const Problem& prob, int bm, int bn) {
+  return prob.batches * ((prob.M + bm - 1) / bm) * ((prob.N + bn - 1) / bn);
+}
+
+template <int BM, int BN, bool kPartials, class Problem>
+void launch_core(const KernelContext& ctx, const Problem& prob, const SplitK& split) {
+  const int64_t n_tiles = (prob.N + BN - 1) / BN, m_tiles = (prob.M + BM - 1) / BM;
   dim3 grid(unsigned(n_tiles), unsigned(std::min<int64_t>(m_tiles, 65535)),
-            unsigned(std::min<int64_t>(prob.batches, 65535)));
-  gemm_tiled_f32<Problem><<<grid, kThreads, 0, stream_of(ctx)>>>(prob);
+            unsigned(std::min<int64_t>(prob.batches * split.count, 65535)));
+  gemm_core::gemm_f32_sm80<BM, BN, kPartials, Problem>
+      <<<grid, gemm_core::TileShape<BM, BN>::kThreads, 0, stream_of(ctx)>>>(prob, split);
+  check_launch(ctx);
+}
+
+// The split-K workspace is at most this large; beyond it the problem has enough outputs to fill the GPU anyway.
+constexpr int64_t kMaxPartialsBytes = int64_t(256) << 20;
+
+/// Few output tiles and several chunks: how to spread the chunks over about two blocks per multiprocessor.
+SplitK plan_split(int64_t tiles, int64_t chunks, int64_t outputs, int64_t sms) {
+  SplitK split;
+  if (tiles >= sms || chunks < 2 || outputs * chunks * int64_t(sizeof(float)) > kMaxPartialsBytes) return split;
+  const int64_t wanted = std::min(chunks, (2 * sms + tiles - 1) / tiles);
+  split.chunks = chunks;
+  split.chunks_per_split = (chunks + wanted - 1) / wanted;
+  split.count = (chunks + split.chunks_per_split - 1) / split.chunks_per_split;
+  return split;
+}
+
+/// Picks the tile shape: 128x128 when it alone fills every multiprocessor, 64x128 for short M or a mid-sized
+/// problem, else 64x64, split along k when even those leave multiprocessors idle.
+template <class Problem>
+void run_gemm(const KernelContext& ctx, const Problem& prob) {
+  if (prob.M <= 0 || prob.N <= 0 || prob.batches <= 0) return;
+  if ((prob.N + 63) / 64 > 0x7fffffff) throw ctx.error("output too wide for the CUDA GEMM", ErrorCode::NotImplemented);
+  const int64_t sms = multiprocessors(ctx);
+  if (prob.M > 64 && output_tiles(prob, 128, 128) >= sms) return launch_core<128, 128, false>(ctx, prob, {});
+  if (output_tiles(prob, 64, 128) >= sms) return launch_core<64, 128, false>(ctx, prob, {});
+  const int64_t chunks = (prob.K + arith::kDotChunk - 1) / arith::kDotChunk;
+  SplitK split = plan_split(output_tiles(prob, 64, 64), chunks, prob.batches * prob.M * prob.N, sms);
+  if (split.count <= 1) return launch_core<64, 64, false>(ctx, prob, {});
+  // Stream-ordered scratch: released once the kernels are queued, handed out again only to later work.
+  std::shared_ptr<Buffer> partials =
+      ctx.allocator->allocate(size_t(prob.batches * chunks * prob.M * prob.N) * sizeof(float));
+  split.partials = static_cast<float*>(partials->data);
+  launch_core<64, 64, true>(ctx, prob, split);
+  const int64_t outputs = prob.batches * prob.M * prob.N;
+  gemm_core::gemm_sum_chunks_f32<Problem><<<unsigned(std::min<int64_t>((outputs + kThreadsPerBlock - 1) /
+                                                                           kThreadsPerBlock, 1 << 20)),
+                                            kThreadsPerBlock, 0, stream_of(ctx)>>>(prob, split);
   check_launch(ctx);
 }
 
@@ -170,15 +252,30 @@ __global__ void matmul_int(MatrixProblem shape, const T* a, const T* b, T* y, in
 // Contract: dot_chunked_f32 over k = (c_in, kd, kh, kw) ascending, init = bias; see docs/arithmetic.md#conv.
 void conv_implicit_gemm(const KernelContext& ctx, const ConvGeom& g, const float* x, const float* w,
                         const float* bias, float* y) {
-  ConvProblem prob{g.cout_g, g.out_pixels(), g.K(), g.batch * g.group, {}, x, w, bias, y};
+  ConvProblem prob{g.cout_g, g.out_pixels(), g.K(), g.batch * g.group, {}, x, w, bias, y, nullptr, false, {}};
   // ConvGeom holds a Shape, which must not travel to the device: copy its plain fields.
   prob.g.batch = g.batch, prob.g.c_in = g.c_in, prob.g.c_out = g.c_out, prob.g.group = g.group;
   prob.g.cin_g = g.cin_g, prob.g.cout_g = g.cout_g;
+  bool pointwise = true;
   for (int i = 0; i < 3; ++i) {
     prob.g.in[i] = g.in[i], prob.g.out[i] = g.out[i], prob.g.kernel[i] = g.kernel[i];
     prob.g.stride[i] = g.stride[i], prob.g.dilation[i] = g.dilation[i], prob.g.pad[i] = g.pad[i];
+    pointwise = pointwise && g.kernel[i] == 1 && g.stride[i] == 1 && g.pad[i] == 0;
   }
-  launch_tiled(ctx, prob);
+  prob.pointwise = pointwise;
+  prob.pointwise_walk = walk_of(x, g.in_pixels(), 1, nullptr, 0);
+  std::shared_ptr<Buffer> taps;
+  if (!pointwise && prob.K > 0) {
+    // The gather indexes one (image, group) of the input with 32-bit offsets.
+    if (g.cin_g * g.in_pixels() > INT_MAX)
+      throw ctx.error("Conv input image too large for the CUDA implicit GEMM", ErrorCode::NotImplemented);
+    taps = ctx.allocator->allocate(size_t(prob.K) * sizeof(int4));
+    prob.taps = static_cast<const int4*>(taps->data);
+    conv_taps_table<<<blocks_for(prob.K), kThreadsPerBlock, 0, stream_of(ctx)>>>(prob.g, prob.K,
+                                                                                 static_cast<int4*>(taps->data));
+    check_launch(ctx);
+  }
+  run_gemm(ctx, prob);
 }
 
 // Contract: dot_chunked_f32 over k ascending, init +0, then gemm_epilogue_f32; see docs/arithmetic.md#gemm.
@@ -194,7 +291,9 @@ void gemm(KernelContext& ctx) {
   prob.a_rs = p.a_rs, prob.a_cs = p.a_cs, prob.b_rs = p.b_rs, prob.b_cs = p.b_cs, prob.c_rs = p.c_rs,
   prob.c_cs = p.c_cs;
   prob.gemm = true, prob.has_c = p.has_c, prob.alpha = p.alpha, prob.beta = p.beta;
-  launch_tiled(ctx, prob);
+  prob.a_walk = walk_of(prob.a_data, prob.a_cs, prob.a_rs, nullptr, 0);
+  prob.b_walk = walk_of(prob.b_data, prob.b_rs, prob.b_cs, nullptr, 0);
+  run_gemm(ctx, prob);
 }
 
 // Contract: dot_chunked_f32 over k ascending, init +0; see docs/arithmetic.md#matmul.
@@ -215,7 +314,9 @@ void matmul(KernelContext& ctx) {
     prob.b_bstride[d] = p.b_batch_strides[d];
   if (at.dtype() == DType::Float) {
     prob.a_data = at.data<float>(), prob.b_data = ctx.input(1).data<float>(), prob.y = y.data<float>();
-    launch_tiled(ctx, prob);
+    prob.a_walk = walk_of(prob.a_data, prob.a_cs, prob.a_rs, prob.a_bstride, prob.batch_rank);
+    prob.b_walk = walk_of(prob.b_data, prob.b_rs, prob.b_cs, prob.b_bstride, prob.batch_rank);
+    run_gemm(ctx, prob);
     return;
   }
   const int64_t total = y.numel();

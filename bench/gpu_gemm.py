@@ -1,0 +1,213 @@
+"""The CUDA GEMM core on a GPU: bit identity with the CPU provider, then kernel times against torch fp32 (TF32 off).
+  python3 bench/gpu_gemm.py [--check] [--bench] [--runs R] [--out DIR]     (neither flag: both)
+Bit identity compares the raw float32 bits (uint32 views) of lockstep CUDA and lockstep CPU on MatMul, Gemm and
+Conv shapes chosen to hit every path: odd M/N/K, K < 64, K not a multiple of 64, K = 4608, batched and broadcast
+MatMul, transposed Gemm, convs with pads, strides, dilations and groups, split-K problems.
+Times: lockstep's kernel time is the sum of its CUDA kernels per run, read with torch.profiler (CUPTI sees
+lockstep's kernels too), so the host<->device copies of session.run are left out; torch's is timed with CUDA
+events around the op. Both are medians over the runs."""
+
+import argparse
+import json
+import os
+import statistics
+import sys
+import time
+
+import numpy as np
+from onnx import TensorProto, helper
+
+import lockstep
+
+RNG = np.random.default_rng(2026)
+
+
+def model_of(op, inputs, attrs, out_name="Y"):
+    graph_inputs = [helper.make_tensor_value_info(n, TensorProto.FLOAT, list(a.shape)) for n, a in inputs.items()]
+    node = helper.make_node(op, list(inputs), [out_name], **attrs)
+    graph = helper.make_graph([node], op, graph_inputs, [helper.make_empty_tensor_value_info(out_name)])
+    m = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    m.ir_version = 8
+    return m.SerializeToString()
+
+
+def session(model, provider):
+    options = lockstep.SessionOptions()
+    options.intra_op_num_threads = os.cpu_count()
+    options.log_severity_level = 3
+    return lockstep.InferenceSession(model, options, providers=[provider])
+
+
+def rand(*shape):
+    return RNG.standard_normal(shape).astype(np.float32)
+
+
+def conv_inputs(n, c, h, w, cout, k, group=1, bias=True):
+    x = {"X": rand(n, c, h, w), "W": rand(cout, c // group, k, k)}
+    if bias:
+        x["B"] = rand(cout)
+    return x
+
+
+def check_cases():
+    """(name, op, inputs, attrs)"""
+    cases = []
+    for m, k, n in [(1, 1, 1), (5, 7, 9), (67, 130, 45), (129, 63, 257), (130, 64, 131), (3, 65, 300),
+                    (200, 4608, 49), (49, 4608, 512), (512, 2304, 196), (33, 1000, 1), (1, 777, 1024),
+                    (1024, 1024, 1024), (4096, 4096, 4096)]:
+        cases.append((f"matmul_{m}x{k}x{n}", "MatMul", {"A": rand(m, k), "B": rand(k, n)}, {}))
+    cases.append(("matmul_batched_3x70x130x45", "MatMul", {"A": rand(3, 70, 130), "B": rand(3, 130, 45)}, {}))
+    cases.append(("matmul_broadcast_2x1x17x99_3x99x31", "MatMul", {"A": rand(2, 1, 17, 99), "B": rand(3, 99, 31)}, {}))
+    cases.append(("matmul_shared_b_8x64x256_256x128", "MatMul", {"A": rand(8, 64, 256), "B": rand(256, 128)}, {}))
+    for ta, tb in [(0, 0), (1, 0), (0, 1), (1, 1)]:
+        for m, k, n in [(70, 13, 37), (300, 200, 260), (64, 4608, 20)]:
+            a = rand(k, m) if ta else rand(m, k)
+            b = rand(n, k) if tb else rand(k, n)
+            cases.append((f"gemm_t{ta}{tb}_{m}x{k}x{n}", "Gemm", {"A": a, "B": b, "C": rand(n)},
+                          {"transA": ta, "transB": tb, "alpha": 0.7, "beta": -1.3}))
+    convs = [  # name, (n, c, h, w, cout, k), attrs, group
+        ("conv_seed_256x14_3x3_p1", (1, 256, 14, 14, 256, 3), {"pads": [1, 1, 1, 1]}, 1),
+        ("conv_resnet_conv1_7x7_s2", (1, 3, 224, 224, 64, 7), {"pads": [3, 3, 3, 3], "strides": [2, 2]}, 1),
+        ("conv_512x7_3x3_p1_k4608", (1, 512, 7, 7, 512, 3), {"pads": [1, 1, 1, 1]}, 1),
+        ("conv_2048x7_1x1", (1, 2048, 7, 7, 512, 1), {}, 1),
+        ("conv_64x56_1x1", (2, 64, 56, 56, 256, 1), {}, 1),
+        ("conv_1024x14_1x1_s2", (1, 1024, 14, 14, 2048, 1), {"strides": [2, 2]}, 1),
+        ("conv_odd_5x13x11_3x3_s2_p1", (3, 5, 13, 11, 7, 3), {"pads": [1, 0, 2, 1], "strides": [2, 1]}, 1),
+        ("conv_dilated_9x20_3x3_d2", (2, 9, 20, 20, 17, 3), {"dilations": [2, 2], "pads": [2, 2, 2, 2]}, 1),
+        ("conv_grouped_32x15_3x3_g4", (2, 32, 15, 15, 48, 3), {"group": 4, "pads": [1, 1, 1, 1]}, 4),
+        ("conv_depthwise_32x28_3x3", (1, 32, 28, 28, 32, 3), {"group": 32, "pads": [1, 1, 1, 1]}, 32),
+        ("conv_bs32_128x28_3x3_p1", (32, 128, 28, 28, 128, 3), {"pads": [1, 1, 1, 1]}, 1),
+        ("conv_bs32_512x7_3x3_p1", (32, 512, 7, 7, 512, 3), {"pads": [1, 1, 1, 1]}, 1),
+    ]
+    for name, (n, c, h, w, cout, k), attrs, group in convs:
+        cases.append((name, "Conv", conv_inputs(n, c, h, w, cout, k, group), attrs))
+    x = rand(2, 6, 9, 9)
+    x[0, 0, 0, 0], x[1, 2, 3, 4] = np.nan, np.inf
+    cases.append(("conv_nan_inf", "Conv", {"X": x, "W": rand(4, 6, 3, 3), "B": rand(4)}, {"pads": [1, 1, 1, 1]}))
+    cases.append(("conv_no_bias_k_lt_64", "Conv", conv_inputs(1, 3, 10, 10, 5, 3, bias=False), {}))
+    return cases
+
+
+def check_bits(log):
+    failures = 0
+    for name, op, inputs, attrs in check_cases():
+        model = model_of(op, inputs, attrs)
+        t0 = time.perf_counter()
+        cpu = session(model, lockstep.CPU).run(None, inputs)[0]
+        cuda = session(model, lockstep.CUDA).run(None, inputs)[0]
+        same = cpu.shape == cuda.shape and np.array_equal(cpu.view(np.uint32), cuda.view(np.uint32))
+        diff = "" if same else f" differing elements: {int((cpu.view(np.uint32) != cuda.view(np.uint32)).sum())}"
+        line = f"{'same bits' if same else 'DIFFERENT'}  {name} {cpu.shape} ({time.perf_counter() - t0:.1f} s){diff}"
+        print(line, flush=True)
+        log.write(line + "\n")
+        failures += not same
+    return failures
+
+
+def lockstep_kernel_ms(model, inputs, runs):
+    """Median over runs of the summed duration of the CUDA kernels one session.run launches."""
+    import torch
+    from torch.profiler import ProfilerActivity, profile
+
+    s = session(model, lockstep.CUDA)
+    s.run(None, inputs)
+    per_run = []
+    kernels = {}
+    for _ in range(runs):
+        with profile(activities=[ProfilerActivity.CUDA]) as prof:
+            s.run(None, inputs)
+            torch.cuda.synchronize()
+        total = 0.0
+        for e in prof.events():
+            if e.device_type.name != "CUDA" or "memcpy" in e.name.lower() or "memset" in e.name.lower():
+                continue
+            us = getattr(e, "device_time", None) or getattr(e, "cuda_time", 0.0)
+            total += us
+            short = e.name.split("<")[0].split("(")[0][-40:]
+            kernels[short] = kernels.get(short, 0.0) + us / runs
+        per_run.append(total / 1e3)
+    return statistics.median(per_run), kernels
+
+
+def torch_ms(fn, runs):
+    import torch
+
+    fn()
+    torch.cuda.synchronize()
+    times = []
+    for _ in range(runs):
+        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        start.record()
+        fn()
+        end.record()
+        end.synchronize()
+        times.append(start.elapsed_time(end))
+    return statistics.median(times)
+
+
+def bench(log, runs):
+    import torch
+    import torch.nn.functional as F
+
+    torch.backends.cuda.matmul.allow_tf32 = False
+    torch.backends.cudnn.allow_tf32 = False
+    rows = []
+    for n in [4096, 8192]:
+        a, b = rand(n, n), rand(n, n)
+        ours, kernels = lockstep_kernel_ms(model_of("MatMul", {"A": a, "B": b}, {}), {"A": a, "B": b}, runs)
+        ta, tb = torch.from_numpy(a).cuda(), torch.from_numpy(b).cuda()
+        theirs = torch_ms(lambda: torch.matmul(ta, tb), runs)
+        rows.append((f"MatMul {n}^3", 2.0 * n**3, ours, theirs, kernels))
+    convs = [  # resnet-50 convs: (c, hw, cout, k, stride, pad)
+        ("conv1 7x7/2 3->64 224", (3, 224, 64, 7, 2, 3)),
+        ("l1 3x3 64 56", (64, 56, 64, 3, 1, 1)),
+        ("l1 1x1 64->256 56", (64, 56, 256, 1, 1, 0)),
+        ("l2 3x3 128 28", (128, 28, 128, 3, 1, 1)),
+        ("l3 3x3 256 14", (256, 14, 256, 3, 1, 1)),
+        ("l3 1x1 1024->256 14", (1024, 14, 256, 1, 1, 0)),
+        ("l4 3x3 512 7", (512, 7, 512, 3, 1, 1)),
+        ("l4 1x1 2048->512 7", (2048, 7, 512, 1, 1, 0)),
+        ("l4 1x1 512->2048 7", (512, 7, 2048, 1, 1, 0)),
+        ("ds 1x1/2 1024->2048 14", (1024, 14, 2048, 1, 2, 0)),
+    ]
+    for bs in [1, 32]:
+        for name, (c, hw, cout, k, stride, pad) in convs:
+            inputs = conv_inputs(bs, c, hw, hw, cout, k)
+            attrs = {"strides": [stride, stride], "pads": [pad] * 4}
+            ours, kernels = lockstep_kernel_ms(model_of("Conv", inputs, attrs), inputs, runs)
+            x, w, bias = (torch.from_numpy(inputs[n]).cuda() for n in ("X", "W", "B"))
+            theirs = torch_ms(lambda: F.conv2d(x, w, bias, stride=stride, padding=pad), runs)
+            out = (hw + 2 * pad - k) // stride + 1
+            flop = 2.0 * bs * cout * out * out * c * k * k
+            rows.append((f"bs{bs} {name}", flop, ours, theirs, kernels))
+    header = f"{'problem':<34}{'lockstep ms':>12}{'TFLOP/s':>9}{'torch ms':>10}{'TFLOP/s':>9}{'ours/torch':>11}"
+    print(header)
+    log.write(header + "\n")
+    for name, flop, ours, theirs, kernels in rows:
+        line = (f"{name:<34}{ours:>12.4f}{flop / ours / 1e9:>9.2f}{theirs:>10.4f}{flop / theirs / 1e9:>9.2f}"
+                f"{ours / theirs:>11.2f}")
+        print(line)
+        log.write(line + "   " + json.dumps({k: round(v, 1) for k, v in kernels.items()}) + "\n")
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--check", action="store_true", help="bit identity only")
+    parser.add_argument("--bench", action="store_true", help="timings only")
+    parser.add_argument("--runs", type=int, default=10)
+    parser.add_argument("--out", default=".")
+    args = parser.parse_args()
+    assert lockstep.CUDA in lockstep.get_available_providers(), "no CUDA provider"
+    failures = 0
+    if not args.bench:
+        with open(os.path.join(args.out, "gemm_bits.txt"), "w") as log:
+            failures = check_bits(log)
+        print(f"bit identity: {failures} of {len(check_cases())} cases differ")
+    if not args.check:
+        with open(os.path.join(args.out, "gemm_bench.txt"), "w") as log:
+            bench(log, args.runs)
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

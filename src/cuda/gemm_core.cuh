@@ -1,0 +1,256 @@
+// The SIMT GEMM core shared by MatMul, Gemm and Conv (implicit GEMM): block tiles of BM x BN outputs, 8x8 outputs
+// per thread, k in shared-memory tiles of kTileK filled by cp.async two stages deep.
+//
+// What keeps each output's canonical k order (dot_chunked_f32, docs/arithmetic.md#gemm): one thread owns an
+// output for the whole k range; it keeps the chunk partial p and the running total in registers and walks k
+// ascending, one fma per k (arith::fma_f32 = __fmaf_rn; the build's --fmad=false keeps every other a*b+c unfused).
+// kTileK divides kDotChunk, so every chunk ends exactly at a tile end or at the end of the k range: there
+// total = total + p and p = +0. The k loop stops at the range end exactly: zero-filled shared memory past K is
+// never multiplied (fma(0, 0, -0) would turn a -0 partial into +0).
+//
+// Split-K (kPartials) cuts k only at chunk boundaries: a split computes the partial p of each chunk of its range
+// from +0, exactly as above, and stores it instead of adding it; gemm_sum_chunks_f32 then adds the partials to the
+// init in ascending chunk order, which is the same sequence of operations, so the same bits.
+#pragma once
+
+#include <cstdint>
+
+#include "arith/reduce.h"
+#include "cuda/common.cuh"
+
+namespace lockstep::cuda::gemm_core {
+
+constexpr int kTileK = 16;
+constexpr int kPad = 4;  // floats of padding per shared row: rows stay 16-byte aligned for float4 reads
+static_assert(arith::kDotChunk % kTileK == 0, "a chunk must end at a tile end");
+
+template <int BM, int BN>
+struct TileShape {
+  static constexpr int kThreads = BM * BN / 64;  // 8x8 outputs per thread
+  static constexpr int kThreadsN = BN / 8;
+};
+
+/// Two stages of the A tile (k-major: a[k][m]) and the B tile (b[k][n]).
+template <int BM, int BN>
+struct SharedTiles {
+  float a[2][kTileK][BM + kPad];
+  float b[2][kTileK][BN + kPad];
+};
+
+// --- cp.async (sm_80+): global -> shared without passing through registers.
+
+__device__ __forceinline__ uint32_t shared_address(const void* p) {
+  return uint32_t(__cvta_generic_to_shared(p));
+}
+/// One float, or +0 when !valid (src is then not read, but must still be a valid address).
+__device__ __forceinline__ void copy_f32_async(float* dst, const float* src, bool valid) {
+  asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n" ::"r"(shared_address(dst)), "l"(src),
+               "r"(valid ? 4 : 0));
+}
+/// Four floats; dst and src 16-byte aligned.
+__device__ __forceinline__ void copy_f32x4_async(float* dst, const float* src) {
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(shared_address(dst)), "l"(src));
+}
+__device__ __forceinline__ void async_commit() { asm volatile("cp.async.commit_group;\n" ::); }
+template <int kPending>
+__device__ __forceinline__ void async_wait() {
+  asm volatile("cp.async.wait_group %0;\n" ::"n"(kPending) : "memory");
+}
+
+// --- Strided operands.
+
+/// How a strided operand's tile is read: 16-byte vectors along x (x stride 1, rows 16-byte aligned), or single
+/// floats with consecutive threads walking k (k stride 1) or x (anything else), so that a warp reads runs of
+/// consecutive addresses.
+enum class Walk : int { VectorX, AlongK, AlongX };
+
+/// An operand seen as op(k, x) = base[k * k_stride + x * x_stride], k < K, x < X (x is m for A, n for B).
+struct StridedOperand {
+  const float* base;
+  int64_t k_stride, x_stride, K, X;
+  Walk walk;
+};
+
+/// Issues the copies of op(k0 .. k0+kTileK, x0 .. x0+BX) into tile[k][x]; +0 outside K and X.
+template <int BX, int kThreads>
+__device__ __forceinline__ void load_strided_tile(float (*tile)[BX + kPad], const StridedOperand& op, int64_t k0,
+                                                  int64_t x0) {
+  const int tid = threadIdx.x;
+  if (op.walk == Walk::VectorX) {
+    constexpr int kVectorsPerRow = BX / 4, kPerThread = kTileK * kVectorsPerRow / kThreads;
+#pragma unroll
+    for (int l = 0; l < kPerThread; ++l) {
+      const int v = tid + kThreads * l, kk = v / kVectorsPerRow, xx = (v % kVectorsPerRow) * 4;
+      const int64_t k = k0 + kk, x = x0 + xx;
+      const float* src = op.base + k * op.k_stride + x;
+      if (k < op.K && x + 3 < op.X) {
+        copy_f32x4_async(&tile[kk][xx], src);
+      } else {
+#pragma unroll
+        for (int j = 0; j < 4; ++j) {
+          const bool valid = k < op.K && x + j < op.X;
+          copy_f32_async(&tile[kk][xx + j], valid ? src + j : op.base, valid);
+        }
+      }
+    }
+    return;
+  }
+  constexpr int kPerThread = kTileK * BX / kThreads;
+  const bool along_k = op.walk == Walk::AlongK;
+#pragma unroll 2
+  for (int l = 0; l < kPerThread; ++l) {
+    const int e = tid + kThreads * l;
+    const int kk = along_k ? e % kTileK : e / BX, xx = along_k ? e / kTileK : e % BX;
+    const int64_t k = k0 + kk, x = x0 + xx;
+    const bool valid = k < op.K && x < op.X;
+    copy_f32_async(&tile[kk][xx], valid ? op.base + k * op.k_stride + x * op.x_stride : op.base, valid);
+  }
+}
+
+// --- The core.
+
+/// p[i][j] = fma(a(k, m_i), b(k, n_j), p[i][j]) for the tile's k = 0 .. kmax-1 in ascending order. kFull: kmax is
+/// kTileK, known at compile time, and the loop unrolls completely.
+template <int BM, int BN, bool kFull>
+__device__ __forceinline__ void multiply_tile(const float (*as)[BM + kPad], const float (*bs)[BN + kPad],
+                                              float (&p)[8][8], int ty, int tx, int kmax) {
+#pragma unroll
+  for (int kk = 0; kk < (kFull ? kTileK : kmax); ++kk) {
+    float a[8], b[8];
+    *reinterpret_cast<float4*>(&a[0]) = *reinterpret_cast<const float4*>(&as[kk][ty * 4]);
+    *reinterpret_cast<float4*>(&a[4]) = *reinterpret_cast<const float4*>(&as[kk][BM / 2 + ty * 4]);
+    *reinterpret_cast<float4*>(&b[0]) = *reinterpret_cast<const float4*>(&bs[kk][tx * 4]);
+    *reinterpret_cast<float4*>(&b[4]) = *reinterpret_cast<const float4*>(&bs[kk][BN / 2 + tx * 4]);
+#pragma unroll
+    for (int i = 0; i < 8; ++i)
+#pragma unroll
+      for (int j = 0; j < 8; ++j) p[i][j] = arith::fma_f32(a[i], b[j], p[i][j]);
+  }
+}
+
+/// The outputs of thread (ty, tx): rows ty*4 + {0..3} and BM/2 + ty*4 + {0..3}, likewise for columns, so the
+/// fragments above are two float4 reads each.
+template <int BHALF>
+__device__ __forceinline__ int thread_offset(int t, int i) {
+  return (i < 4 ? 0 : BHALF) + t * 4 + (i & 3);
+}
+
+/// Split-K plan: blockIdx.z walks (batch, split) pairs; split s covers chunks [s*chunks_per_split, ...).
+/// partials: per (batch, chunk, m, n) chunk partial, written when kPartials.
+struct SplitK {
+  int64_t count = 1, chunks_per_split = 0, chunks = 0;
+  float* partials = nullptr;
+};
+
+__device__ __forceinline__ int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
+
+/// total = total + p per output: the end of a chunk.
+__device__ __forceinline__ void add_partials(float (&total)[8][8], const float (&p)[8][8]) {
+#pragma unroll
+  for (int i = 0; i < 8; ++i)
+#pragma unroll
+    for (int j = 0; j < 8; ++j) total[i][j] = total[i][j] + p[i][j];
+}
+
+/// Stores each output's partial of one chunk (split-K), laid out (batch, chunk, m, n).
+template <int BM, int BN, class Problem>
+__device__ __forceinline__ void store_partials(const Problem& prob, const SplitK& split, int64_t batch,
+                                               int64_t chunk, int64_t m0, int64_t n0, int ty, int tx,
+                                               const float (&p)[8][8]) {
+  float* out = split.partials + (batch * split.chunks + chunk) * prob.M * prob.N;
+#pragma unroll
+  for (int i = 0; i < 8; ++i)
+#pragma unroll
+    for (int j = 0; j < 8; ++j) {
+      const int64_t m = m0 + thread_offset<BM / 2>(ty, i), n = n0 + thread_offset<BN / 2>(tx, j);
+      if (m < prob.M && n < prob.N) out[m * prob.N + n] = p[i][j];
+    }
+}
+
+// Contract: per output, dot_chunked_f32 over k ascending with init = prob.init(m) (or, kPartials, each chunk's
+// partial p into split.partials); see docs/arithmetic.md#gemm.
+template <int BM, int BN, bool kPartials, class Problem>
+__global__ void __launch_bounds__(TileShape<BM, BN>::kThreads)
+    gemm_f32_sm80(Problem prob, SplitK split) {
+  using Shape = TileShape<BM, BN>;
+  __shared__ __align__(16) SharedTiles<BM, BN> sm;
+  const int tx = threadIdx.x % Shape::kThreadsN, ty = threadIdx.x / Shape::kThreadsN;
+  const int64_t M = prob.M, N = prob.N, K = prob.K;
+  const int64_t m_tiles = (M + BM - 1) / BM;
+  for (int64_t z = blockIdx.z; z < prob.batches * split.count; z += gridDim.z)
+    for (int64_t mt = blockIdx.y; mt < m_tiles; mt += gridDim.y) {
+      const int64_t batch = z / split.count, s = z % split.count;
+      const int64_t k_begin = kPartials ? s * split.chunks_per_split * arith::kDotChunk : 0;
+      const int64_t k_end = kPartials ? min64(K, k_begin + split.chunks_per_split * arith::kDotChunk) : K;
+      const int64_t m0 = mt * BM, n0 = int64_t(blockIdx.x) * BN;
+      const typename Problem::Batch bt = prob.batch(batch);
+      const typename Problem::template Loader<BM, BN> loader(prob, bt, m0, n0);
+      float total[8][8], p[8][8];
+#pragma unroll
+      for (int i = 0; i < 8; ++i) {
+        const int64_t m = m0 + thread_offset<BM / 2>(ty, i);
+        const float init = !kPartials && m < M ? prob.init(bt, m) : 0.0f;
+#pragma unroll
+        for (int j = 0; j < 8; ++j) total[i][j] = init, p[i][j] = 0.0f;
+      }
+      const int64_t tiles = (k_end - k_begin + kTileK - 1) / kTileK;
+      if (tiles > 0) loader.load(sm.a[0], sm.b[0], k_begin);
+      async_commit();
+      for (int64_t t = 0; t < tiles; ++t) {
+        const int64_t k0 = k_begin + t * kTileK;
+        const int stage = int(t & 1);
+        // The next tile streams in while this one is multiplied; the barrier at the loop end keeps it from
+        // overwriting the stage that slower threads still read.
+        if (t + 1 < tiles) {
+          loader.load(sm.a[stage ^ 1], sm.b[stage ^ 1], k0 + kTileK);
+          async_commit();
+          async_wait<1>();
+        } else {
+          async_wait<0>();
+        }
+        __syncthreads();
+        const int kmax = int(min64(kTileK, k_end - k0));
+        if (kmax == kTileK)
+          multiply_tile<BM, BN, true>(sm.a[stage], sm.b[stage], p, ty, tx, kTileK);
+        else
+          multiply_tile<BM, BN, false>(sm.a[stage], sm.b[stage], p, ty, tx, kmax);
+        const int64_t kend = k0 + kmax;
+        if (kend % arith::kDotChunk == 0 || kend == k_end) {
+          if constexpr (kPartials)
+            store_partials<BM, BN>(prob, split, batch, (kend - 1) / arith::kDotChunk, m0, n0, ty, tx, p);
+          else
+            add_partials(total, p);
+#pragma unroll
+          for (int i = 0; i < 8; ++i)
+#pragma unroll
+            for (int j = 0; j < 8; ++j) p[i][j] = 0.0f;
+        }
+        __syncthreads();
+      }
+      if constexpr (!kPartials)
+#pragma unroll
+        for (int i = 0; i < 8; ++i)
+#pragma unroll
+          for (int j = 0; j < 8; ++j) {
+            const int64_t m = m0 + thread_offset<BM / 2>(ty, i), n = n0 + thread_offset<BN / 2>(tx, j);
+            if (m < M && n < N) prob.store(bt, m, n, total[i][j]);
+          }
+    }
+}
+
+// Contract: per output, total = prob.init(m), then total = total + partial(chunk) for chunk ascending (the chunk
+// partials of gemm_f32_sm80<..., kPartials = true>): the last steps of dot_chunked_f32; then prob.store.
+template <class Problem>
+__global__ void gemm_sum_chunks_f32(Problem prob, SplitK split) {
+  const int64_t outputs = prob.batches * prob.M * prob.N;
+  for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < outputs; i += int64_t(gridDim.x) * blockDim.x) {
+    const int64_t n = i % prob.N, m = i / prob.N % prob.M, batch = i / (prob.M * prob.N);
+    const typename Problem::Batch bt = prob.batch(batch);
+    const float* partial = split.partials + batch * split.chunks * prob.M * prob.N + m * prob.N + n;
+    float total = prob.init(bt, m);
+    for (int64_t c = 0; c < split.chunks; ++c) total = total + partial[c * prob.M * prob.N];
+    prob.store(bt, m, n, total);
+  }
+}
+
+}  // namespace lockstep::cuda::gemm_core
