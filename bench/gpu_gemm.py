@@ -104,29 +104,48 @@ def check_bits(log):
     return failures
 
 
+def kernel_events(prof):
+    """(name, microseconds) of every GPU kernel the profiler saw, lockstep's included (raw CUPTI records)."""
+    try:
+        raw = list(prof.profiler.kineto_results.events())
+    except AttributeError:  # another torch: the processed events carry the kernels too
+        return [(e.name, e.device_time) for e in prof.events() if e.device_type.name == "CUDA"]
+    out = []
+    for e in raw:
+        if e.device_type().name != "CUDA":
+            continue
+        name = e.name()
+        if "memcpy" in name.lower() or "memset" in name.lower():
+            continue
+        us = e.duration_ns() / 1e3 if hasattr(e, "duration_ns") else e.duration_us()
+        out.append((name, us))
+    return out
+
+
 def lockstep_kernel_ms(model, inputs, runs):
-    """Median over runs of the summed duration of the CUDA kernels one session.run launches."""
+    """Median over runs of the summed duration of the CUDA kernels one session.run launches, and of its wall time
+    (copies included)."""
     import torch
     from torch.profiler import ProfilerActivity, profile
 
     s = session(model, lockstep.CUDA)
     s.run(None, inputs)
-    per_run = []
-    kernels = {}
+    per_run, walls, kernels = [], [], {}
+    for _ in range(runs):
+        t0 = time.perf_counter()
+        s.run(None, inputs)
+        walls.append((time.perf_counter() - t0) * 1e3)
     for _ in range(runs):
         with profile(activities=[ProfilerActivity.CUDA]) as prof:
             s.run(None, inputs)
             torch.cuda.synchronize()
         total = 0.0
-        for e in prof.events():
-            if e.device_type.name != "CUDA" or "memcpy" in e.name.lower() or "memset" in e.name.lower():
-                continue
-            us = getattr(e, "device_time", None) or getattr(e, "cuda_time", 0.0)
+        for name, us in kernel_events(prof):
             total += us
-            short = e.name.split("<")[0].split("(")[0][-40:]
+            short = name.split("<")[0].split("(")[0][-40:]
             kernels[short] = kernels.get(short, 0.0) + us / runs
         per_run.append(total / 1e3)
-    return statistics.median(per_run), kernels
+    return statistics.median(per_run), statistics.median(walls), kernels
 
 
 def torch_ms(fn, runs):
@@ -154,10 +173,10 @@ def bench(log, runs):
     rows = []
     for n in [4096, 8192]:
         a, b = rand(n, n), rand(n, n)
-        ours, kernels = lockstep_kernel_ms(model_of("MatMul", {"A": a, "B": b}, {}), {"A": a, "B": b}, runs)
+        ours, wall, kernels = lockstep_kernel_ms(model_of("MatMul", {"A": a, "B": b}, {}), {"A": a, "B": b}, runs)
         ta, tb = torch.from_numpy(a).cuda(), torch.from_numpy(b).cuda()
         theirs = torch_ms(lambda: torch.matmul(ta, tb), runs)
-        rows.append((f"MatMul {n}^3", 2.0 * n**3, ours, theirs, kernels))
+        rows.append((f"MatMul {n}^3", 2.0 * n**3, ours, wall, theirs, kernels))
     convs = [  # resnet-50 convs: (c, hw, cout, k, stride, pad)
         ("conv1 7x7/2 3->64 224", (3, 224, 64, 7, 2, 3)),
         ("l1 3x3 64 56", (64, 56, 64, 3, 1, 1)),
@@ -174,18 +193,20 @@ def bench(log, runs):
         for name, (c, hw, cout, k, stride, pad) in convs:
             inputs = conv_inputs(bs, c, hw, hw, cout, k)
             attrs = {"strides": [stride, stride], "pads": [pad] * 4}
-            ours, kernels = lockstep_kernel_ms(model_of("Conv", inputs, attrs), inputs, runs)
+            ours, wall, kernels = lockstep_kernel_ms(model_of("Conv", inputs, attrs), inputs, runs)
             x, w, bias = (torch.from_numpy(inputs[n]).cuda() for n in ("X", "W", "B"))
             theirs = torch_ms(lambda: F.conv2d(x, w, bias, stride=stride, padding=pad), runs)
             out = (hw + 2 * pad - k) // stride + 1
             flop = 2.0 * bs * cout * out * out * c * k * k
-            rows.append((f"bs{bs} {name}", flop, ours, theirs, kernels))
-    header = f"{'problem':<34}{'lockstep ms':>12}{'TFLOP/s':>9}{'torch ms':>10}{'TFLOP/s':>9}{'ours/torch':>11}"
+            rows.append((f"bs{bs} {name}", flop, ours, wall, theirs, kernels))
+    header = (f"{'problem':<30}{'lockstep ms':>12}{'TFLOP/s':>9}{'torch ms':>10}{'TFLOP/s':>9}{'ours/torch':>11}"
+              f"{'run() wall ms':>14}")
     print(header)
     log.write(header + "\n")
-    for name, flop, ours, theirs, kernels in rows:
-        line = (f"{name:<34}{ours:>12.4f}{flop / ours / 1e9:>9.2f}{theirs:>10.4f}{flop / theirs / 1e9:>9.2f}"
-                f"{ours / theirs:>11.2f}")
+    for name, flop, ours, wall, theirs, kernels in rows:
+        tflops = flop / ours / 1e9 if ours > 0 else float("nan")
+        line = (f"{name:<30}{ours:>12.4f}{tflops:>9.2f}{theirs:>10.4f}{flop / theirs / 1e9:>9.2f}"
+                f"{ours / theirs:>11.2f}{wall:>14.3f}")
         print(line)
         log.write(line + "   " + json.dumps({k: round(v, 1) for k, v in kernels.items()}) + "\n")
 
