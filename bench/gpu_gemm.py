@@ -170,13 +170,25 @@ def bench(log, runs):
 
     torch.backends.cuda.matmul.allow_tf32 = False
     torch.backends.cudnn.allow_tf32 = False
-    rows = []
+    header = (f"{'problem':<30}{'lockstep ms':>12}{'TFLOP/s':>9}{'torch ms':>10}{'TFLOP/s':>9}{'ours/torch':>11}"
+              f"{'run() wall ms':>14}")
+    print(header, flush=True)
+    log.write(header + "\n")
+
+    def row(name, flop, ours, wall, theirs, kernels):
+        tflops = flop / ours / 1e9 if ours > 0 else float("nan")
+        line = (f"{name:<30}{ours:>12.4f}{tflops:>9.2f}{theirs:>10.4f}{flop / theirs / 1e9:>9.2f}"
+                f"{ours / theirs:>11.2f}{wall:>14.3f}")
+        print(line, flush=True)
+        log.write(line + "   " + json.dumps({k: round(v, 1) for k, v in kernels.items()}) + "\n")
+        log.flush()
+
     for n in [4096, 8192]:
         a, b = rand(n, n), rand(n, n)
         ours, wall, kernels = lockstep_kernel_ms(model_of("MatMul", {"A": a, "B": b}, {}), {"A": a, "B": b}, runs)
         ta, tb = torch.from_numpy(a).cuda(), torch.from_numpy(b).cuda()
         theirs = torch_ms(lambda: torch.matmul(ta, tb), runs)
-        rows.append((f"MatMul {n}^3", 2.0 * n**3, ours, wall, theirs, kernels))
+        row(f"MatMul {n}^3", 2.0 * n**3, ours, wall, theirs, kernels)
     convs = [  # resnet-50 convs: (c, hw, cout, k, stride, pad)
         ("conv1 7x7/2 3->64 224", (3, 224, 64, 7, 2, 3)),
         ("l1 3x3 64 56", (64, 56, 64, 3, 1, 1)),
@@ -198,17 +210,7 @@ def bench(log, runs):
             theirs = torch_ms(lambda: F.conv2d(x, w, bias, stride=stride, padding=pad), runs)
             out = (hw + 2 * pad - k) // stride + 1
             flop = 2.0 * bs * cout * out * out * c * k * k
-            rows.append((f"bs{bs} {name}", flop, ours, wall, theirs, kernels))
-    header = (f"{'problem':<30}{'lockstep ms':>12}{'TFLOP/s':>9}{'torch ms':>10}{'TFLOP/s':>9}{'ours/torch':>11}"
-              f"{'run() wall ms':>14}")
-    print(header)
-    log.write(header + "\n")
-    for name, flop, ours, wall, theirs, kernels in rows:
-        tflops = flop / ours / 1e9 if ours > 0 else float("nan")
-        line = (f"{name:<30}{ours:>12.4f}{tflops:>9.2f}{theirs:>10.4f}{flop / theirs / 1e9:>9.2f}"
-                f"{ours / theirs:>11.2f}{wall:>14.3f}")
-        print(line)
-        log.write(line + "   " + json.dumps({k: round(v, 1) for k, v in kernels.items()}) + "\n")
+            row(f"bs{bs} {name}", flop, ours, wall, theirs, kernels)
 
 
 def main():
