@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "arith/dot.h"
+#include "cpu/conv/depthwise.h"
 #include "ops/conv.h"
 #include "ops/gemm.h"
 #include "runtime/thread_pool.h"
@@ -63,6 +64,7 @@ void conv(KernelContext& ctx) {
   const float* w = ctx.input(1).data<float>();
   const float* bias = g.has_bias ? ctx.input(2).data<float>() : nullptr;
   float* yd = y.data<float>();
+  if (is_depthwise(g)) return depthwise_conv_f32(ctx, g, yd);
   const int64_t K = g.K(), P = g.out_pixels();
   const bool pointwise = is_pointwise(g);
   auto one = [&](ThreadPool* pool, int64_t item) {
