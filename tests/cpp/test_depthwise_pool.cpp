@@ -137,3 +137,99 @@ TEST(DepthwiseCpu, NegativeZeroSums) {
     EXPECT_TRUE(same_bits(y.data<float>(), ref.data(), y.numel())) << cpu::cpu_isa_name(isa);
   }
 }
+
+namespace {
+
+struct PoolCase {
+  Shape x;
+  std::vector<onnx::Attribute> attrs;
+  bool specials = false;
+  float fill = 0.0f;  // with constant = true: every input is `fill`
+  bool constant = false;
+};
+
+/// Pool of x on every ISA and at 1 and 3 threads against the per-output window function of the contract.
+void check_pool(const char* op, const PoolCase& pc, uint32_t seed) {
+  const bool is_max = std::string(op) == "MaxPool";
+  auto x = random_floats(shape_numel(pc.x), seed);
+  if (pc.constant) x.assign(x.size(), pc.fill);
+  if (pc.specials) add_specials(x, 5, 2);
+  Tensor xt = tensor_of(x, pc.x);
+  onnx::Node node;
+  node.op_type = op;
+  for (auto& a : pc.attrs) node.attributes[a.name] = a;
+  KernelContext ctx{node, *find_op(op, 19)};
+  ctx.opset = 19;
+  ctx.inputs = {&xt};
+  Shape out_shape;
+  const arith::PoolGeom g = plan_pool(ctx, is_max, out_shape);
+  std::vector<float> ref(static_cast<size_t>(g.planes * g.out_plane));
+  for (int64_t o = 0; o < static_cast<int64_t>(ref.size()); ++o) {
+    const float* plane = x.data() + o / g.out_plane * g.in_plane;
+    ref[o] = is_max ? arith::maxpool_window(g, plane, o % g.out_plane, -kInf, nullptr)
+                    : arith::avgpool_window_f32(g, plane, o % g.out_plane);
+  }
+  for (auto isa : isas())
+    for (int threads : {1, 3}) {
+      ForceIsa force(isa);
+      Tensor y = run_cpu(op, pc.attrs, {&xt}, threads, 19);
+      ASSERT_EQ(y.shape(), out_shape);
+      int64_t bad = -1;
+      EXPECT_TRUE(same_bits(y.data<float>(), ref.data(), y.numel(), &bad))
+          << op << " x " << describe(pc.x) << " isa " << cpu::cpu_isa_name(isa) << " threads " << threads
+          << " first bad " << bad;
+    }
+}
+
+std::vector<PoolCase> pool_cases() {
+  std::vector<PoolCase> cases;
+  for (int64_t width = 1; width <= 37; ++width) {
+    cases.push_back({{1, 2, 5, width}, {ints_attr("kernel_shape", {3, 3}), ints_attr("pads", {1, 1, 1, 1})}});
+    cases.push_back({{1, 2, 6, width + 2}, {ints_attr("kernel_shape", {3, 3}), ints_attr("strides", {2, 2}),
+                                            ints_attr("pads", {1, 1, 1, 1})}});
+  }
+  const std::vector<PoolCase> shapes = {
+      {{2, 3, 12, 19}, {ints_attr("kernel_shape", {2, 2}), ints_attr("strides", {2, 2})}},
+      {{1, 3, 13, 29}, {ints_attr("kernel_shape", {5, 5}), ints_attr("strides", {3, 3}), ints_attr("pads", {2, 1, 0, 2})}},
+      {{1, 2, 14, 33}, {ints_attr("kernel_shape", {3, 3}), ints_attr("dilations", {2, 2}), ints_attr("pads", {2, 2, 2, 2})}},
+      {{1, 2, 11, 30}, {ints_attr("kernel_shape", {3, 4}), ints_attr("strides", {2, 3}), ints_attr("pads", {1, 2, 1, 2}),
+                        int_attr("ceil_mode", 1)}},
+      {{1, 2, 10, 23}, {ints_attr("kernel_shape", {3, 3}), ints_attr("strides", {3, 3}), ints_attr("pads", {1, 1, 1, 1}),
+                        int_attr("ceil_mode", 1)}},
+      {{1, 2, 12, 40}, {ints_attr("kernel_shape", {9, 8}), ints_attr("pads", {2, 2, 2, 2})}},  // 72 taps: > 32 lanes
+      {{1, 2, 9, 20}, {ints_attr("kernel_shape", {7, 7}), ints_attr("pads", {3, 3, 3, 3})}},
+      {{2, 3, 1, 41}, {ints_attr("kernel_shape", {1, 5}), ints_attr("strides", {1, 2}), ints_attr("pads", {0, 2, 0, 1})}},
+      {{2, 3, 41}, {ints_attr("kernel_shape", {4}), ints_attr("strides", {3}), int_attr("ceil_mode", 1)}},  // 1-D
+      {{1, 3, 11, 26}, {ints_attr("kernel_shape", {3, 3}), ints_attr("pads", {1, 1, 1, 1})}, true},
+      {{1, 3, 12, 27}, {ints_attr("kernel_shape", {3, 3}), ints_attr("strides", {2, 2}), ints_attr("pads", {1, 1, 1, 1})}, true},
+      {{1, 2, 12, 40}, {ints_attr("kernel_shape", {9, 8}), ints_attr("pads", {2, 2, 2, 2})}, true},
+  };
+  cases.insert(cases.end(), shapes.begin(), shapes.end());
+  return cases;
+}
+
+}  // namespace
+
+TEST(PoolCpu, MaxPoolMatchesWindowRule) {
+  uint32_t seed = 700;
+  for (const auto& pc : pool_cases()) check_pool("MaxPool", pc, seed++);
+}
+
+TEST(PoolCpu, AveragePoolMatchesCanonicalSum) {
+  uint32_t seed = 900;
+  for (int cip : {0, 1})
+    for (auto pc : pool_cases()) {
+      pc.attrs.push_back(int_attr("count_include_pad", cip));
+      check_pool("AveragePool", pc, seed++);
+    }
+}
+
+TEST(PoolCpu, NegativeZeroAndEmptyWindows) {
+  // -0 terms: each lane is +0 + (-0) = +0. Windows wholly in the padding (pads larger than the kernel reach):
+  // MaxPool gives -inf, AveragePool without count_include_pad 0/0 = NaN.
+  PoolCase zeros{{1, 2, 3, 5}, {ints_attr("kernel_shape", {2, 2}), ints_attr("pads", {1, 1, 1, 1})}, false, -0.0f, true};
+  for (const char* op : {"MaxPool", "AveragePool"}) check_pool(op, zeros, 1100);
+  PoolCase empty{{1, 1, 4, 4}, {ints_attr("kernel_shape", {2, 2}), ints_attr("strides", {3, 3}),
+                                ints_attr("pads", {2, 2, 2, 2})}};
+  for (const char* op : {"MaxPool", "AveragePool"}) check_pool(op, empty, 1101);
+}
