@@ -26,16 +26,16 @@ class TapRows {
   void pack(const float* plane, int64_t rows, const TapColumns& cols, float fill);
 
   /// Where tap column r of output column 0 lies in a packed row; add the output column for the others.
-  int64_t column_offset(int64_t r) const { return (r * cols_.dilation) % cols_.stride * phase_len_ + r * cols_.dilation / cols_.stride; }
+  int64_t column_offset(int64_t r) const { return column_offsets_[r]; }
   /// Packed input row ih, or a row of `fill` when ih is outside the input.
   const float* row(int64_t ih) const {
     return data_.data() + (ih >= 0 && ih < rows_ ? ih : rows_) * row_len_;
   }
 
  private:
-  TapColumns cols_{};
-  int64_t rows_ = 0, phase_len_ = 0, row_len_ = 0;
-  std::vector<float> data_;  // rows_ packed rows, then one row of fill
+  int64_t rows_ = 0, row_len_ = 0;
+  std::vector<int64_t> column_offsets_;  // per kernel column r: (r*dil) % stride * phase_len + (r*dil) / stride
+  std::vector<float> data_;               // rows_ packed rows, then one row of fill
 };
 
 }  // namespace lockstep::cpu

@@ -70,9 +70,11 @@ void depthwise_conv_f32(KernelContext& ctx, const ConvGeom& g, float* y) {
   ctx.pool->parallel_for(g.batch * g.group, [&](int64_t i0, int64_t i1) {
     TapRows rows;
     std::vector<const float*> tap_src;
+    const float* pointed_at = nullptr;  // the packed rows tap_src points into (the same for every plane)
     for (int64_t item = i0; item < i1; ++item) {
       rows.pack(x + item * g.in_pixels(), g.in[1], cols, 0.0f);
-      point_taps(g, rows, tap_src);
+      if (rows.row(0) != pointed_at) point_taps(g, rows, tap_src);
+      pointed_at = rows.row(0);
       for (int64_t m = 0; m < g.cout_g; ++m) {
         const int64_t oc = item % g.group * g.cout_g + m;
         kernel({tap_src.data(), w + oc * taps, taps, bias ? bias[oc] : 0.0f, g.out[1], g.out[2],

@@ -112,8 +112,8 @@ void average_pool_f32_rows(ThreadPool& pool, const arith::PoolGeom& g, const flo
       }
       float* yr = yp + oh * g.out[2];
       average_row(tap_src, t - tap_src, begin, end, yr);
-      for (int64_t ow = 0; ow < g.out[2]; ++ow)
-        if (ow < begin || ow >= end) yr[ow] = arith::avgpool_window_f32(g, xp, oh * g.out[2] + ow);
+      for (int64_t ow = 0; ow < begin; ++ow) yr[ow] = arith::avgpool_window_f32(g, xp, oh * g.out[2] + ow);
+      for (int64_t ow = end; ow < g.out[2]; ++ow) yr[ow] = arith::avgpool_window_f32(g, xp, oh * g.out[2] + ow);
     }
   });
 }
