@@ -2,6 +2,8 @@
 // A = the group's weights (cout_g x K, ONNX layout, so k = (c, kd, kh, kw) ascending), B = the image's taps
 // gathered panel by panel (im2col without the full matrix), padding taps packed as +0 and fma'd like any other.
 #include <algorithm>
+#include <cstring>
+#include <vector>
 
 #include "arith/dot.h"
 #include "ops/conv.h"
@@ -12,18 +14,69 @@ namespace lockstep::cpu {
 
 namespace {
 
+/// One output row's pixels inside a B panel: panel columns [col, col + len) are the output pixels
+/// (o0, o1, o2 .. o2 + len - 1); i0, i1 are their input positions at tap 0 (o*stride - pad) on axes 0 and 1.
+struct RowRun {
+  int64_t col, len, o2, i0, i1;
+};
+
+/// For each kernel column kw, the output columns [lo, hi) whose tap o2*stride - pad + kw*dil is inside the
+/// input row: computed once per Conv, so that gathering tests no bound per element.
+struct TapColumns {
+  std::vector<int64_t> lo, hi;
+};
+
+int64_t floor_div(int64_t a, int64_t b) { return a >= 0 ? a / b : -((-a + b - 1) / b); }
+
+TapColumns tap_columns(const ConvGeom& g) {
+  TapColumns t;
+  const int64_t s = g.stride[2], W = g.in[2], out = g.out[2];
+  for (int64_t kw = 0; kw < g.kernel[2]; ++kw) {
+    const int64_t shift = kw * g.dilation[2] - g.pad[2];  // input column = o2*s + shift
+    int64_t lo = std::clamp<int64_t>(floor_div(-shift + s - 1, s), 0, out);
+    int64_t hi = std::clamp<int64_t>(floor_div(W - 1 - shift, s) + 1, lo, out);
+    t.lo.push_back(lo);
+    t.hi.push_back(hi);
+  }
+  return t;
+}
+
+/// Splits panel columns [0, count) of pixels n0.. into runs along output rows (at most count of them).
+int split_rows(const ConvGeom& g, int64_t n0, int64_t count, RowRun* runs) {
+  int n = 0;
+  for (int64_t col = 0; col < count;) {
+    const int64_t p = n0 + col, o2 = p % g.out[2], row = p / g.out[2];
+    const int64_t o1 = row % g.out[1], o0 = row / g.out[1];
+    const int64_t len = std::min(count - col, g.out[2] - o2);
+    runs[n++] = {col, len, o2, o0 * g.stride[0] - g.pad[0], o1 * g.stride[1] - g.pad[1]};
+    col += len;
+  }
+  return n;
+}
+
+/// Writes one run of one panel row: the taps at input row xrow (null: the row is padding), +0 outside
+/// [lo, hi). Padding taps stay +0 terms of the chain (docs/arithmetic.md#conv), so every column keeps its k.
+void gather_run(const RowRun& r, const float* xrow, int64_t lo, int64_t hi, int64_t stride, int64_t shift,
+                float* d) {
+  lo = std::clamp(lo - r.o2, int64_t{0}, r.len);
+  hi = std::clamp(hi - r.o2, lo, r.len);
+  if (!xrow) lo = hi = r.len;
+  std::fill(d, d + lo, 0.0f);
+  if (lo < hi) {
+    const float* src = xrow + (r.o2 + lo) * stride + shift;
+    if (stride == 1) std::memcpy(d + lo, src, static_cast<size_t>(hi - lo) * sizeof(float));
+    else
+      for (int64_t j = lo; j < hi; ++j) d[j] = src[(j - lo) * stride];
+  }
+  std::fill(d + hi, d + r.len, 0.0f);
+}
+
 /// The B panels of one image and group: B(k, n) = x[c][o*stride - pad + r*dil] with k = (c, kd, kh, kw), or +0
-/// where the tap falls in the padding.
-PanelFn conv_tap_panels(const ConvGeom& g, const float* xg) {
-  return [&g, xg](int64_t n0, int64_t count, int width, float* dst) {
-    int64_t base[3][64];
-    for (int64_t j = 0; j < count; ++j) {
-      int64_t n = n0 + j;
-      int64_t o2 = n % g.out[2], o1 = (n / g.out[2]) % g.out[1], o0 = n / (g.out[2] * g.out[1]);
-      base[0][j] = o0 * g.stride[0] - g.pad[0];
-      base[1][j] = o1 * g.stride[1] - g.pad[1];
-      base[2][j] = o2 * g.stride[2] - g.pad[2];
-    }
+/// where the tap falls in the padding. Rows of k are written in ascending k; each is gathered run by run.
+PanelFn conv_tap_panels(const ConvGeom& g, const TapColumns& cols, const float* xg) {
+  return [&g, &cols, xg](int64_t n0, int64_t count, int width, float* dst) {
+    RowRun runs[64];
+    const int nruns = split_rows(g, n0, count, runs);
     const int64_t D = g.in[0], H = g.in[1], W = g.in[2];
     float* d = dst;
     for (int64_t c = 0; c < g.cin_g; ++c) {
@@ -31,15 +84,16 @@ PanelFn conv_tap_panels(const ConvGeom& g, const float* xg) {
       for (int64_t kd = 0; kd < g.kernel[0]; ++kd)
         for (int64_t kh = 0; kh < g.kernel[1]; ++kh)
           for (int64_t kw = 0; kw < g.kernel[2]; ++kw) {
-            const int64_t td = kd * g.dilation[0], th = kh * g.dilation[1], tw = kw * g.dilation[2];
-            for (int64_t j = 0; j < count; ++j) {
-              int64_t id = base[0][j] + td, ih = base[1][j] + th, iw = base[2][j] + tw;
-              bool inside = static_cast<uint64_t>(id) < static_cast<uint64_t>(D) &&
-                            static_cast<uint64_t>(ih) < static_cast<uint64_t>(H) &&
-                            static_cast<uint64_t>(iw) < static_cast<uint64_t>(W);
-              d[j] = inside ? xc[(id * H + ih) * W + iw] : 0.0f;
+            const int64_t shift = kw * g.dilation[2] - g.pad[2];
+            for (int i = 0; i < nruns; ++i) {
+              const RowRun& r = runs[i];
+              const int64_t id = r.i0 + kd * g.dilation[0], ih = r.i1 + kh * g.dilation[1];
+              const bool inside = static_cast<uint64_t>(id) < static_cast<uint64_t>(D) &&
+                                  static_cast<uint64_t>(ih) < static_cast<uint64_t>(H);
+              gather_run(r, inside ? xc + (id * H + ih) * W : nullptr, cols.lo[kw], cols.hi[kw], g.stride[2],
+                         shift, d + r.col);
             }
-            for (int64_t j = count; j < width; ++j) d[j] = 0.0f;
+            std::fill(d + count, d + width, 0.0f);
             d += width;
           }
     }
@@ -65,12 +119,13 @@ void conv(KernelContext& ctx) {
   float* yd = y.data<float>();
   const int64_t K = g.K(), P = g.out_pixels();
   const bool pointwise = is_pointwise(g);
+  const TapColumns cols = tap_columns(g);
   auto one = [&](ThreadPool* pool, int64_t item) {
     const int64_t img = item / g.group, grp = item % g.group;
     const float* xg = x + (img * g.c_in + grp * g.cin_g) * g.in_pixels();
     const float* wg = w + grp * g.cout_g * K;
     GemmOut out{yd + (img * g.c_out + grp * g.cout_g) * P, P, 1, bias ? bias + grp * g.cout_g : nullptr};
-    PanelFn b = pointwise ? strided_panels({xg, 1, g.in_pixels()}, K) : conv_tap_panels(g, xg);
+    PanelFn b = pointwise ? strided_panels({xg, 1, g.in_pixels()}, K) : conv_tap_panels(g, cols, xg);
     gemm_f32(pool, g.cout_g, P, K, strided_panels({wg, K, 1}, K), b, out);
   };
   const int64_t items = g.batch * g.group;
