@@ -100,6 +100,33 @@ PanelFn conv_tap_panels(const ConvGeom& g, const TapColumns& cols, const float* 
   };
 }
 
+/// Every group's weights packed for one ISA's micro-kernel (A = W[group], cout_g x K, k = (c, kd, kh, kw)).
+struct PackedWeights {
+  CpuIsa isa;
+  std::vector<PackedA> groups;
+};
+
+PackedWeights pack_weights(ThreadPool* pool, const ConvGeom& g, const float* w) {
+  PackedWeights packed{cpu_isa(), {}};
+  const int64_t K = g.K();
+  for (int64_t grp = 0; grp < g.group; ++grp)
+    packed.groups.push_back(pack_a(pool, g.cout_g, K, strided_panels({w + grp * g.cout_g * K, K, 1}, K)));
+  return packed;
+}
+
+/// The packed weights: kept in the node's state when W is a constant (packed on the first run, again only if the
+/// ISA changes), packed for this run otherwise. Packing copies values, so it cannot change a bit.
+std::shared_ptr<const PackedWeights> packed_weights(KernelContext& ctx, const ConvGeom& g) {
+  const float* w = ctx.input(1).data<float>();
+  auto make = [&] { return pack_weights(ctx.pool, g, w); };
+  if (!ctx.state || !ctx.input_is_constant(1)) return std::make_shared<const PackedWeights>(make());
+  auto fits = [&](const PackedWeights& p) {
+    return p.isa == cpu_isa() && static_cast<int64_t>(p.groups.size()) == g.group && p.groups[0].M == g.cout_g &&
+           p.groups[0].K == g.K();
+  };
+  return ctx.state->get_or_make<PackedWeights>(fits, make);
+}
+
 bool is_pointwise(const ConvGeom& g) {
   for (int i = 0; i < 3; ++i)
     if (g.kernel[i] != 1 || g.stride[i] != 1 || g.pad[i] != 0 || g.out[i] != g.in[i]) return false;
@@ -114,7 +141,7 @@ void conv(KernelContext& ctx) {
   Tensor& y = ctx.output(0, DType::Float, g.out_shape);
   if (y.numel() == 0) return;
   const float* x = ctx.input(0).data<float>();
-  const float* w = ctx.input(1).data<float>();
+  const std::shared_ptr<const PackedWeights> weights = packed_weights(ctx, g);
   const float* bias = g.has_bias ? ctx.input(2).data<float>() : nullptr;
   float* yd = y.data<float>();
   const int64_t K = g.K(), P = g.out_pixels();
@@ -123,10 +150,9 @@ void conv(KernelContext& ctx) {
   auto one = [&](ThreadPool* pool, int64_t item) {
     const int64_t img = item / g.group, grp = item % g.group;
     const float* xg = x + (img * g.c_in + grp * g.cin_g) * g.in_pixels();
-    const float* wg = w + grp * g.cout_g * K;
     GemmOut out{yd + (img * g.c_out + grp * g.cout_g) * P, P, 1, bias ? bias + grp * g.cout_g : nullptr};
     PanelFn b = pointwise ? strided_panels({xg, 1, g.in_pixels()}, K) : conv_tap_panels(g, cols, xg);
-    gemm_f32(pool, g.cout_g, P, K, strided_panels({wg, K, 1}, K), b, out);
+    gemm_f32_packed(pool, weights->groups[grp], P, b, out);
   };
   const int64_t items = g.batch * g.group;
   if (items >= 2 * ctx.pool->size()) {

@@ -74,8 +74,9 @@ onnx::Attribute float_attr(const char* name, float v) {
 }
 
 /// Runs one node's CPU kernel on host tensors and returns output 0.
+/// With a state, inputs 1 and up count as constants (initializers), so the kernel may keep what it derives from them.
 Tensor run_cpu(const char* op, std::vector<onnx::Attribute> attrs, std::vector<const Tensor*> inputs, int threads,
-               int64_t opset = 17) {
+               int64_t opset = 17, NodeState* state = nullptr) {
   onnx::Node node;
   node.op_type = op;
   node.name = std::string("test_") + op;
@@ -93,6 +94,12 @@ Tensor run_cpu(const char* op, std::vector<onnx::Attribute> attrs, std::vector<c
   ctx.allocator = &alloc;
   ctx.pool = &pool;
   ctx.to_host = [](const Tensor& t) { return t; };
+  std::vector<bool> constant(inputs.size(), true);
+  constant[0] = false;
+  if (state) {
+    ctx.state = state;
+    ctx.constant_inputs = &constant;
+  }
   entry->cpu(ctx);
   return ctx.outputs[0];
 }
@@ -281,6 +288,21 @@ TEST(ConvCpu, SpecialValuesByteForByte) {
   w[0] = inf;
   std::fill(w.begin() + 27 * 3, w.end(), -0.0f);
   expect_matches_contract(cc, x, w, {0.5f, -1.0f, 2.0f, -0.0f}, "special values");
+}
+
+TEST(ConvCpu, WeightsPackedOnceAndRepackedPerIsa) {
+  Shape xs = {1, 20, 9, 8}, ws = {11, 20, 3, 3};
+  auto x = random_floats(shape_numel(xs), 95), w = random_floats(shape_numel(ws), 96), b = random_floats(11, 97);
+  Tensor xt = tensor_of(x, xs), wt = tensor_of(w, ws), bt = tensor_of(b, {11});
+  std::vector<onnx::Attribute> attrs = {ints_attr("pads", {1, 1, 1, 1})};
+  Tensor plain = run_cpu("Conv", attrs, {&xt, &wt, &bt}, 2);
+  NodeState state;
+  // The same node over runs, the ISA changing in between (the packing differs per ISA).
+  for (auto isa : {cpu::cpu_best_isa(), cpu::cpu_best_isa(), cpu::CpuIsa::Scalar, cpu::cpu_best_isa()}) {
+    ForceIsa force(isa);
+    Tensor y = run_cpu("Conv", attrs, {&xt, &wt, &bt}, 2, 17, &state);
+    EXPECT_TRUE(same_bits(y.data<float>(), plain.data<float>(), y.numel())) << "isa " << int(isa);
+  }
 }
 
 TEST(ConvCpu, BatchInvariance) {
