@@ -1,11 +1,14 @@
 // CPU kernels of the conv family. Conv runs as one GEMM per (image, group) on the shared core (src/cpu/gemm.cpp):
 // A = the group's weights (cout_g x K, ONNX layout, so k = (c, kd, kh, kw) ascending), B = the image's taps
 // gathered panel by panel (im2col without the full matrix), padding taps packed as +0 and fma'd like any other.
+#include <immintrin.h>
+
 #include <algorithm>
 #include <cstring>
 #include <vector>
 
 #include "arith/dot.h"
+#include "cpu/isa.h"
 #include "ops/conv.h"
 #include "ops/gemm.h"
 #include "runtime/thread_pool.h"
@@ -54,6 +57,24 @@ int split_rows(const ConvGeom& g, int64_t n0, int64_t count, RowRun* runs) {
   return n;
 }
 
+/// d[j] = src[2j] for j < n, sixteen at a time (even lanes of two loads). The loads stop while 2j + 31 < 2(n-1), so
+/// they never read past the last element the copy needs.
+__attribute__((target("avx512f"))) void copy_stride2_avx512(const float* src, int64_t n, float* d) {
+  const __m512i even = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
+  int64_t j = 0;
+  for (; j + 16 < n; j += 16)
+    _mm512_storeu_ps(d + j, _mm512_permutex2var_ps(_mm512_loadu_ps(src + 2 * j), even, _mm512_loadu_ps(src + 2 * j + 16)));
+  for (; j < n; ++j) d[j] = src[2 * j];
+}
+
+/// d[j] = src[j * stride] for j < n.
+void copy_strided(const float* src, int64_t n, int64_t stride, float* d) {
+  if (stride == 1) std::memcpy(d, src, static_cast<size_t>(n) * sizeof(float));
+  else if (stride == 2 && cpu_isa() == CpuIsa::Avx512) copy_stride2_avx512(src, n, d);
+  else
+    for (int64_t j = 0; j < n; ++j) d[j] = src[j * stride];
+}
+
 /// Writes one run of one panel row: the taps at input row xrow (null: the row is padding), +0 outside
 /// [lo, hi). Padding taps stay +0 terms of the chain (docs/arithmetic.md#conv), so every column keeps its k.
 void gather_run(const RowRun& r, const float* xrow, int64_t lo, int64_t hi, int64_t stride, int64_t shift,
@@ -62,12 +83,7 @@ void gather_run(const RowRun& r, const float* xrow, int64_t lo, int64_t hi, int6
   hi = std::clamp(hi - r.o2, lo, r.len);
   if (!xrow) lo = hi = r.len;
   std::fill(d, d + lo, 0.0f);
-  if (lo < hi) {
-    const float* src = xrow + (r.o2 + lo) * stride + shift;
-    if (stride == 1) std::memcpy(d + lo, src, static_cast<size_t>(hi - lo) * sizeof(float));
-    else
-      for (int64_t j = lo; j < hi; ++j) d[j] = src[(j - lo) * stride];
-  }
+  if (lo < hi) copy_strided(xrow + (r.o2 + lo) * stride + shift, hi - lo, stride, d + lo);
   std::fill(d + hi, d + r.len, 0.0f);
 }
 
