@@ -52,6 +52,13 @@ inline onnx::Attribute ints_attr(const char* name, std::vector<int64_t> v) {
   a.ints = std::move(v);
   return a;
 }
+inline onnx::Attribute string_attr(const char* name, const char* v) {
+  onnx::Attribute a;
+  a.name = name;
+  a.type = onnx::Attribute::String;
+  a.s = v;
+  return a;
+}
 inline onnx::Attribute float_attr(const char* name, float v) {
   onnx::Attribute a;
   a.name = name;
@@ -61,8 +68,9 @@ inline onnx::Attribute float_attr(const char* name, float v) {
 }
 
 /// Runs one node's CPU kernel on host tensors and returns output 0.
+/// With a state, inputs 1 and up count as constants (initializers), so the kernel may keep what it derives from them.
 inline Tensor run_cpu(const char* op, std::vector<onnx::Attribute> attrs, std::vector<const Tensor*> inputs, int threads,
-               int64_t opset = 17) {
+                      int64_t opset = 17, NodeState* state = nullptr) {
   onnx::Node node;
   node.op_type = op;
   node.name = std::string("test_") + op;
@@ -80,6 +88,12 @@ inline Tensor run_cpu(const char* op, std::vector<onnx::Attribute> attrs, std::v
   ctx.allocator = &alloc;
   ctx.pool = &pool;
   ctx.to_host = [](const Tensor& t) { return t; };
+  std::vector<bool> constant(inputs.size(), true);
+  constant[0] = false;
+  if (state) {
+    ctx.state = state;
+    ctx.constant_inputs = &constant;
+  }
   entry->cpu(ctx);
   return ctx.outputs[0];
 }

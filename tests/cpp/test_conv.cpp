@@ -83,6 +83,36 @@ struct ConvCase {
   bool bias;
 };
 
+void expect_matches_contract(const ConvCase& cc, const std::vector<float>& x, const std::vector<float>& w,
+                             const std::vector<float>& bias, const std::string& label) {
+  Tensor xt = tensor_of(x, cc.x), wt = tensor_of(w, cc.w), bt = tensor_of(bias, {cc.w[0]});
+  std::vector<const Tensor*> ins = {&xt, &wt};
+  if (cc.bias) ins.push_back(&bt);
+  Tensor first;
+  for (auto isa : isas())
+    for (int threads : {1, 3}) {
+      ForceIsa force(isa);
+      Tensor y = run_cpu("Conv", cc.attrs, ins, threads);
+      if (!first.defined()) {
+        // Geometry from the op definition, reference from the contract.
+        onnx::Node node;
+        node.op_type = "Conv";
+        for (auto& a : cc.attrs) node.attributes[a.name] = a;
+        KernelContext ctx{node, *find_op("Conv", 17)};
+        ctx.inputs = ins;
+        ConvGeom g = conv_geometry(ctx);
+        ASSERT_EQ(g.out_shape, y.shape()) << label;
+        auto ref = conv_reference(g, x, w, cc.bias ? bias.data() : nullptr);
+        int64_t bad = -1;
+        EXPECT_TRUE(same_bits(y.data<float>(), ref.data(), y.numel(), &bad)) << label << " bad " << bad;
+        first = y;
+      } else {
+        EXPECT_TRUE(same_bits(y.data<float>(), first.data<float>(), y.numel()))
+            << label << " isa " << int(isa) << " threads " << threads;
+      }
+    }
+}
+
 }  // namespace
 
 TEST(ConvCpu, MatchesDirectContractByteForByte) {
@@ -94,45 +124,54 @@ TEST(ConvCpu, MatchesDirectContractByteForByte) {
       {{1, 70, 6, 6}, {3, 70, 3, 3}, {ints_attr("pads", {0, 2, 1, 0}), ints_attr("strides", {2, 2})}, true},
       {{2, 3, 23}, {4, 3, 5}, {ints_attr("pads", {2, 3}), ints_attr("dilations", {2})}, true},     // 1-D
       {{1, 2, 5, 6, 7}, {3, 2, 3, 2, 3}, {ints_attr("pads", {1, 0, 1, 1, 1, 0})}, true},           // 3-D
-      {{1, 3, 8, 9}, {4, 3, 3, 4}, {}, true},
-      {{1, 5, 9, 10}, {7, 5, 3, 3}, {ints_attr("strides", {2, 3})}, false},
+      {{1, 3, 8, 9}, {4, 3, 3, 4}, {string_attr("auto_pad", "SAME_UPPER")}, true},
+      {{1, 5, 9, 10}, {7, 5, 3, 3}, {ints_attr("strides", {2, 3}), string_attr("auto_pad", "SAME_LOWER")}, false},
       {{1, 200, 5, 5}, {33, 200, 3, 3}, {ints_attr("pads", {1, 1, 1, 1})}, true},  // K = 1800
+      // The gathering's edges: runs that cross output rows, borders on both sides, rows entirely in the padding.
+      {{1, 3, 13, 37}, {5, 3, 3, 3}, {ints_attr("strides", {2, 2}), ints_attr("pads", {1, 1, 1, 1})}, true},
+      {{1, 2, 6, 5}, {3, 2, 3, 3}, {ints_attr("pads", {3, 2, 4, 3})}, true},      // pads larger than the kernel
+      {{1, 3, 11, 9}, {4, 3, 5, 3}, {ints_attr("pads", {0, 3, 2, 1}), ints_attr("dilations", {2, 2})}, false},
+      {{1, 4, 3, 3}, {6, 4, 3, 3}, {ints_attr("pads", {1, 1, 1, 1})}, true},      // rows narrower than a vector
+      {{1, 4, 40, 3}, {5, 4, 2, 2}, {ints_attr("strides", {3, 2}), ints_attr("pads", {1, 0, 0, 1})}, true},
+      {{2, 33, 9, 11}, {12, 33, 1, 1}, {ints_attr("strides", {2, 2})}, true},    // 1x1 stride 2, odd widths
+      {{2, 6, 15, 15}, {8, 3, 7, 7}, {int_attr("group", 2), ints_attr("strides", {2, 2}), ints_attr("pads", {3, 3, 3, 3})}, true},
+      {{1, 3, 1, 70}, {9, 3, 1, 5}, {ints_attr("pads", {0, 4, 0, 1}), ints_attr("strides", {1, 3})}, true},
+      {{1, 100, 4, 36}, {40, 100, 1, 3}, {ints_attr("pads", {0, 1, 0, 1})}, false},  // 36 pixels: two panels
   };
-  std::vector<onnx::Attribute> autos[] = {
-      {}, {}, {}, {}, {}, {}, {}, {[] { onnx::Attribute a; a.name = "auto_pad"; a.type = onnx::Attribute::String; a.s = "SAME_UPPER"; return a; }()},
-      {[] { onnx::Attribute a; a.name = "auto_pad"; a.type = onnx::Attribute::String; a.s = "SAME_LOWER"; return a; }()},
-      {}};
   for (size_t ci = 0; ci < cases.size(); ++ci) {
-    ConvCase& cc = cases[ci];
-    for (auto& a : autos[ci]) cc.attrs.push_back(a);
+    const ConvCase& cc = cases[ci];
     auto x = random_floats(shape_numel(cc.x), 10 + ci), w = random_floats(shape_numel(cc.w), 20 + ci);
-    auto bias = random_floats(cc.w[0], 30 + ci);
-    Tensor xt = tensor_of(x, cc.x), wt = tensor_of(w, cc.w), bt = tensor_of(bias, {cc.w[0]});
-    std::vector<const Tensor*> ins = {&xt, &wt};
-    if (cc.bias) ins.push_back(&bt);
-    Tensor first;
-    for (auto isa : isas())
-      for (int threads : {1, 3}) {
-        ForceIsa force(isa);
-        Tensor y = run_cpu("Conv", cc.attrs, ins, threads);
-        if (!first.defined()) {
-          // Geometry from the op definition, reference from the contract.
-          onnx::Node node;
-          node.op_type = "Conv";
-          for (auto& a : cc.attrs) node.attributes[a.name] = a;
-          KernelContext ctx{node, *find_op("Conv", 17)};
-          ctx.inputs = ins;
-          ConvGeom g = conv_geometry(ctx);
-          ASSERT_EQ(g.out_shape, y.shape());
-          auto ref = conv_reference(g, x, w, cc.bias ? bias.data() : nullptr);
-          int64_t bad = -1;
-          EXPECT_TRUE(same_bits(y.data<float>(), ref.data(), y.numel(), &bad)) << "case " << ci << " bad " << bad;
-          first = y;
-        } else {
-          EXPECT_TRUE(same_bits(y.data<float>(), first.data<float>(), y.numel()))
-              << "case " << ci << " isa " << int(isa) << " threads " << threads;
-        }
-      }
+    expect_matches_contract(cc, x, w, random_floats(cc.w[0], 30 + ci), "case " + std::to_string(ci));
+  }
+}
+
+TEST(ConvCpu, SpecialValuesByteForByte) {
+  // NaN, infinities and -0 in X; an infinite weight that meets padding taps (so those outputs are NaN); a -0
+  // bias with all-zero products, whose chunked sum is (-0) + (+0) = +0.
+  const ConvCase cc = {{1, 3, 6, 7}, {4, 3, 3, 3}, {ints_attr("pads", {1, 2, 1, 1}), ints_attr("strides", {2, 1})}, true};
+  auto x = random_floats(shape_numel(cc.x), 90), w = random_floats(shape_numel(cc.w), 91);
+  const float inf = std::numeric_limits<float>::infinity();
+  x[5] = std::numeric_limits<float>::quiet_NaN();
+  x[20] = inf;
+  x[50] = -inf;
+  for (int i = 60; i < 126; ++i) x[i] = -0.0f;
+  w[0] = inf;
+  std::fill(w.begin() + 27 * 3, w.end(), -0.0f);
+  expect_matches_contract(cc, x, w, {0.5f, -1.0f, 2.0f, -0.0f}, "special values");
+}
+
+TEST(ConvCpu, WeightsPackedOnceAndRepackedPerIsa) {
+  Shape xs = {1, 20, 9, 8}, ws = {11, 20, 3, 3};
+  auto x = random_floats(shape_numel(xs), 95), w = random_floats(shape_numel(ws), 96), b = random_floats(11, 97);
+  Tensor xt = tensor_of(x, xs), wt = tensor_of(w, ws), bt = tensor_of(b, {11});
+  std::vector<onnx::Attribute> attrs = {ints_attr("pads", {1, 1, 1, 1})};
+  Tensor plain = run_cpu("Conv", attrs, {&xt, &wt, &bt}, 2);
+  NodeState state;
+  // The same node over runs, the ISA changing in between (the packing differs per ISA).
+  for (auto isa : {cpu::cpu_best_isa(), cpu::cpu_best_isa(), cpu::CpuIsa::Scalar, cpu::cpu_best_isa()}) {
+    ForceIsa force(isa);
+    Tensor y = run_cpu("Conv", attrs, {&xt, &wt, &bt}, 2, 17, &state);
+    EXPECT_TRUE(same_bits(y.data<float>(), plain.data<float>(), y.numel())) << "isa " << int(isa);
   }
 }
 
