@@ -1,9 +1,16 @@
 // CPU kernels of the conv family. Conv runs as one GEMM per (image, group) on the shared core (src/cpu/gemm.cpp):
-// A = the group's weights (cout_g x K, ONNX layout, so k = (c, kd, kh, kw) ascending), B = the image's taps
-// gathered panel by panel (im2col without the full matrix), padding taps packed as +0 and fma'd like any other.
+// A = the group's weights (cout_g x K, ONNX layout, so k = (c, kd, kh, kw) ascending; packed once per node when W is
+// an initializer), B = the image's taps gathered panel by panel (im2col without the full matrix), padding taps
+// packed as +0 and fma'd like any other. Packing and gathering only move values: the k order stays the contract's.
+#include <immintrin.h>
+
 #include <algorithm>
+#include <cstring>
+#include <vector>
 
 #include "arith/dot.h"
+#include "cpu/conv/depthwise.h"
+#include "cpu/isa.h"
 #include "ops/conv.h"
 #include "ops/gemm.h"
 #include "runtime/thread_pool.h"
@@ -12,18 +19,82 @@ namespace lockstep::cpu {
 
 namespace {
 
+/// One output row's pixels inside a B panel: panel columns [col, col + len) are the output pixels
+/// (o0, o1, o2 .. o2 + len - 1); i0, i1 are their input positions at tap 0 (o*stride - pad) on axes 0 and 1.
+struct RowRun {
+  int64_t col, len, o2, i0, i1;
+};
+
+/// For each kernel column kw, the output columns [lo, hi) whose tap o2*stride - pad + kw*dil is inside the
+/// input row: computed once per Conv, so that gathering tests no bound per element.
+struct TapColumns {
+  std::vector<int64_t> lo, hi;
+};
+
+int64_t floor_div(int64_t a, int64_t b) { return a >= 0 ? a / b : -((-a + b - 1) / b); }
+
+TapColumns tap_columns(const ConvGeom& g) {
+  TapColumns t;
+  const int64_t s = g.stride[2], W = g.in[2], out = g.out[2];
+  for (int64_t kw = 0; kw < g.kernel[2]; ++kw) {
+    const int64_t shift = kw * g.dilation[2] - g.pad[2];  // input column = o2*s + shift
+    int64_t lo = std::clamp<int64_t>(floor_div(-shift + s - 1, s), 0, out);
+    int64_t hi = std::clamp<int64_t>(floor_div(W - 1 - shift, s) + 1, lo, out);
+    t.lo.push_back(lo);
+    t.hi.push_back(hi);
+  }
+  return t;
+}
+
+/// Splits panel columns [0, count) of pixels n0.. into runs along output rows (at most count of them).
+int split_rows(const ConvGeom& g, int64_t n0, int64_t count, RowRun* runs) {
+  int n = 0;
+  for (int64_t col = 0; col < count;) {
+    const int64_t p = n0 + col, o2 = p % g.out[2], row = p / g.out[2];
+    const int64_t o1 = row % g.out[1], o0 = row / g.out[1];
+    const int64_t len = std::min(count - col, g.out[2] - o2);
+    runs[n++] = {col, len, o2, o0 * g.stride[0] - g.pad[0], o1 * g.stride[1] - g.pad[1]};
+    col += len;
+  }
+  return n;
+}
+
+/// d[j] = src[2j] for j < n, sixteen at a time (even lanes of two loads). The loads stop while 2j + 31 < 2(n-1), so
+/// they never read past the last element the copy needs.
+__attribute__((target("avx512f"))) void copy_stride2_avx512(const float* src, int64_t n, float* d) {
+  const __m512i even = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
+  int64_t j = 0;
+  for (; j + 16 < n; j += 16)
+    _mm512_storeu_ps(d + j, _mm512_permutex2var_ps(_mm512_loadu_ps(src + 2 * j), even, _mm512_loadu_ps(src + 2 * j + 16)));
+  for (; j < n; ++j) d[j] = src[2 * j];
+}
+
+/// d[j] = src[j * stride] for j < n.
+void copy_strided(const float* src, int64_t n, int64_t stride, float* d) {
+  if (stride == 1) std::memcpy(d, src, static_cast<size_t>(n) * sizeof(float));
+  else if (stride == 2 && cpu_isa() == CpuIsa::Avx512) copy_stride2_avx512(src, n, d);
+  else
+    for (int64_t j = 0; j < n; ++j) d[j] = src[j * stride];
+}
+
+/// Writes one run of one panel row: the taps at input row xrow (null: the row is padding), +0 outside
+/// [lo, hi). Padding taps stay +0 terms of the chain (docs/arithmetic.md#conv), so every column keeps its k.
+void gather_run(const RowRun& r, const float* xrow, int64_t lo, int64_t hi, int64_t stride, int64_t shift,
+                float* d) {
+  lo = std::clamp(lo - r.o2, int64_t{0}, r.len);
+  hi = std::clamp(hi - r.o2, lo, r.len);
+  if (!xrow) lo = hi = r.len;
+  std::fill(d, d + lo, 0.0f);
+  if (lo < hi) copy_strided(xrow + (r.o2 + lo) * stride + shift, hi - lo, stride, d + lo);
+  std::fill(d + hi, d + r.len, 0.0f);
+}
+
 /// The B panels of one image and group: B(k, n) = x[c][o*stride - pad + r*dil] with k = (c, kd, kh, kw), or +0
-/// where the tap falls in the padding.
-PanelFn conv_tap_panels(const ConvGeom& g, const float* xg) {
-  return [&g, xg](int64_t n0, int64_t count, int width, float* dst) {
-    int64_t base[3][64];
-    for (int64_t j = 0; j < count; ++j) {
-      int64_t n = n0 + j;
-      int64_t o2 = n % g.out[2], o1 = (n / g.out[2]) % g.out[1], o0 = n / (g.out[2] * g.out[1]);
-      base[0][j] = o0 * g.stride[0] - g.pad[0];
-      base[1][j] = o1 * g.stride[1] - g.pad[1];
-      base[2][j] = o2 * g.stride[2] - g.pad[2];
-    }
+/// where the tap falls in the padding. Rows of k are written in ascending k; each is gathered run by run.
+PanelFn conv_tap_panels(const ConvGeom& g, const TapColumns& cols, const float* xg) {
+  return [&g, &cols, xg](int64_t n0, int64_t count, int width, float* dst) {
+    RowRun runs[64];
+    const int nruns = split_rows(g, n0, count, runs);
     const int64_t D = g.in[0], H = g.in[1], W = g.in[2];
     float* d = dst;
     for (int64_t c = 0; c < g.cin_g; ++c) {
@@ -31,19 +102,47 @@ PanelFn conv_tap_panels(const ConvGeom& g, const float* xg) {
       for (int64_t kd = 0; kd < g.kernel[0]; ++kd)
         for (int64_t kh = 0; kh < g.kernel[1]; ++kh)
           for (int64_t kw = 0; kw < g.kernel[2]; ++kw) {
-            const int64_t td = kd * g.dilation[0], th = kh * g.dilation[1], tw = kw * g.dilation[2];
-            for (int64_t j = 0; j < count; ++j) {
-              int64_t id = base[0][j] + td, ih = base[1][j] + th, iw = base[2][j] + tw;
-              bool inside = static_cast<uint64_t>(id) < static_cast<uint64_t>(D) &&
-                            static_cast<uint64_t>(ih) < static_cast<uint64_t>(H) &&
-                            static_cast<uint64_t>(iw) < static_cast<uint64_t>(W);
-              d[j] = inside ? xc[(id * H + ih) * W + iw] : 0.0f;
+            const int64_t shift = kw * g.dilation[2] - g.pad[2];
+            for (int i = 0; i < nruns; ++i) {
+              const RowRun& r = runs[i];
+              const int64_t id = r.i0 + kd * g.dilation[0], ih = r.i1 + kh * g.dilation[1];
+              const bool inside = static_cast<uint64_t>(id) < static_cast<uint64_t>(D) &&
+                                  static_cast<uint64_t>(ih) < static_cast<uint64_t>(H);
+              gather_run(r, inside ? xc + (id * H + ih) * W : nullptr, cols.lo[kw], cols.hi[kw], g.stride[2],
+                         shift, d + r.col);
             }
-            for (int64_t j = count; j < width; ++j) d[j] = 0.0f;
+            std::fill(d + count, d + width, 0.0f);
             d += width;
           }
     }
   };
+}
+
+/// Every group's weights packed for one ISA's micro-kernel (A = W[group], cout_g x K, k = (c, kd, kh, kw)).
+struct PackedWeights {
+  CpuIsa isa;
+  std::vector<PackedA> groups;
+};
+
+PackedWeights pack_weights(ThreadPool* pool, const ConvGeom& g, const float* w) {
+  PackedWeights packed{cpu_isa(), {}};
+  const int64_t K = g.K();
+  for (int64_t grp = 0; grp < g.group; ++grp)
+    packed.groups.push_back(pack_a(pool, g.cout_g, K, strided_panels({w + grp * g.cout_g * K, K, 1}, K)));
+  return packed;
+}
+
+/// The packed weights: kept in the node's state when W is a constant (packed on the first run, again only if the
+/// ISA changes), packed for this run otherwise. Packing copies values, so it cannot change a bit.
+std::shared_ptr<const PackedWeights> packed_weights(KernelContext& ctx, const ConvGeom& g) {
+  const float* w = ctx.input(1).data<float>();
+  auto make = [&] { return pack_weights(ctx.pool, g, w); };
+  if (!ctx.state || !ctx.input_is_constant(1)) return std::make_shared<const PackedWeights>(make());
+  auto fits = [&](const PackedWeights& p) {
+    return p.isa == cpu_isa() && static_cast<int64_t>(p.groups.size()) == g.group && p.groups[0].M == g.cout_g &&
+           p.groups[0].K == g.K();
+  };
+  return ctx.state->get_or_make<PackedWeights>(fits, make);
 }
 
 bool is_pointwise(const ConvGeom& g) {
@@ -59,19 +158,20 @@ void conv(KernelContext& ctx) {
   const ConvGeom g = conv_geometry(ctx);
   Tensor& y = ctx.output(0, DType::Float, g.out_shape);
   if (y.numel() == 0) return;
-  const float* x = ctx.input(0).data<float>();
-  const float* w = ctx.input(1).data<float>();
-  const float* bias = g.has_bias ? ctx.input(2).data<float>() : nullptr;
   float* yd = y.data<float>();
+  if (is_depthwise(g)) return depthwise_conv_f32(ctx, g, yd);
+  const float* x = ctx.input(0).data<float>();
+  const std::shared_ptr<const PackedWeights> weights = packed_weights(ctx, g);
+  const float* bias = g.has_bias ? ctx.input(2).data<float>() : nullptr;
   const int64_t K = g.K(), P = g.out_pixels();
   const bool pointwise = is_pointwise(g);
+  const TapColumns cols = tap_columns(g);
   auto one = [&](ThreadPool* pool, int64_t item) {
     const int64_t img = item / g.group, grp = item % g.group;
     const float* xg = x + (img * g.c_in + grp * g.cin_g) * g.in_pixels();
-    const float* wg = w + grp * g.cout_g * K;
     GemmOut out{yd + (img * g.c_out + grp * g.cout_g) * P, P, 1, bias ? bias + grp * g.cout_g : nullptr};
-    PanelFn b = pointwise ? strided_panels({xg, 1, g.in_pixels()}, K) : conv_tap_panels(g, xg);
-    gemm_f32(pool, g.cout_g, P, K, strided_panels({wg, K, 1}, K), b, out);
+    PanelFn b = pointwise ? strided_panels({xg, 1, g.in_pixels()}, K) : conv_tap_panels(g, cols, xg);
+    gemm_f32_packed(pool, weights->groups[grp], P, b, out);
   };
   const int64_t items = g.batch * g.group;
   if (items >= 2 * ctx.pool->size()) {

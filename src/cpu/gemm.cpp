@@ -148,32 +148,55 @@ PanelFn strided_panels(StridedOperand op, int64_t K) {
   };
 }
 
+PackedA pack_a(ThreadPool* pool, int64_t M, int64_t K, const PanelFn& a_panels) {
+  const CpuIsa isa = cpu_isa();
+  const int MR = kernels_for(isa).mr;
+  const int64_t m_panels = ceil_div(std::max<int64_t>(M, 0), MR);
+  PackedA a{isa, M, K, std::vector<float>(static_cast<size_t>(m_panels * MR * K))};
+  run_range(pool, m_panels, [&](int64_t p0, int64_t p1) {
+    for (int64_t p = p0; p < p1; ++p) a_panels(p * MR, std::min<int64_t>(MR, M - p * MR), MR, a.data.data() + p * MR * K);
+  }, 1);
+  return a;
+}
+
 void gemm_f32(ThreadPool* pool, int64_t M, int64_t N, int64_t K, const PanelFn& a_panels, const PanelFn& b_panels,
               const GemmOut& out) {
   if (M <= 0 || N <= 0) return;
-  const IsaKernels& ker = kernels_for(cpu_isa());
+  gemm_f32_packed(pool, pack_a(pool, M, K, a_panels), N, b_panels, out);
+}
+
+void gemm_f32_packed(ThreadPool* pool, const PackedA& a, int64_t N, const PanelFn& b_panels, const GemmOut& out) {
+  const int64_t M = a.M, K = a.K;
+  if (M <= 0 || N <= 0) return;
+  const IsaKernels& ker = kernels_for(a.isa);
   const int MR = ker.mr, NR = ker.nr;
   const int64_t m_panels = ceil_div(M, MR), n_panels = ceil_div(N, NR);
-  std::vector<float> packed_a(static_cast<size_t>(m_panels * MR * K));
-  run_range(pool, m_panels, [&](int64_t p0, int64_t p1) {
-    for (int64_t p = p0; p < p1; ++p) a_panels(p * MR, std::min<int64_t>(MR, M - p * MR), MR, packed_a.data() + p * MR * K);
-  }, 1);
   // Tasks: one B panel times a run of A panels. Splitting the A panels only when B panels are few keeps every
   // thread busy; the split never changes an element's sequence.
   const int64_t threads = pool ? pool->size() : 1;
   int64_t splits = std::clamp<int64_t>(ceil_div(4 * threads, n_panels), 1, m_panels);
   const int64_t per_split = ceil_div(m_panels, splits);
   splits = ceil_div(m_panels, per_split);
+  // Split B panels would be packed once per task that reads them: pack each once, in parallel, up front.
+  std::vector<float> shared_b;
+  if (splits > 1) {
+    shared_b.resize(static_cast<size_t>(n_panels * K * NR));
+    run_range(pool, n_panels, [&](int64_t p0, int64_t p1) {
+      for (int64_t p = p0; p < p1; ++p) b_panels(p * NR, std::min<int64_t>(NR, N - p * NR), NR, shared_b.data() + p * K * NR);
+    }, 1);
+  }
   run_range(pool, n_panels * splits, [&](int64_t t0, int64_t t1) {
-    std::vector<float> packed_b(static_cast<size_t>(K * NR));
+    std::vector<float> own_b(shared_b.empty() ? static_cast<size_t>(K * NR) : 0);
     alignas(64) float tile[kMaxTile];
     int64_t packed_panel = -1;
     for (int64_t t = t0; t < t1; ++t) {
       const int64_t np = t / splits, s = t % splits;
       const int64_t n0 = np * NR, nr = std::min<int64_t>(NR, N - n0);
-      if (np != packed_panel) {
-        b_panels(n0, nr, NR, packed_b.data());
+      const float* pb = shared_b.data() + np * K * NR;
+      if (shared_b.empty()) {
+        if (np != packed_panel) b_panels(n0, nr, NR, own_b.data());
         packed_panel = np;
+        pb = own_b.data();
       }
       for (int64_t mp = s * per_split; mp < std::min(m_panels, (s + 1) * per_split); ++mp) {
         const int64_t m0 = mp * MR;
@@ -182,7 +205,7 @@ void gemm_f32(ThreadPool* pool, int64_t M, int64_t N, int64_t K, const PanelFn& 
           float init = out.init_row ? out.init_row[m0 + i] : 0.0f;
           for (int j = 0; j < NR; ++j) tile[i * NR + j] = init;
         }
-        ker.micro[r](K, packed_a.data() + mp * MR * K, packed_b.data(), tile);
+        ker.micro[r](K, a.data.data() + mp * MR * K, pb, tile);
         for (int i = 0; i < r; ++i) {
           float* dst = out.data + (m0 + i) * out.rs + n0 * out.cs;
           if (out.cs == 1) std::memcpy(dst, tile + i * NR, static_cast<size_t>(nr) * sizeof(float));

@@ -1,8 +1,10 @@
 // CPU kernels of the pool family. Contract: docs/arithmetic.md#pool.
 #include <algorithm>
 #include <limits>
+#include <type_traits>
 
 #include "arith/reduce_ops.h"
+#include "cpu/pool/window_pool.h"
 #include "ops/pool.h"
 #include "ops/reduce.h"
 #include "ops/registry.h"
@@ -37,9 +39,12 @@ void max_pool_typed(KernelContext& ctx, const arith::PoolGeom& g, const T* x, T*
 struct CpuPool {
   template <typename T>
   static void max_pool(KernelContext& ctx, const arith::PoolGeom& g, const T* x, T* y, int64_t* indices) {
+    if constexpr (std::is_same_v<T, float>)
+      if (!indices && window_pool_serves(g)) return max_pool_f32_rows(*ctx.pool, g, x, y);
     max_pool_typed(ctx, g, x, y, indices);
   }
   static void average_pool(KernelContext& ctx, const arith::PoolGeom& g, const float* x, float* y) {
+    if (window_pool_serves(g)) return average_pool_f32_rows(*ctx.pool, g, x, y);
     ctx.pool->parallel_for(
         g.planes * g.out_plane,
         [&](int64_t begin, int64_t end) {

@@ -1,5 +1,7 @@
-// CUDA kernels of the conv family. Conv runs on the shared tiled implicit GEMM (src/cuda/gemm.cu); ConvTranspose
-// runs one thread per output through arith::conv_transpose_element_f32, the same code the CPU kernel calls.
+// CUDA kernels of the conv family. Conv runs on the shared tiled implicit GEMM (src/cuda/gemm.cu), except
+// depthwise convs (one input channel per group), which run one thread per output with the channel's weights in
+// shared memory; ConvTranspose runs one thread per output through arith::conv_transpose_element_f32, the same
+// code the CPU kernel calls.
 #include "arith/dot.h"
 #include "cuda/common.cuh"
 #include "ops/conv.h"
@@ -15,6 +17,57 @@ __global__ void conv_transpose_f32(arith::ConvDims g, const float* x, const floa
     y[i] = arith::conv_transpose_element_f32(g, x, w, bias, i);
 }
 
+/// Most kernel taps a depthwise conv may have here: its weights fill the block's shared memory.
+constexpr int64_t kDepthwiseMaxTaps = 8192;
+
+/// Block (x: output pixels, y: output planes (n, oc)); the weights of the plane's channel are staged in
+/// shared memory. With cin_g == 1, k is just the tap (kd, kh, kw), and the chain runs in that order.
+// Contract: dot_chunked_f32 over the taps (kd, kh, kw) ascending, init = bias; see docs/arithmetic.md#conv.
+__global__ void depthwise_f32(arith::ConvDims g, const float* x, const float* w, const float* bias, float* y) {
+  extern __shared__ float w_plane[];
+  const int64_t taps = g.kernel[0] * g.kernel[1] * g.kernel[2];
+  const int64_t pixels = g.out[0] * g.out[1] * g.out[2], in_pixels = g.in[0] * g.in[1] * g.in[2];
+  for (int64_t plane = blockIdx.y; plane < g.batch * g.c_out; plane += gridDim.y) {
+    const int64_t oc = plane % g.c_out, n = plane / g.c_out;
+    __syncthreads();
+    for (int64_t t = threadIdx.x; t < taps; t += blockDim.x) w_plane[t] = w[oc * taps + t];
+    __syncthreads();
+    const float* xc = x + (n * g.c_in + oc / g.cout_g) * in_pixels;
+    for (int64_t p = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; p < pixels; p += int64_t(gridDim.x) * blockDim.x) {
+      const int64_t o2 = p % g.out[2], o1 = p / g.out[2] % g.out[1], o0 = p / (g.out[2] * g.out[1]);
+      float total = bias ? bias[oc] : 0.0f, part = 0.0f;
+      int64_t k = 0;
+      for (int64_t kd = 0; kd < g.kernel[0]; ++kd) {
+        const int64_t i0 = o0 * g.stride[0] - g.pad[0] + kd * g.dilation[0];
+        for (int64_t kh = 0; kh < g.kernel[1]; ++kh) {
+          const int64_t i1 = o1 * g.stride[1] - g.pad[1] + kh * g.dilation[1];
+          for (int64_t kw = 0; kw < g.kernel[2]; ++kw, ++k) {
+            const int64_t i2 = o2 * g.stride[2] - g.pad[2] + kw * g.dilation[2];
+            const bool inside = i0 >= 0 && i0 < g.in[0] && i1 >= 0 && i1 < g.in[1] && i2 >= 0 && i2 < g.in[2];
+            // A padding tap is a term with input +0: the fma is performed (an inf weight there gives NaN).
+            part = arith::fma_f32(inside ? xc[(i0 * g.in[1] + i1) * g.in[2] + i2] : 0.0f, w_plane[k], part);
+            if ((k + 1) % arith::kDotChunk == 0) {
+              total = total + part;
+              part = 0.0f;
+            }
+          }
+        }
+      }
+      if (taps % arith::kDotChunk != 0) total = total + part;
+      y[plane * pixels + p] = total;
+    }
+  }
+}
+
+void depthwise(const KernelContext& ctx, const ConvGeom& g, const float* x, const float* w, const float* bias,
+               float* y) {
+  const unsigned pixel_blocks = unsigned(std::min<int64_t>(blocks_for(g.out_pixels()), 1024));
+  const unsigned plane_blocks = unsigned(std::min<int64_t>(g.batch * g.c_out, 65535));
+  const size_t shared = size_t(g.taps()) * sizeof(float);
+  depthwise_f32<<<dim3(pixel_blocks, plane_blocks), kThreadsPerBlock, shared, stream_of(ctx)>>>(g.dims(), x, w, bias, y);
+  check_launch(ctx);
+}
+
 }  // namespace
 
 // Contract: dot_chunked_f32 over k = (c_in, kd, kh, kw) ascending, init = bias; see docs/arithmetic.md#conv.
@@ -22,6 +75,9 @@ void conv(KernelContext& ctx) {
   const ConvGeom g = conv_geometry(ctx);
   Tensor& y = ctx.output(0, DType::Float, g.out_shape);
   if (y.numel() == 0) return;
+  if (g.cin_g == 1 && g.taps() <= kDepthwiseMaxTaps)
+    return depthwise(ctx, g, ctx.input(0).data<float>(), ctx.input(1).data<float>(),
+                     g.has_bias ? ctx.input(2).data<float>() : nullptr, y.data<float>());
   conv_implicit_gemm(ctx, g, ctx.input(0).data<float>(), ctx.input(1).data<float>(),
                      g.has_bias ? ctx.input(2).data<float>() : nullptr, y.data<float>());
 }

@@ -252,16 +252,9 @@ __global__ void matmul_int(MatrixProblem shape, const T* a, const T* b, T* y, in
 // Contract: dot_chunked_f32 over k = (c_in, kd, kh, kw) ascending, init = bias; see docs/arithmetic.md#conv.
 void conv_implicit_gemm(const KernelContext& ctx, const ConvGeom& g, const float* x, const float* w,
                         const float* bias, float* y) {
-  ConvProblem prob{g.cout_g, g.out_pixels(), g.K(), g.batch * g.group, {}, x, w, bias, y, nullptr, false, {}};
-  // ConvGeom holds a Shape, which must not travel to the device: copy its plain fields.
-  prob.g.batch = g.batch, prob.g.c_in = g.c_in, prob.g.c_out = g.c_out, prob.g.group = g.group;
-  prob.g.cin_g = g.cin_g, prob.g.cout_g = g.cout_g;
+  ConvProblem prob{g.cout_g, g.out_pixels(), g.K(), g.batch * g.group, g.dims(), x, w, bias, y, nullptr, false, {}};
   bool pointwise = true;
-  for (int i = 0; i < 3; ++i) {
-    prob.g.in[i] = g.in[i], prob.g.out[i] = g.out[i], prob.g.kernel[i] = g.kernel[i];
-    prob.g.stride[i] = g.stride[i], prob.g.dilation[i] = g.dilation[i], prob.g.pad[i] = g.pad[i];
-    pointwise = pointwise && g.kernel[i] == 1 && g.stride[i] == 1 && g.pad[i] == 0;
-  }
+  for (int i = 0; i < 3; ++i) pointwise = pointwise && g.kernel[i] == 1 && g.stride[i] == 1 && g.pad[i] == 0;
   prob.pointwise = pointwise;
   prob.pointwise_walk = walk_of(x, g.in_pixels(), 1, nullptr, 0);
   std::shared_ptr<Buffer> taps;

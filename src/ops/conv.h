@@ -23,6 +23,15 @@ struct ConvGeom {
   int64_t taps() const { return kernel[0] * kernel[1] * kernel[2]; }
   /// The reduction length of one output: cin_g * kernel taps, in the order (c, kd, kh, kw).
   int64_t K() const { return cin_g * taps(); }
+  /// The plain fields, for CUDA kernels (a Shape must not travel to the device).
+  arith::ConvDims dims() const {
+    arith::ConvDims d{batch, c_in, c_out, group, cin_g, cout_g, {}, {}, {}, {}, {}, {}};
+    for (int i = 0; i < 3; ++i) {
+      d.in[i] = in[i], d.out[i] = out[i], d.kernel[i] = kernel[i];
+      d.stride[i] = stride[i], d.dilation[i] = dilation[i], d.pad[i] = pad[i];
+    }
+    return d;
+  }
 };
 
 /// Validates a Conv node (inputs X, W, optional B) and computes its geometry.

@@ -4,7 +4,9 @@
 
 #include <cstdint>
 #include <functional>
+#include <vector>
 
+#include "cpu/isa.h"
 #include "ops/common.h"
 #include "runtime/kernel.h"
 
@@ -67,6 +69,19 @@ struct GemmOut {
 // Contract: dot_chunked_f32 over k ascending; see docs/arithmetic.md#gemm.
 void gemm_f32(ThreadPool* pool, int64_t M, int64_t N, int64_t K, const PanelFn& a_panels, const PanelFn& b_panels,
               const GemmOut& out);
+
+/// A packed once for the micro-kernel of one ISA (MR-row panels, each K x MR, k-major), so that a caller can
+/// reuse it over many products (Conv keeps its weights packed from one run to the next).
+struct PackedA {
+  CpuIsa isa;
+  int64_t M, K;
+  std::vector<float> data;
+};
+/// Packs A(m, k), m < M, k < K, for cpu_isa().
+PackedA pack_a(ThreadPool* pool, int64_t M, int64_t K, const PanelFn& a_panels);
+/// gemm_f32 on an A packed by pack_a (run with the micro-kernel of a.isa; every ISA gives the same bits).
+// Contract: dot_chunked_f32 over k ascending; see docs/arithmetic.md#gemm.
+void gemm_f32_packed(ThreadPool* pool, const PackedA& a, int64_t N, const PanelFn& b_panels, const GemmOut& out);
 
 /// gemm_f32 over two strided matrices A(m,k) and B(k,n); may compute the transposed product when N is narrow
 /// (each element's sequence is the same: fma is commutative in its two factors). init_row must be null then.

@@ -6,6 +6,12 @@ Executor::Executor(const Plan& plan, int64_t opset, Provider& provider, Provider
     : plan_(plan), opset_(opset), provider_(provider), cpu_(cpu), pool_(pool), log_(log) {
   constants_.resize(plan.value_names.size());
   for (const auto& [id, t] : plan.constants) constants_[id] = provider.upload(t);
+  for (const PlannedNode& pn : plan.nodes) {
+    node_states_.push_back(std::make_unique<NodeState>());
+    std::vector<bool> constant;
+    for (int id : pn.inputs) constant.push_back(id >= 0 && plan.constants.count(id) > 0);
+    constant_inputs_.push_back(std::move(constant));
+  }
   for (size_t i = 0; i < plan.nodes.size(); ++i) {
     const PlannedNode& pn = plan.nodes[i];
     if (!pn.then_branch) continue;
@@ -61,13 +67,15 @@ void Executor::run_node(const PlannedNode& pn, size_t index, std::vector<Tensor>
   else if (profiler_)
     run_kernel_profiled(pn, index, env);
   else
-    run_kernel(pn, env);
+    run_kernel(pn, index, env);
   for (int id : pn.release_after) env[id] = Tensor();
 }
 
-void Executor::run_kernel(const PlannedNode& pn, std::vector<Tensor>& env) {
+void Executor::run_kernel(const PlannedNode& pn, size_t index, std::vector<Tensor>& env) {
   KernelContext ctx(*pn.node, *pn.entry);
   ctx.opset = opset_;
+  ctx.state = node_states_[index].get();
+  ctx.constant_inputs = &constant_inputs_[index];
   for (int id : pn.inputs) ctx.inputs.push_back(id >= 0 ? &env[id] : nullptr);
   ctx.outputs.resize(pn.outputs.size());
   KernelFn fn = provider_.kernel(*pn.entry);
@@ -101,7 +109,7 @@ void Executor::run_kernel_profiled(const PlannedNode& pn, size_t index, std::vec
   // Waiting for the device before and after makes the event time this node's kernel alone, not queued work.
   provider_.synchronize();
   event.start_ns = profiler_->now_ns();
-  run_kernel(pn, env);
+  run_kernel(pn, index, env);
   provider_.synchronize();
   event.duration_ns = profiler_->now_ns() - event.start_ns;
   event.outputs = typed_shapes(pn.outputs, env);

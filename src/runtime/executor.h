@@ -37,7 +37,7 @@ class Executor {
  private:
   void run_node(const PlannedNode& pn, size_t index, std::vector<Tensor>& env,
                 const std::map<std::string, Tensor>& outer);
-  void run_kernel(const PlannedNode& pn, std::vector<Tensor>& env);
+  void run_kernel(const PlannedNode& pn, size_t index, std::vector<Tensor>& env);
   void run_kernel_profiled(const PlannedNode& pn, size_t index, std::vector<Tensor>& env);
   void run_on_cpu_fallback(const PlannedNode& pn, KernelContext& ctx, std::vector<Tensor>& env);
   void run_if(const PlannedNode& pn, size_t index, std::vector<Tensor>& env, const std::map<std::string, Tensor>& outer);
@@ -51,6 +51,9 @@ class Executor {
   Profiler* profiler_ = nullptr;  // null unless profiling: the only cost of profiling when it is off is testing this
   std::vector<Tensor> constants_;  // by value id, on the provider's device
   std::map<size_t, std::pair<std::unique_ptr<Executor>, std::unique_ptr<Executor>>> branches_;  // If, by node index
+  // By node index: what its kernel keeps between runs, and which of its inputs are constants.
+  std::vector<std::unique_ptr<NodeState>> node_states_;
+  std::vector<std::vector<bool>> constant_inputs_;
   mutable std::mutex fallback_mutex_;
   std::set<std::string> fallback_ops_;
 };

@@ -3,6 +3,7 @@
 
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <vector>
 
 #include "lockstep/error.h"
@@ -33,6 +34,28 @@ class Allocator {
   virtual std::shared_ptr<Buffer> allocate(size_t bytes) = 0;
 };
 
+/// What a kernel keeps for its node from one run to the next (Conv: its weights packed once). One value per node,
+/// made by the first run that asks for it and replaced when it no longer fits; runs may be concurrent, so
+/// get_or_make builds under a lock. A kernel may only keep what derives from constant inputs
+/// (KernelContext::input_is_constant) and the kernel's own settings (checked by `fits`).
+class NodeState {
+ public:
+  template <typename T, typename Fits, typename Make>
+  std::shared_ptr<const T> get_or_make(Fits fits, Make make) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    auto value = std::static_pointer_cast<const T>(value_);
+    if (!value || !fits(*value)) {
+      value = std::make_shared<const T>(make());
+      value_ = value;
+    }
+    return value;
+  }
+
+ private:
+  std::mutex mutex_;
+  std::shared_ptr<const void> value_;  // always a T of the node's one kernel
+};
+
 /// Everything a kernel sees while it runs one node. Kernels allocate outputs through output().
 struct KernelContext {
   KernelContext(const onnx::Node& n, const OpEntry& e) : node(n), entry(e) {}
@@ -48,9 +71,15 @@ struct KernelContext {
   void* stream = nullptr;               // CUDA kernels launch on this cudaStream_t
   // Copies a device tensor to the host (identity for host tensors); set by the provider.
   std::function<Tensor(const Tensor&)> to_host;
+  NodeState* state = nullptr;                        // null where nothing is kept between runs (e.g. tests)
+  const std::vector<bool>* constant_inputs = nullptr;  // per input: an initializer, the same tensor every run
 
   int num_inputs() const { return static_cast<int>(inputs.size()); }
   bool has_input(int i) const { return i < num_inputs() && inputs[i] != nullptr; }
+  /// Input i holds the same values in every run of this session (so a NodeState may keep what derives from it).
+  bool input_is_constant(int i) const {
+    return constant_inputs && i < static_cast<int>(constant_inputs->size()) && (*constant_inputs)[i];
+  }
   /// Input i; throws InvalidGraph naming the node if it is absent.
   const Tensor& input(int i) const;
   /// Input i as a host tensor (shape-like inputs: Reshape's shape, Slice's starts...).

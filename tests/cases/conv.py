@@ -66,6 +66,23 @@ CASES = [
          note="empty output; onnxruntime is not needed to know its shape"),
     case("conv_seed_issue_21220", "Conv", _seed_conv(), attrs={"pads": [1, 1, 1, 1]}, const=("W", "B"),
          rtol=1e-4, atol=1e-3, note="DESIGN.md 1: the seed Conv"),
+    # Depthwise shapes served by the CPU depthwise kernel and the CUDA one-thread-per-output kernel (own seeds, so
+    # that the cases above keep their data).
+    case("conv_depthwise_odd_width_5x5_s2", "Conv",
+         {"X": rand(2, 7, 13, 37, seed=400), "W": rand(7, 1, 5, 5, seed=401), "B": rand(7, seed=402)},
+         attrs={"group": 7, "strides": [2, 2], "pads": [2, 1, 0, 2]}, const=("W", "B")),
+    case("conv_depthwise_dilated_s3", "Conv", {"X": rand(1, 5, 17, 23, seed=403), "W": rand(5, 1, 3, 3, seed=404)},
+         attrs={"group": 5, "strides": [3, 3], "dilations": [2, 2], "pads": [2, 2, 2, 2]}),
+    case("conv_depthwise_9x9_two_chunks", "Conv",
+         {"X": rand(1, 3, 12, 21, seed=405), "W": rand(3, 1, 9, 9, seed=406), "B": rand(3, seed=407)},
+         attrs={"group": 3, "pads": [4, 4, 4, 4]}, rtol=1e-4, atol=1e-5, note="81 taps: two chunks of the chain"),
+    case("conv_depthwise_multiplier3_1d", "Conv", {"X": rand(2, 4, 29, seed=408), "W": rand(12, 1, 7, seed=409)},
+         attrs={"group": 4, "pads": [3, 2], "strides": [2]}),
+    case("conv_depthwise_specials", "Conv",
+         {"X": _with_specials(rand(1, 6, 9, 19, seed=410)), "W": _with_specials(rand(6, 1, 3, 3, seed=411)),
+          "B": rand(6, seed=412)},
+         attrs={"group": 6, "pads": [1, 1, 1, 1]}, reference=None,
+         note="NaN/inf inputs and weights; an inf weight on a padding tap gives NaN (onnxruntime skips those taps)"),
     # --- ConvTranspose
     case("convtranspose_2d_stride2", "ConvTranspose", {"X": rand(1, 3, 4, 5), "W": rand(3, 2, 3, 3), "B": rand(2)},
          attrs={"strides": [2, 2]}),

@@ -83,6 +83,21 @@ CASES += [
          count_include_pad=1, reference=None, note="NaN/inf propagate; -0 terms"),
 ]
 
+# Odd widths and tails for the CPU vector kernels (16 or 8 output columns a register; border columns).
+X_ODD = rand(2, 3, 15, 37, seed=220)
+for op in ("MaxPool", "AveragePool"):
+    CASES += [
+        pool(f"{op}_odd_resnet_stem", op, X_ODD, kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 1, 1]),
+        pool(f"{op}_odd_5x5_s3_asym", op, X_ODD, kernel_shape=[5, 5], strides=[3, 3], pads=[2, 1, 0, 2]),
+        pool(f"{op}_odd_7x7_s1", op, X_ODD, kernel_shape=[7, 7], pads=[3, 3, 3, 3], note="49 terms: > 32 lanes"),
+        pool(f"{op}_odd_dil_ceil", op, X_ODD, kernel_shape=[3, 2], strides=[2, 3], dilations=[2, 2],
+             pads=[1, 1, 1, 1], ceil_mode=1),
+    ]
+CASES += [
+    pool("AveragePool_odd_cip1_3x3_s1", "AveragePool", X_ODD, kernel_shape=[3, 3], pads=[1, 1, 1, 1],
+         count_include_pad=1),
+]
+
 for op in ("GlobalAveragePool", "GlobalMaxPool"):
     CASES += [
         case(f"{op}_2d", op, {"X": rand(2, 5, 7, 7, seed=210)}),

@@ -16,103 +16,12 @@
 #include "ops/registry.h"
 #include "runtime/thread_pool.h"
 
+#include "kernel_harness.h"
+
 #pragma GCC diagnostic ignored "-Wmissing-field-initializers"
 
 using namespace lockstep;
-
-namespace {
-
-class HostAllocator : public Allocator {
- public:
-  std::shared_ptr<Buffer> allocate(size_t bytes) override {
-    auto b = std::make_shared<Buffer>();
-    auto mem = std::shared_ptr<void>(::operator new(bytes ? bytes : 1), [](void* p) { ::operator delete(p); });
-    b->data = mem.get();
-    b->bytes = bytes;
-    b->owner = mem;
-    return b;
-  }
-};
-
-std::vector<float> random_floats(size_t n, uint32_t seed, float lo = -1.0f, float hi = 1.0f) {
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<float> u(lo, hi);
-  std::vector<float> v(n);
-  for (auto& x : v) x = u(rng);
-  return v;
-}
-
-Tensor tensor_of(const std::vector<float>& v, Shape s) { return Tensor::from_bytes(DType::Float, std::move(s), v.data()); }
-
-onnx::Attribute int_attr(const char* name, int64_t v) {
-  onnx::Attribute a;
-  a.name = name;
-  a.type = onnx::Attribute::Int;
-  a.i = v;
-  return a;
-}
-onnx::Attribute ints_attr(const char* name, std::vector<int64_t> v) {
-  onnx::Attribute a;
-  a.name = name;
-  a.type = onnx::Attribute::Ints;
-  a.ints = std::move(v);
-  return a;
-}
-onnx::Attribute float_attr(const char* name, float v) {
-  onnx::Attribute a;
-  a.name = name;
-  a.type = onnx::Attribute::Float;
-  a.f = v;
-  return a;
-}
-
-/// Runs one node's CPU kernel on host tensors and returns output 0.
-Tensor run_cpu(const char* op, std::vector<onnx::Attribute> attrs, std::vector<const Tensor*> inputs, int threads,
-               int64_t opset = 17) {
-  onnx::Node node;
-  node.op_type = op;
-  node.name = std::string("test_") + op;
-  for (auto& a : attrs) node.attributes[a.name] = a;
-  for (size_t i = 0; i < inputs.size(); ++i) node.inputs.push_back(inputs[i] ? "in" + std::to_string(i) : "");
-  node.outputs = {"out"};
-  const OpEntry* entry = find_op(op, opset);
-  EXPECT_NE(entry, nullptr);
-  static HostAllocator alloc;
-  ThreadPool pool(threads);
-  KernelContext ctx{node, *entry};
-  ctx.opset = opset;
-  ctx.inputs = inputs;
-  ctx.outputs.resize(1);
-  ctx.allocator = &alloc;
-  ctx.pool = &pool;
-  ctx.to_host = [](const Tensor& t) { return t; };
-  entry->cpu(ctx);
-  return ctx.outputs[0];
-}
-
-bool same_bits(const float* a, const float* b, int64_t n, int64_t* first_bad = nullptr) {
-  for (int64_t i = 0; i < n; ++i) {
-    if (std::isnan(a[i]) && std::isnan(b[i])) continue;
-    if (std::memcmp(&a[i], &b[i], sizeof(float)) != 0) {
-      if (first_bad) *first_bad = i;
-      return false;
-    }
-  }
-  return true;
-}
-
-std::vector<cpu::CpuIsa> isas() {
-  std::vector<cpu::CpuIsa> v;
-  for (int i = 0; i <= static_cast<int>(cpu::cpu_best_isa()); ++i) v.push_back(static_cast<cpu::CpuIsa>(i));
-  return v;
-}
-
-struct ForceIsa {
-  explicit ForceIsa(cpu::CpuIsa isa) { cpu::force_cpu_isa(isa); }
-  ~ForceIsa() { cpu::reset_cpu_isa(); }
-};
-
-}  // namespace
+using namespace lockstep::test;
 
 TEST(GemmCore, MatchesDotChunkedByteForByte) {
   ThreadPool pool(3);
@@ -168,36 +77,41 @@ TEST(GemmCore, SignedZeroAndSpecials) {
 
 namespace {
 
-// Direct scalar Conv: dot_chunked_f32 over k = (c, kd, kh, kw), padding taps as +0 terms.
-std::vector<float> conv_reference(const ConvGeom& g, const std::vector<float>& x, const std::vector<float>& w,
-                                  const float* bias) {
-  std::vector<float> y(g.batch * g.c_out * g.out_pixels());
-  const int64_t K = g.K();
-  for (int64_t n = 0; n < g.batch; ++n)
-    for (int64_t oc = 0; oc < g.c_out; ++oc)
-      for (int64_t p = 0; p < g.out_pixels(); ++p) {
-        int64_t o2 = p % g.out[2], o1 = (p / g.out[2]) % g.out[1], o0 = p / (g.out[2] * g.out[1]);
-        int64_t grp = oc / g.cout_g;
-        auto xv = [&](int64_t k) -> float {
-          int64_t kw = k % g.kernel[2], kh = (k / g.kernel[2]) % g.kernel[1],
-                  kd = (k / (g.kernel[2] * g.kernel[1])) % g.kernel[0], c = k / g.taps();
-          int64_t i0 = o0 * g.stride[0] - g.pad[0] + kd * g.dilation[0];
-          int64_t i1 = o1 * g.stride[1] - g.pad[1] + kh * g.dilation[1];
-          int64_t i2 = o2 * g.stride[2] - g.pad[2] + kw * g.dilation[2];
-          if (i0 < 0 || i0 >= g.in[0] || i1 < 0 || i1 >= g.in[1] || i2 < 0 || i2 >= g.in[2]) return 0.0f;
-          return x[((n * g.c_in + grp * g.cin_g + c) * g.in[0] + i0) * g.in[1] * g.in[2] + i1 * g.in[2] + i2];
-        };
-        auto wv = [&](int64_t k) { return w[oc * K + k]; };
-        y[(n * g.c_out + oc) * g.out_pixels() + p] = arith::dot_chunked_f32(K, bias ? bias[oc] : 0.0f, xv, wv);
-      }
-  return y;
-}
-
 struct ConvCase {
   Shape x, w;
   std::vector<onnx::Attribute> attrs;
   bool bias;
 };
+
+void expect_matches_contract(const ConvCase& cc, const std::vector<float>& x, const std::vector<float>& w,
+                             const std::vector<float>& bias, const std::string& label) {
+  Tensor xt = tensor_of(x, cc.x), wt = tensor_of(w, cc.w), bt = tensor_of(bias, {cc.w[0]});
+  std::vector<const Tensor*> ins = {&xt, &wt};
+  if (cc.bias) ins.push_back(&bt);
+  Tensor first;
+  for (auto isa : isas())
+    for (int threads : {1, 3}) {
+      ForceIsa force(isa);
+      Tensor y = run_cpu("Conv", cc.attrs, ins, threads);
+      if (!first.defined()) {
+        // Geometry from the op definition, reference from the contract.
+        onnx::Node node;
+        node.op_type = "Conv";
+        for (auto& a : cc.attrs) node.attributes[a.name] = a;
+        KernelContext ctx{node, *find_op("Conv", 17)};
+        ctx.inputs = ins;
+        ConvGeom g = conv_geometry(ctx);
+        ASSERT_EQ(g.out_shape, y.shape()) << label;
+        auto ref = conv_reference(g, x, w, cc.bias ? bias.data() : nullptr);
+        int64_t bad = -1;
+        EXPECT_TRUE(same_bits(y.data<float>(), ref.data(), y.numel(), &bad)) << label << " bad " << bad;
+        first = y;
+      } else {
+        EXPECT_TRUE(same_bits(y.data<float>(), first.data<float>(), y.numel()))
+            << label << " isa " << int(isa) << " threads " << threads;
+      }
+    }
+}
 
 }  // namespace
 
@@ -210,45 +124,54 @@ TEST(ConvCpu, MatchesDirectContractByteForByte) {
       {{1, 70, 6, 6}, {3, 70, 3, 3}, {ints_attr("pads", {0, 2, 1, 0}), ints_attr("strides", {2, 2})}, true},
       {{2, 3, 23}, {4, 3, 5}, {ints_attr("pads", {2, 3}), ints_attr("dilations", {2})}, true},     // 1-D
       {{1, 2, 5, 6, 7}, {3, 2, 3, 2, 3}, {ints_attr("pads", {1, 0, 1, 1, 1, 0})}, true},           // 3-D
-      {{1, 3, 8, 9}, {4, 3, 3, 4}, {}, true},
-      {{1, 5, 9, 10}, {7, 5, 3, 3}, {ints_attr("strides", {2, 3})}, false},
+      {{1, 3, 8, 9}, {4, 3, 3, 4}, {string_attr("auto_pad", "SAME_UPPER")}, true},
+      {{1, 5, 9, 10}, {7, 5, 3, 3}, {ints_attr("strides", {2, 3}), string_attr("auto_pad", "SAME_LOWER")}, false},
       {{1, 200, 5, 5}, {33, 200, 3, 3}, {ints_attr("pads", {1, 1, 1, 1})}, true},  // K = 1800
+      // The gathering's edges: runs that cross output rows, borders on both sides, rows entirely in the padding.
+      {{1, 3, 13, 37}, {5, 3, 3, 3}, {ints_attr("strides", {2, 2}), ints_attr("pads", {1, 1, 1, 1})}, true},
+      {{1, 2, 6, 5}, {3, 2, 3, 3}, {ints_attr("pads", {3, 2, 4, 3})}, true},      // pads larger than the kernel
+      {{1, 3, 11, 9}, {4, 3, 5, 3}, {ints_attr("pads", {0, 3, 2, 1}), ints_attr("dilations", {2, 2})}, false},
+      {{1, 4, 3, 3}, {6, 4, 3, 3}, {ints_attr("pads", {1, 1, 1, 1})}, true},      // rows narrower than a vector
+      {{1, 4, 40, 3}, {5, 4, 2, 2}, {ints_attr("strides", {3, 2}), ints_attr("pads", {1, 0, 0, 1})}, true},
+      {{2, 33, 9, 11}, {12, 33, 1, 1}, {ints_attr("strides", {2, 2})}, true},    // 1x1 stride 2, odd widths
+      {{2, 6, 15, 15}, {8, 3, 7, 7}, {int_attr("group", 2), ints_attr("strides", {2, 2}), ints_attr("pads", {3, 3, 3, 3})}, true},
+      {{1, 3, 1, 70}, {9, 3, 1, 5}, {ints_attr("pads", {0, 4, 0, 1}), ints_attr("strides", {1, 3})}, true},
+      {{1, 100, 4, 36}, {40, 100, 1, 3}, {ints_attr("pads", {0, 1, 0, 1})}, false},  // 36 pixels: two panels
   };
-  std::vector<onnx::Attribute> autos[] = {
-      {}, {}, {}, {}, {}, {}, {}, {[] { onnx::Attribute a; a.name = "auto_pad"; a.type = onnx::Attribute::String; a.s = "SAME_UPPER"; return a; }()},
-      {[] { onnx::Attribute a; a.name = "auto_pad"; a.type = onnx::Attribute::String; a.s = "SAME_LOWER"; return a; }()},
-      {}};
   for (size_t ci = 0; ci < cases.size(); ++ci) {
-    ConvCase& cc = cases[ci];
-    for (auto& a : autos[ci]) cc.attrs.push_back(a);
+    const ConvCase& cc = cases[ci];
     auto x = random_floats(shape_numel(cc.x), 10 + ci), w = random_floats(shape_numel(cc.w), 20 + ci);
-    auto bias = random_floats(cc.w[0], 30 + ci);
-    Tensor xt = tensor_of(x, cc.x), wt = tensor_of(w, cc.w), bt = tensor_of(bias, {cc.w[0]});
-    std::vector<const Tensor*> ins = {&xt, &wt};
-    if (cc.bias) ins.push_back(&bt);
-    Tensor first;
-    for (auto isa : isas())
-      for (int threads : {1, 3}) {
-        ForceIsa force(isa);
-        Tensor y = run_cpu("Conv", cc.attrs, ins, threads);
-        if (!first.defined()) {
-          // Geometry from the op definition, reference from the contract.
-          onnx::Node node;
-          node.op_type = "Conv";
-          for (auto& a : cc.attrs) node.attributes[a.name] = a;
-          KernelContext ctx{node, *find_op("Conv", 17)};
-          ctx.inputs = ins;
-          ConvGeom g = conv_geometry(ctx);
-          ASSERT_EQ(g.out_shape, y.shape());
-          auto ref = conv_reference(g, x, w, cc.bias ? bias.data() : nullptr);
-          int64_t bad = -1;
-          EXPECT_TRUE(same_bits(y.data<float>(), ref.data(), y.numel(), &bad)) << "case " << ci << " bad " << bad;
-          first = y;
-        } else {
-          EXPECT_TRUE(same_bits(y.data<float>(), first.data<float>(), y.numel()))
-              << "case " << ci << " isa " << int(isa) << " threads " << threads;
-        }
-      }
+    expect_matches_contract(cc, x, w, random_floats(cc.w[0], 30 + ci), "case " + std::to_string(ci));
+  }
+}
+
+TEST(ConvCpu, SpecialValuesByteForByte) {
+  // NaN, infinities and -0 in X; an infinite weight that meets padding taps (so those outputs are NaN); a -0
+  // bias with all-zero products, whose chunked sum is (-0) + (+0) = +0.
+  const ConvCase cc = {{1, 3, 6, 7}, {4, 3, 3, 3}, {ints_attr("pads", {1, 2, 1, 1}), ints_attr("strides", {2, 1})}, true};
+  auto x = random_floats(shape_numel(cc.x), 90), w = random_floats(shape_numel(cc.w), 91);
+  const float inf = std::numeric_limits<float>::infinity();
+  x[5] = std::numeric_limits<float>::quiet_NaN();
+  x[20] = inf;
+  x[50] = -inf;
+  for (int i = 60; i < 126; ++i) x[i] = -0.0f;
+  w[0] = inf;
+  std::fill(w.begin() + 27 * 3, w.end(), -0.0f);
+  expect_matches_contract(cc, x, w, {0.5f, -1.0f, 2.0f, -0.0f}, "special values");
+}
+
+TEST(ConvCpu, WeightsPackedOnceAndRepackedPerIsa) {
+  Shape xs = {1, 20, 9, 8}, ws = {11, 20, 3, 3};
+  auto x = random_floats(shape_numel(xs), 95), w = random_floats(shape_numel(ws), 96), b = random_floats(11, 97);
+  Tensor xt = tensor_of(x, xs), wt = tensor_of(w, ws), bt = tensor_of(b, {11});
+  std::vector<onnx::Attribute> attrs = {ints_attr("pads", {1, 1, 1, 1})};
+  Tensor plain = run_cpu("Conv", attrs, {&xt, &wt, &bt}, 2);
+  NodeState state;
+  // The same node over runs, the ISA changing in between (the packing differs per ISA).
+  for (auto isa : {cpu::cpu_best_isa(), cpu::cpu_best_isa(), cpu::CpuIsa::Scalar, cpu::cpu_best_isa()}) {
+    ForceIsa force(isa);
+    Tensor y = run_cpu("Conv", attrs, {&xt, &wt, &bt}, 2, 17, &state);
+    EXPECT_TRUE(same_bits(y.data<float>(), plain.data<float>(), y.numel())) << "isa " << int(isa);
   }
 }
 

@@ -1,0 +1,67 @@
+"""Single-Conv latency on the CPU: lockstep vs onnxruntime on the convolution shapes of ResNet-50 (batch 1),
+runs interleaved one by one (the timing is lockstep.bench's, as in `lockstep bench --against onnxruntime`).
+  python3 bench/conv_cpu.py [--threads 1,2] [--runs R] [--warmup W] [--shapes stem,3x3_64_56,...]
+Prints one row per shape and thread count: p50 in ms of each runtime, the ratio, and lockstep's GFLOP/s."""
+
+import argparse
+
+import numpy as np
+import onnx
+from onnx import TensorProto, helper, numpy_helper
+
+from lockstep import bench
+
+# name: (c_in, h_w, c_out, kernel, stride, pad); ResNet-50's conv shapes at input 224.
+SHAPES = {
+    "stem_7x7_s2": (3, 224, 64, 7, 2, 3),
+    "3x3_64_56": (64, 56, 64, 3, 1, 1),
+    "3x3_128_28": (128, 28, 128, 3, 1, 1),
+    "3x3_256_14": (256, 14, 256, 3, 1, 1),
+    "3x3_512_7": (512, 7, 512, 3, 1, 1),
+    "3x3_128_56_s2": (128, 56, 128, 3, 2, 1),
+    "1x1_256_64_56": (256, 56, 64, 1, 1, 0),
+    "1x1_64_256_56": (64, 56, 256, 1, 1, 0),
+    "1x1_1024_256_14": (1024, 14, 256, 1, 1, 0),
+    "1x1_256_512_56_s2": (256, 56, 512, 1, 2, 0),
+    "1x1_1024_2048_14_s2": (1024, 14, 2048, 1, 2, 0),
+}
+
+
+def conv_model(c_in, hw, c_out, kernel, stride, pad):
+    rng = np.random.default_rng(0)
+    w = rng.uniform(-0.1, 0.1, (c_out, c_in, kernel, kernel)).astype(np.float32)
+    b = rng.uniform(-0.1, 0.1, c_out).astype(np.float32)
+    node = helper.make_node("Conv", ["x", "w", "b"], ["y"], strides=[stride, stride], pads=[pad] * 4)
+    graph = helper.make_graph([node], "conv", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, c_in, hw, hw])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
+                              [numpy_helper.from_array(w, "w"), numpy_helper.from_array(b, "b")])
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], ir_version=8).SerializeToString()
+
+
+def gflop(c_in, hw, c_out, kernel, stride, pad):
+    out = (hw + 2 * pad - kernel) // stride + 1
+    return 2.0 * c_out * out * out * c_in * kernel * kernel / 1e9
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--threads", default="1")
+    parser.add_argument("--runs", type=int, default=30)
+    parser.add_argument("--warmup", type=int, default=3)
+    parser.add_argument("--shapes", default=",".join(SHAPES))
+    args = parser.parse_args()
+    print(f"{'shape':<22}{'threads':>8}{'lockstep':>10}{'ort':>9}{'ratio':>7}{'GFLOP/s':>9}")
+    for name in args.shapes.split(","):
+        shape = SHAPES[name]
+        model = conv_model(*shape)
+        x = np.random.default_rng(1).standard_normal((1, shape[0], shape[1], shape[1])).astype(np.float32)
+        for threads in (int(t) for t in args.threads.split(",")):
+            r = bench.measure(model, lambda _: {"x": x}, threads=threads, runs=args.runs, warmup=args.warmup,
+                              against_onnxruntime=True)
+            ours, theirs = r["lockstep"]["p50_ms"], r["onnxruntime"]["p50_ms"]
+            print(f"{name:<22}{threads:>8}{ours:>10.2f}{theirs:>9.2f}{ours / theirs:>7.2f}"
+                  f"{gflop(*shape) / ours * 1e3:>9.1f}", flush=True)
+
+
+if __name__ == "__main__":
+    main()
