@@ -1,6 +1,7 @@
 """The CUDA GEMM core on a GPU: bit identity with the CPU provider, then kernel times against torch fp32 (TF32 off).
   python3 bench/gpu_gemm.py [--check] [--bench] [--runs R] [--out DIR]     (neither flag: both)
-Bit identity compares the raw float32 bits (uint32 views) of lockstep CUDA and lockstep CPU on MatMul, Gemm and
+Bit identity compares the raw float32 bits (uint32 views; NaN equals NaN whatever the payload, as the contract says)
+of lockstep CUDA and lockstep CPU on MatMul, Gemm and
 Conv shapes chosen to hit every path: odd M/N/K, K < 64, K not a multiple of 64, K = 4608, batched and broadcast
 MatMul, transposed Gemm, convs with pads, strides, dilations and groups, split-K problems.
 Times: lockstep's kernel time is the sum of its CUDA kernels per run, read with torch.profiler (CUPTI sees
@@ -95,8 +96,14 @@ def check_bits(log):
         t0 = time.perf_counter()
         cpu = session(model, lockstep.CPU).run(None, inputs)[0]
         cuda = session(model, lockstep.CUDA).run(None, inputs)[0]
-        same = cpu.shape == cuda.shape and np.array_equal(cpu.view(np.uint32), cuda.view(np.uint32))
-        diff = "" if same else f" differing elements: {int((cpu.view(np.uint32) != cuda.view(np.uint32)).sum())}"
+        # The contract's comparison: bits, except that two NaNs are equal whatever their payloads.
+        both_nan = np.isnan(cpu) & np.isnan(cuda) if cpu.shape == cuda.shape else None
+        differs = None if both_nan is None else (cpu.view(np.uint32) != cuda.view(np.uint32)) & ~both_nan
+        same = differs is not None and not differs.any()
+        diff = "" if same else f" differing elements: {'shape' if differs is None else int(differs.sum())}"
+        payloads = 0 if both_nan is None else int((both_nan & (cpu.view(np.uint32) != cuda.view(np.uint32))).sum())
+        if payloads:
+            diff += f" (NaN on both, payloads differ: {payloads})"
         line = f"{'same bits' if same else 'DIFFERENT'}  {name} {cpu.shape} ({time.perf_counter() - t0:.1f} s){diff}"
         print(line, flush=True)
         log.write(line + "\n")
