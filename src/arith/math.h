@@ -1,427 +1,297 @@
-// lockstep shared scalar math library (DESIGN.md section 3, "Math functions").
+// lockstep shared math library (DESIGN.md section 3, "Math functions"; docs/arithmetic.md#scalar-function-methods).
 //
-// Every function here is built only from IEEE-754 basic operations (+ - * / on float and double, conversions
-// between float, double and integers, all round-to-nearest-even), integer/bit manipulation, comparisons and
-// constants. No libm / CUDA math function is called, so the CPU (g++ -O2 -ffp-contract=off, no -ffast-math) and
-// the CUDA build (nvcc --fmad=false --prec-div=true --prec-sqrt=true --ftz=false) produce the same bits.
+// exp, expm1, log, log1p, tanh, erf, sigmoid and softplus are binary32 algorithms: range reduction, minimax
+// polynomials evaluated with fma (coefficients from tests/arith/fit_polynomials.py), and error-free transformations
+// (TwoSum, exact remainders) where a step would otherwise lose the last bit. Each is written once, as a template
+// over the lane type V of lanes.h, without branches on the value (selects instead), so that
+//   - V = float is the host's scalar path and one CUDA thread per element,
+//   - V = an AVX2 or AVX-512 register is the CPU's vector path (src/cpu/simd/),
+// and every path performs the same sequence of IEEE-754 operations on each element: the same bits everywhere.
+// Accuracy: within 1 ulp of the correctly rounded result for every float input, tails and denormals included,
+// checked over all 2^32 inputs by tests/arith/exhaustive_math.cpp (host), tests/arith/math_device_check.cu
+// (host == device) and tests/cpp/test_elementwise.cpp (scalar == AVX2 == AVX-512).
 //
-// Design: each function widens its float argument to double (exact), evaluates a double-precision algorithm whose
-// relative error is below ~1e-15, and rounds once to float. The result is therefore within 0.5 + 2^24 * 1e-15 ulp
-// of the exact value, i.e. it is the correctly rounded float except in rare near-halfway cases, where it is the
-// other neighbour (1 ulp from the correctly rounded result). Measured over all 2^32 inputs: <= 1 ulp for every
-// function (see docs/arithmetic.md#scalar-function-methods and tests/arith/exhaustive_math.cpp).
-// Double was chosen over float+fma because (a) it makes the <= 1 ulp bound hold by construction, for composite
-// functions too (sigmoid, softplus, tanh, pow), (b) the polynomials need no fma (so no libm fmaf call on hosts
-// compiled without -mfma), and (c) FP64 runs at half the FP32 rate on H100/H200. On GPUs with slow FP64 (consumer
-// parts) float kernels would be faster; changing that changes the contract on both devices.
-//
-// NaN outputs are deterministic: a NaN input is returned with its quiet bit set; an invalid operation (log(-1),
-// sin(inf), pow(-2, 0.5), ...) returns the canonical quiet NaN 0x7fc00000. Denormal inputs and outputs are handled
-// exactly (no flush to zero). Contraction must be off: the code relies on a*b+c being two roundings.
+// NaN outputs are deterministic: a NaN input is returned with its quiet bit set; an invalid operation (log(-1))
+// returns the canonical quiet NaN 0x7fc00000. Contraction must be off: a*b+c is two roundings unless written
+// mul_add. sin, cos and pow still compute in binary64 (math_binary64.h).
 #pragma once
 
-#include <cmath>
 #include <cstdint>
-#include <cstring>
 
-#include "hd.h"
+#include "bits.h"
+#include "lane_helpers.h"
+#include "lanes.h"
+#include "math_binary64.h"
 
 namespace lockstep::arith {
 
-// ---------------------------------------------------------------------------------------------- bit helpers
-
-/// Bit pattern of a float.
-LOCKSTEP_HD uint32_t bits_of(float x) {
-#if defined(__CUDA_ARCH__)
-  return __float_as_uint(x);
-#else
-  uint32_t u;
-  std::memcpy(&u, &x, sizeof u);
-  return u;
-#endif
-}
-
-/// Float with the given bit pattern.
-LOCKSTEP_HD float float_of(uint32_t u) {
-#if defined(__CUDA_ARCH__)
-  return __uint_as_float(u);
-#else
-  float x;
-  std::memcpy(&x, &u, sizeof x);
-  return x;
-#endif
-}
-
-/// Bit pattern of a double.
-LOCKSTEP_HD uint64_t bits_of(double x) {
-#if defined(__CUDA_ARCH__)
-  return static_cast<uint64_t>(__double_as_longlong(x));
-#else
-  uint64_t u;
-  std::memcpy(&u, &x, sizeof u);
-  return u;
-#endif
-}
-
-/// Double with the given bit pattern.
-LOCKSTEP_HD double double_of(uint64_t u) {
-#if defined(__CUDA_ARCH__)
-  return __longlong_as_double(static_cast<long long>(u));
-#else
-  double x;
-  std::memcpy(&x, &u, sizeof x);
-  return x;
-#endif
-}
-
-/// Fused multiply-add a*b+c with a single rounding (IEEE fusedMultiplyAdd). Not used by the functions below;
-/// provided for kernels whose contract says "fma".
-LOCKSTEP_HD float fma_f32(float a, float b, float c) {
-#if defined(__CUDA_ARCH__)
-  return __fmaf_rn(a, b, c);
-#else
-  return std::fma(a, b, c);
-#endif
-}
-
 namespace detail {
 
-constexpr uint32_t kQuietBit = 0x00400000u;
-constexpr uint32_t kDefaultNaN = 0x7fc00000u;
-constexpr uint32_t kPosInf = 0x7f800000u;
+constexpr float kInf = __builtin_huge_valf();
+constexpr float kInvLn2 = 0x1.715476p+0f;
+constexpr float kLn2Hi = 0x1.62e43p-1f;      // 21 significant bits: k * kLn2Hi is exact, |k| <= 151
+constexpr float kLn2Lo = -0x1.05c61p-29f;    // ln2 - kLn2Hi
+constexpr float kExpOverflow = 0x1.62e42ep+6f;  // the largest x with e^x < FLT_MAX (rounded): 0x42b17217
+constexpr int32_t kDefaultNaN = 0x7fc00000;
 
-LOCKSTEP_HD float quiet(float x) { return float_of(bits_of(x) | kQuietBit); }
-LOCKSTEP_HD float default_nan() { return float_of(kDefaultNaN); }
-LOCKSTEP_HD float inf_f(bool negative) { return float_of(kPosInf | (negative ? 0x80000000u : 0u)); }
-LOCKSTEP_HD float zero_f(bool negative) { return float_of(negative ? 0x80000000u : 0u); }
-LOCKSTEP_HD float with_sign(float v, bool negative) { return negative ? -v : v; }
-
-constexpr double kLn2 = 0x1.62e42fefa39efp-1;
-constexpr double kLn2Hi = 0x1.62e42fee00000p-1;  // 32 significant bits: k*kLn2Hi is exact for |k| < 2^21
-constexpr double kLn2Lo = 0x1.a39ef35793c76p-33;
-constexpr double kInvLn2 = 0x1.71547652b82fep+0;
-constexpr double kPio2 = 0x1.921fb54442d18p+0;
-constexpr double kRoundMagic = 0x1.8p52;  // (v + magic) - magic rounds v to an integer, |v| < 2^51
-constexpr uint64_t kSqrt2Bits = 0x3ff6a09e667f3bcdull;
-
-// Horner evaluation of c[0] + c[1] u + ... + c[N-1] u^(N-1), separate mul and add (two roundings per step).
-template <int N>
-LOCKSTEP_HD double horner(const double (&c)[N], double u) {
-  double acc = c[N - 1];
-  for (int i = N - 2; i >= 0; --i) acc = acc * u + c[i];
-  return acc;
+template <class V>
+LOCKSTEP_LANE V default_nan_lanes() {
+  return as_float(lane_int_t<V>{} + kDefaultNaN);
 }
 
-// e^a in double, valid for |a| <= 700. Method: a = k ln2 + r (Cody-Waite, |r| <= 0.347), Taylor degree 12 for
-// e^r (truncation < 2e-16 relative), times 2^k built from bits.
-LOCKSTEP_HD double exp_d(double a) {
-  static constexpr double c[13] = {
-      0x1.0000000000000p+0, 0x1.0000000000000p+0, 0x1.0000000000000p-1, 0x1.5555555555555p-3,
-      0x1.5555555555555p-5, 0x1.1111111111111p-7, 0x1.6c16c16c16c17p-10, 0x1.a01a01a01a01ap-13,
-      0x1.a01a01a01a01ap-16, 0x1.71de3a556c734p-19, 0x1.27e4fb7789f5cp-22, 0x1.ae64567f544e4p-26,
-      0x1.1eed8eff8d898p-29,
-  };
-  const double kd = (a * kInvLn2 + kRoundMagic) - kRoundMagic;
-  const double r = (a - kd * kLn2Hi) - kd * kLn2Lo;
-  const int k = static_cast<int>(kd);
-  const double scale = double_of(static_cast<uint64_t>(k + 1023) << 52);
-  return horner(c, r) * scale;
+template <class V>
+LOCKSTEP_LANE lane_int_t<V> splat_int(int32_t c) {
+  return lane_int_t<V>{} + c;
 }
 
-// e^a - 1 in double with relative accuracy, |a| <= 700. Method: |a| < 0.347: a + a^2 * (Taylor degree 11 in a,
-// i.e. terms up to a^13/13!); otherwise exp_d(a) - 1 (cancellation at most 2 bits).
-LOCKSTEP_HD double expm1_d(double a) {
-  static constexpr double c[12] = {
-      0x1.0000000000000p-1, 0x1.5555555555555p-3, 0x1.5555555555555p-5, 0x1.1111111111111p-7,
-      0x1.6c16c16c16c17p-10, 0x1.a01a01a01a01ap-13, 0x1.a01a01a01a01ap-16, 0x1.71de3a556c734p-19,
-      0x1.27e4fb7789f5cp-22, 0x1.ae64567f544e4p-26, 0x1.1eed8eff8d898p-29, 0x1.6124613a86d09p-33,
-  };
-  if (a > -0.347 && a < 0.347) return a + (a * a) * horner(c, a);
-  return exp_d(a) - 1.0;
+/// e^t = 2^k (1 + u) for t in [-104, 89], with u in about [-0.29, 0.42] carrying one rounding (|error| <= 2^-26).
+/// Reduction: k = round(t / ln2) through the round-to-integer magic, r = t - k ln2 in two parts (r_hi exact: kLn2Hi
+/// has 21 bits and |k| <= 151), e^r - 1 = r_hi + (r_lo + r^2 q(r)), q minimax for |r| <= ln2/2 (error < 4e-9).
+/// force_zero selects k = 0 (expm1's central interval, where q must cover r = t up to 1.5 ln2).
+template <class V>
+struct ExpParts {
+  lane_int_t<V> k;
+  V u;
+};
+template <class V, int N>
+LOCKSTEP_LANE ExpParts<V> exp_parts(V t, const float (&q)[N], decltype(t < t) force_zero) {
+  const V shifted = mul_add(t, splat<V>(kInvLn2), splat<V>(kRoundMagic));
+  const lane_int_t<V> k = select(force_zero, splat_int<V>(0), as_int(shifted) - as_int(kRoundMagic));
+  const V kf = select(force_zero, splat<V>(0.0f), shifted - kRoundMagic);
+  const V r_hi = mul_add(kf, splat<V>(-kLn2Hi), t);
+  const V r_lo = kf * -kLn2Lo;
+  const V r = r_hi + r_lo;
+  return {k, r_hi + mul_add(r * r, horner(q, r), r_lo)};
 }
 
-// 2*atanh(s) = log((1+s)/(1-s)) for |s| <= 0.1716. Method: odd Taylor series 2 s sum s^2n/(2n+1), n <= 10
-// (truncation < 1e-17 relative).
-LOCKSTEP_HD double log_series_d(double s) {
-  static constexpr double c[11] = {
-      0x1.0000000000000p+0, 0x1.5555555555555p-2, 0x1.999999999999ap-3, 0x1.2492492492492p-3,
-      0x1.c71c71c71c71cp-4, 0x1.745d1745d1746p-4, 0x1.3b13b13b13b14p-4, 0x1.1111111111111p-4,
-      0x1.e1e1e1e1e1e1ep-5, 0x1.af286bca1af28p-5, 0x1.8618618618618p-5,
-  };
-  return (2.0 * s) * horner(c, s * s);
-}
+// (e^r - 1 - r) / r^2 for |r| <= ln2/2, degree 4.
+#define LOCKSTEP_EXP_Q {0x1.fffffcp-2f, 0x1.555492p-3f, 0x1.5558f2p-5f, 0x1.1239e4p-7f, 0x1.6a243p-10f}
 
-// log(u) for a positive, finite, normal double u. Method: u = 2^e m with m in [sqrt(1/2), sqrt(2)) from the bits,
-// s = (m-1)/(m+1), log(m) = log_series_d(s), result e*ln2 (hi/lo) + log(m).
-LOCKSTEP_HD double log_core_d(double u) {
-  const uint64_t b = bits_of(u);
-  int e = static_cast<int>(b >> 52) - 1023;
-  uint64_t mb = (b & 0x000fffffffffffffull) | 0x3ff0000000000000ull;
-  if (mb > kSqrt2Bits) {
-    mb -= 0x0010000000000000ull;  // m / 2
-    e += 1;
-  }
-  const double m = double_of(mb);
-  const double s = (m - 1.0) / (m + 1.0);
-  const double ed = static_cast<double>(e);
-  return ed * kLn2Hi + (log_series_d(s) + ed * kLn2Lo);
-}
-
-// log(1 + a) in double with relative accuracy, a > -1 finite. Method: if 1+a in (0.7071, 1.4142):
-// log_series_d(a / (2 + a)); else log_core_d(1 + a).
-LOCKSTEP_HD double log1p_d(double a) {
-  if (a > -0.2928932188134524 && a < 0.4142135623730950) return log_series_d(a / (2.0 + a));
-  return log_core_d(1.0 + a);
-}
-
-// sin(r), |r| <= pi/4 (+tiny). Method: Taylor r + r^3 P(r^2), terms up to r^17/17! (truncation < 1e-16 rel).
-LOCKSTEP_HD double sin_kernel_d(double r) {
-  static constexpr double c[8] = {
-      -0x1.5555555555555p-3, 0x1.1111111111111p-7, -0x1.a01a01a01a01ap-13, 0x1.71de3a556c734p-19,
-      -0x1.ae64567f544e4p-26, 0x1.6124613a86d09p-33, -0x1.ae7f3e733b81fp-41, 0x1.952c77030ad4ap-49,
-  };
-  const double z = r * r;
-  return r + (r * z) * horner(c, z);
-}
-
-// cos(r), |r| <= pi/4 (+tiny). Method: Taylor 1 + r^2 P(r^2), terms up to r^16/16! (truncation < 1e-17).
-LOCKSTEP_HD double cos_kernel_d(double r) {
-  static constexpr double c[8] = {
-      -0x1.0000000000000p-1, 0x1.5555555555555p-5, -0x1.6c16c16c16c17p-10, 0x1.a01a01a01a01ap-16,
-      -0x1.27e4fb7789f5cp-22, 0x1.1eed8eff8d898p-29, -0x1.93974a8c07c9dp-37, 0x1.ae7f3e733b81fp-45,
-  };
-  const double z = r * r;
-  return 1.0 + z * horner(c, z);
-}
-
-// Payne-Hanek reduction of a finite float |x| >= pi/4 (given as bits ax, sign clear): returns n (mod 4) and r in
-// [-pi/4, pi/4] with |x| = (n + r/(pi/2)) * pi/2 mod 2pi. Exact integer arithmetic: the 24-bit significand is
-// multiplied by a 96-bit window of the bits of 2/pi (bits above the window only add multiples of 4), giving 2
-// quadrant bits and a 94-bit fraction; window truncation error < 2^-70 absolute in units of pi/2.
-LOCKSTEP_HD int reduce_pio2(uint32_t ax, double& r) {
-  // 2/pi in binary, MSB first, preceded by one zero word so that windows may start before the binary point.
-  static constexpr uint32_t w[10] = {
-      0x00000000u, 0xa2f9836eu, 0x4e441529u, 0xfc2757d1u, 0xf534ddc0u,
-      0xdb629599u, 0x3c439041u, 0xfe5163abu, 0xdebbc561u, 0xb7246e3au,
-  };
-  const uint64_t M = (ax & 0x007fffffu) | 0x00800000u;          // |x| = M * 2^E
-  const int E = static_cast<int>(ax >> 23) - 150;                // -24 <= E <= 104 here
-  const int s = E - 1 + 31;                                      // stream position of 2/pi bit number E-1
-  const int wi = s >> 5, sh = s & 31;
-  uint64_t win[3];
-  for (int k = 0; k < 3; ++k) {
-    const uint64_t two = (static_cast<uint64_t>(w[wi + k]) << 32) | w[wi + k + 1];
-    win[k] = static_cast<uint32_t>(two >> (32 - sh));
-  }
-  // P = M * (win0 win1 win2) = top * 2^64 + mid * 2^32 + low, 120 bits; weight of bit j is 2^(j - 94).
-  uint64_t t = M * win[2];
-  const uint64_t low = t & 0xffffffffull;
-  t = (t >> 32) + M * win[1];
-  const uint64_t mid = t & 0xffffffffull;
-  const uint64_t top = (t >> 32) + M * win[0];
-  const uint64_t F = ((top & 0x3fffffffull) << 34) | (mid << 2) | (low >> 30);  // fraction bits 93..30
-  const uint64_t rest = low & 0x3fffffffull;                                      // fraction bits 29..0
-  const int n = static_cast<int>(((top >> 30) + (F >> 63)) & 3u);  // round to nearest quadrant
-  const double f = static_cast<double>(static_cast<int64_t>(F)) * 0x1p-64 + static_cast<double>(rest) * 0x1p-94;
-  r = f * kPio2;
-  return n;
-}
-
-// Polynomial pieces for erf (Chebyshev interpolants, mpmath, converted to monomials; error < 2e-16).
-// p0: erf(x)/x as a polynomial in (x^2 - 1/2), 0 <= x <= 1.
-// p1..p3: erf(x) as polynomials in (x - 1.5), (x - 2.5), (x - 3.5) on [1,2], [2,3], [3,4].
-LOCKSTEP_HD double erf_pos_d(double a) {
-  static constexpr double p0[14] = {
-      0x1.ee51eb23cb7eap-1, -0x1.1fd16292151fdp-2, 0x1.454368017b042p-4, -0x1.2b902b7b2f224p-6,
-      0x1.c82aa249df4a1p-9, -0x1.263991b81d62ep-11, 0x1.486638bc934bfp-14, -0x1.429e938bb3fb3p-17,
-      0x1.1ad5ee09b7c4dp-20, -0x1.bf8e5ad031f42p-24, 0x1.428e75eef326cp-27, -0x1.aad6f12f0a592p-31,
-      0x1.06139757ceda2p-34, -0x1.29b9f1b3df556p-38,
-  };
-  static constexpr double p1[19] = {
-      0x1.eea5557137ae0p-1, 0x1.e723726b824aap-4, -0x1.6d5a95d0a1b7fp-3, 0x1.1c2a02beb6a4ep-3,
-      -0x1.6d5a95d0a1b9ap-5, -0x1.e723726b65120p-7, 0x1.3ca3d72c48d50p-6, -0x1.36d73a692d053p-8,
-      -0x1.35ae4e3a506c1p-9, 0x1.c0380e362faa7p-10, -0x1.85b5f31adf4f4p-14, -0x1.0acf49b689f6bp-12,
-      0x1.45daf1c03c5edp-14, 0x1.2d5ccda7d2cefp-16, -0x1.d8d8db718a3f0p-17, 0x1.3122d618518c5p-21,
-      0x1.9aed5951c72f6p-20, -0x1.2d677be6d86b7p-22, -0x1.b20a125165c54p-24,
-  };
-  static constexpr double p2[18] = {
-      0x1.ffcaa8f4c9beap-1, 0x1.1d83170fbf6fcp-9, -0x1.64e3dcd3af2d3p-8, 0x1.119da0c46cc88p-7,
-      -0x1.1a89b97cf1214p-7, 0x1.90e81283fccadp-8, -0x1.6ecdbf63b4dcep-9, 0x1.1c610bc8e5f86p-11,
-      0x1.11551b52fb796p-12, -0x1.06717857ad0fap-12, 0x1.4a84c20123815p-14, 0x1.58bbca2bba994p-18,
-      -0x1.d88c48f8a82b3p-17, 0x1.3ad68181439ecp-18, 0x1.9f3af4d2b1565p-23, -0x1.595d63766c65ep-21,
-      0x1.495bf0556d5dep-23, 0x1.8353e53661806p-26,
-  };
-  static constexpr double p3[16] = {
-      0x1.ffffe710d565ep-1, 0x1.6a597219a8b85p-18, -0x1.3d0e43d70cf42p-16, 0x1.62ccea63ec5dap-15,
-      -0x1.1c07720e3fe19p-14, 0x1.586bafc441994p-14, -0x1.4615414a08ecfp-14, 0x1.e827fc58e8002p-15,
-      -0x1.1f62d3ce576c5p-15, 0x1.0134fae85086ap-16, -0x1.37811cd545801p-18, 0x1.dddb4d7805a03p-22,
-      0x1.e0532ff397fe4p-22, -0x1.459f5261ef7a8p-22, 0x1.67572b0a47f38p-24, -0x1.eb4266f96455dp-30,
-  };
-  if (a < 1.0) return a * horner(p0, a * a - 0.5);
-  if (a < 2.0) return horner(p1, a - 1.5);
-  if (a < 3.0) return horner(p2, a - 2.5);
-  return horner(p3, a - 3.5);
-}
-
-// Integer class of a finite nonzero float magnitude (bits): 0 = not an integer, 1 = odd integer, 2 = even.
-LOCKSTEP_HD int int_class(uint32_t ay) {
-  const int e = static_cast<int>(ay >> 23) - 127;
-  if (e < 0) return 0;
-  if (e >= 24) return 2;
-  const uint32_t mant = (ay & 0x007fffffu) | 0x00800000u;
-  const int fb = 23 - e;
-  if (mant & ((1u << fb) - 1u)) return 0;
-  return ((mant >> fb) & 1u) ? 1 : 2;
+/// e^x for the reduced parts, as two floats h + l: h = 2^k (1 + u) rounded (k clamped to >= kmin so that 2^k is
+/// normal) and l its exact rounding error (TwoSum: 2^k u + 2^k is a sum of two floats).
+template <class V>
+struct FloatPair {
+  V hi, lo;
+};
+template <class V>
+LOCKSTEP_LANE FloatPair<V> scaled_pair(lane_int_t<V> k, V u) {
+  const V s = pow2_lanes<V>(k);
+  const V h = mul_add(s, u, s);
+  return {h, mul_add(s, u, s - h)};
 }
 
 }  // namespace detail
 
-// ------------------------------------------------------------------------------------------- public API
-
-/// e^x. Method: double exp_d (Cody-Waite ln2 reduction + Taylor degree 12), one rounding to float.
-/// Special: NaN -> NaN; x > 89 (incl. +inf) -> +inf; x < -104 (incl. -inf) -> +0; denormal results exact-rounded.
-LOCKSTEP_HD float exp_f32(float x) {
-  if (x != x) return detail::quiet(x);
-  if (x > 89.0f) return detail::inf_f(false);
-  if (x < -104.0f) return 0.0f;
-  return static_cast<float>(detail::exp_d(static_cast<double>(x)));
+/// e^x. Method: exp_parts, p = 1 + u, times 2^k in two exact steps (one rounding when the result is denormal).
+/// Special: NaN -> NaN; x > 0x1.62e42ep+6 (incl. +inf) -> +inf; x < -104 (incl. -inf) -> +0.
+template <class V>
+LOCKSTEP_LANE V exp_f32(V x) {
+  static constexpr float q[5] = LOCKSTEP_EXP_Q;
+  const V t = min_keep_nan(max_keep_nan(x, splat<V>(-104.0f)), splat<V>(89.0f));
+  const auto e = detail::exp_parts(t, q, t != t);
+  const auto k1 = e.k >> 1;
+  const V y = ((1.0f + e.u) * pow2_lanes<V>(k1)) * pow2_lanes<V>(e.k - k1);
+  return select(x != x, quiet_nan_lanes(x), select(x > detail::kExpOverflow, splat<V>(detail::kInf), y));
 }
 
-/// e^x - 1. Method: |x| < 0.347: x + x^2 * Taylor degree 11 (double); else exp_d(x) - 1; one rounding.
-/// Special: NaN -> NaN; |x| < 2^-28 -> x (keeps -0); x > 89 -> +inf; x < -40 (incl. -inf) -> -1.
-LOCKSTEP_HD float expm1_f32(float x) {
-  if (x != x) return detail::quiet(x);
-  if ((bits_of(x) & 0x7fffffffu) < 0x31800000u) return x;  // |x| < 2^-28
-  if (x > 89.0f) return detail::inf_f(false);
-  if (x < -40.0f) return -1.0f;
-  return static_cast<float>(detail::expm1_d(static_cast<double>(x)));
+/// e^x - 1. Method: on (-ln2/2, 1.5 ln2) k = 0 and the result is u itself (q of degree 7 on that interval);
+/// elsewhere exp_parts and fma(2^k, u, 2^k - 1) (2^k - 1 exact for |k| <= 24; k = 128 scaled in two steps).
+/// Special: NaN -> NaN; +-0 -> +-0; x > 0x1.62e42ep+6 -> +inf; x < -40 (incl. -inf) -> -1.
+template <class V>
+LOCKSTEP_LANE V expm1_f32(V x) {
+  // (e^r - 1 - r) / r^2 for r in [-ln2/2, 1.5 ln2], degree 7.
+  static constexpr float q[8] = {0x1p-1f,          0x1.555556p-3f,  0x1.55555p-5f,   0x1.111078p-7f,
+                                 0x1.6c22b8p-10f, 0x1.a093eep-13f, 0x1.8f0dc8p-16f, 0x1.f6b088p-19f};
+  const V t = min_keep_nan(max_keep_nan(x, splat<V>(-40.0f)), splat<V>(89.0f));
+  const auto e = detail::exp_parts(t, q, (t > -0x1.62e43p-2f) & (t < 0x1.0a2b24p+0f));
+  const auto km = select(e.k > 127, detail::splat_int<V>(127), e.k);
+  const V s = pow2_lanes<V>(km);
+  const V y = mul_add(s, e.u, s - 1.0f) * pow2_lanes<V>(e.k - km);
+  const V finite = select(x == 0.0f, x, y);
+  return select(x != x, quiet_nan_lanes(x), select(x > detail::kExpOverflow, splat<V>(detail::kInf), finite));
 }
 
-/// Natural logarithm. Method: exponent/mantissa split (m in [sqrt(1/2), sqrt(2))), atanh series degree 21 in
-/// s = (m-1)/(m+1), e*ln2 added in hi/lo parts (double); one rounding.
-/// Special: NaN -> NaN; +-0 -> -inf; x < 0 (incl. -inf) -> NaN; +inf -> +inf; log(1) = +0; denormals exact.
-LOCKSTEP_HD float log_f32(float x) {
-  const uint32_t ix = bits_of(x);
-  if ((ix & 0x7fffffffu) > detail::kPosInf) return detail::quiet(x);
-  if ((ix & 0x7fffffffu) == 0) return detail::inf_f(true);
-  if (ix >> 31) return detail::default_nan();
-  if (ix == detail::kPosInf) return x;
-  return static_cast<float>(detail::log_core_d(static_cast<double>(x)));
+namespace detail {
+
+/// log(1 + f) for f = m - 1, m in [sqrt(1/2), sqrt(2)), plus k ln2 and a correction c (the rounding error of
+/// 1 + x in log1p), in the classic form f - h + s (h + R) with s = f / (2 + f), h = f^2 / 2, R(s^2) minimax.
+template <class V>
+LOCKSTEP_LANE V log_of_reduced(V f, V kf, V c) {
+  static constexpr float p[4] = {0x1.555554p-1f, 0x1.999a7ap-2f, 0x1.2438e8p-2f, 0x1.e2f456p-3f};
+  constexpr float ln2_hi = 0x1.62e3p-1f;  // 16 bits: kf * ln2_hi is exact
+  constexpr float ln2_lo = 0x1.2fefa2p-17f;
+  const V s = f / (2.0f + f);
+  const V z = s * s;
+  const V h = 0.5f * (f * f);
+  const V r = z * horner(p, z);
+  const V t = mul_add(s, h + r, mul_add(kf, splat<V>(ln2_lo), c));
+  return mul_add(kf, splat<V>(ln2_hi), (t - h) + f);
 }
 
-/// log(1 + x). Method: 1+x in (0.707, 1.414): atanh series in s = x/(2+x); else log of 1+x (double, 1+x exact for
-/// x < 2^29); one rounding. Special: NaN -> NaN; |x| < 2^-30 -> x (keeps -0); -1 -> -inf; x < -1 -> NaN;
-/// +inf -> +inf.
-LOCKSTEP_HD float log1p_f32(float x) {
-  if (x != x) return detail::quiet(x);
-  if ((bits_of(x) & 0x7fffffffu) < 0x30800000u) return x;  // |x| < 2^-30
-  if (x == -1.0f) return detail::inf_f(true);
-  if (x < -1.0f) return detail::default_nan();
-  if (bits_of(x) == detail::kPosInf) return x;
-  return static_cast<float>(detail::log1p_d(static_cast<double>(x)));
+/// Splits a positive normal float's bits into k and m = 2^-k x in [sqrt(1/2), sqrt(2)) (the offset moves the
+/// binade boundary from 1 to sqrt(1/2)).
+template <class V>
+struct LogSplit {
+  lane_int_t<V> k;
+  V m;
+};
+template <class V>
+LOCKSTEP_LANE LogSplit<V> split_binade(lane_int_t<V> bits) {
+  constexpr int32_t kOffset = 0x3f800000 - 0x3f3504f3;
+  const lane_int_t<V> shifted = bits + kOffset;
+  return {(shifted >> 23) - 127, as_float((shifted & 0x007fffff) + 0x3f3504f3)};
 }
 
-/// Hyperbolic tangent. Method: t = expm1_d(2|x|), tanh = t / (t + 2) (double), sign restored; one rounding.
-/// Special: NaN -> NaN; |x| < 2^-13 -> x (keeps -0, denormals); |x| >= 10 (incl. inf) -> +-1.
-LOCKSTEP_HD float tanh_f32(float x) {
-  if (x != x) return detail::quiet(x);
-  const uint32_t ax = bits_of(x) & 0x7fffffffu;
-  const bool neg = (bits_of(x) >> 31) != 0;
-  if (ax < 0x39000000u) return x;  // |x| < 2^-13
-  if (ax >= 0x41200000u) return neg ? -1.0f : 1.0f;  // |x| >= 10
-  const double t = detail::expm1_d(2.0 * static_cast<double>(float_of(ax)));
-  return detail::with_sign(static_cast<float>(t / (t + 2.0)), neg);
+}  // namespace detail
+
+/// Natural logarithm. Method: denormals scaled by 2^25, split_binade, log_of_reduced.
+/// Special: NaN -> NaN; +-0 -> -inf; x < 0 (incl. -inf) -> NaN; +inf -> +inf; log(1) = +0.
+template <class V>
+LOCKSTEP_LANE V log_f32(V x) {
+  const auto denormal = x < 0x1p-126f;
+  const V scaled = select(denormal, x * 0x1p25f, x);
+  const auto sp = detail::split_binade<V>(as_int(scaled));
+  const auto k = sp.k - select(denormal, detail::splat_int<V>(25), detail::splat_int<V>(0));
+  const V y = detail::log_of_reduced(sp.m - 1.0f, float_of_small_int<V>(k), splat<V>(0.0f));
+  V special = select(x == detail::kInf, x, y);
+  special = select(x == 0.0f, splat<V>(-detail::kInf), special);
+  special = select(x < 0.0f, detail::default_nan_lanes<V>(), special);
+  return select(x != x, quiet_nan_lanes(x), special);
 }
 
-/// Error function. Method (double, on |x|): [0,1): x * P13(x^2 - 1/2); [1,2), [2,3), [3,4): polynomials of degree
-/// 18, 17, 15 in (|x| - midpoint) (Chebyshev interpolants, error < 2e-16); sign restored; one rounding.
-/// Special: NaN -> NaN; erf(-0) = -0; denormals exact-rounded; |x| >= 4 (incl. inf) -> +-1.
-LOCKSTEP_HD float erf_f32(float x) {
-  if (x != x) return detail::quiet(x);
-  const uint32_t ax = bits_of(x) & 0x7fffffffu;
-  const bool neg = (bits_of(x) >> 31) != 0;
-  if (ax >= 0x40800000u) return neg ? -1.0f : 1.0f;  // |x| >= 4: erf rounds to +-1
-  return detail::with_sign(static_cast<float>(detail::erf_pos_d(static_cast<double>(float_of(ax)))), neg);
+namespace detail {
+
+/// log(1 + h + l) for h >= -1 and |l| far below h's ulp (l = 0 for log1p itself), special values aside.
+/// Method: u = 1 + h; when u lies in [sqrt(1/2), sqrt(2)) the reduced argument is h itself (k = 0); otherwise k, m
+/// from u's bits. The rounding error of 1 + h (exact) plus l, divided by u, is log_of_reduced's correction c.
+template <class V>
+LOCKSTEP_LANE V log1p_of_pair(V h, V l) {
+  const V u = 1.0f + h;
+  const auto sp = split_binade<V>(as_int(u));
+  const auto central = sp.k == 0;
+  const V err = select(sp.k >= 2, 1.0f - (u - h), h - (u - 1.0f));
+  const V c = select(sp.k >= 25, splat<V>(0.0f), (select(central, splat<V>(0.0f), err) + l) / u);
+  const V f = select(central, h, sp.m - 1.0f);
+  return log_of_reduced(f, float_of_small_int<V>(sp.k), c);
 }
 
-/// Logistic sigmoid 1 / (1 + e^-x). Method: double 1 / (1 + exp_d(-x)); one rounding (accurate for both signs,
-/// denormal results for x < -87.3). Special: NaN -> NaN; x > 40 (incl. +inf) -> 1; x < -110 (incl. -inf) -> +0.
-LOCKSTEP_HD float sigmoid_f32(float x) {
-  if (x != x) return detail::quiet(x);
-  if (x > 40.0f) return 1.0f;
-  if (x < -110.0f) return 0.0f;
-  const double e = detail::exp_d(-static_cast<double>(x));
-  return static_cast<float>(1.0 / (1.0 + e));
+}  // namespace detail
+
+/// log(1 + x). Method: detail::log1p_of_pair(x, 0).
+/// Special: NaN -> NaN; +-0 -> +-0; -1 -> -inf; x < -1 -> NaN; +inf -> +inf.
+template <class V>
+LOCKSTEP_LANE V log1p_f32(V x) {
+  const V y = detail::log1p_of_pair(x, splat<V>(0.0f));
+  V special = select(x == detail::kInf, x, select(x == 0.0f, x, y));
+  special = select(x == -1.0f, splat<V>(-detail::kInf), special);
+  special = select(x < -1.0f, detail::default_nan_lanes<V>(), special);
+  return select(x != x, quiet_nan_lanes(x), special);
 }
 
-/// Softplus log(1 + e^x). Method: double max(x, 0) + log1p_d(exp_d(-|x|)) (no overflow); one rounding.
-/// Special: NaN -> NaN; x > 100 (incl. +inf) -> x; x < -110 (incl. -inf) -> +0.
-LOCKSTEP_HD float softplus_f32(float x) {
-  if (x != x) return detail::quiet(x);
-  if (x > 100.0f) return x;
-  if (x < -110.0f) return 0.0f;
-  const double a = static_cast<double>(x);
-  const double e = detail::exp_d(a > 0.0 ? -a : a);
-  return static_cast<float>(detail::log1p_d(e) + (a > 0.0 ? a : 0.0));
+/// Hyperbolic tangent. Method: |x| < 0.55: x + x^3 P(x^2) (minimax, degree 5). Otherwise 1 - 2 / (e^2a + 1) with
+/// e^2a = 2^k (1 + u) from exp_parts (a = min(|x|, 10)): the denominator as an exact float pair (TwoSum), the
+/// quotient with its exact remainder, and 1 - q by Fast2Sum, so that only u's rounding and the last addition
+/// round (the remainder's quotient is taken with the reciprocal: one division per element). Sign restored.
+/// Special: NaN -> NaN; +-0 -> +-0; |x| >= 10 (incl. inf) -> +-1.
+template <class V>
+LOCKSTEP_LANE V tanh_f32(V x) {
+  static constexpr float p[6] = {-0x1.555554p-2f, 0x1.1110dcp-3f, -0x1.ba0994p-5f,
+                                 0x1.64e39ap-6f,  -0x1.13b41ap-7f, 0x1.3a002ap-9f};
+  static constexpr float q[5] = LOCKSTEP_EXP_Q;
+  const V a = abs_lanes(x);
+  const V x2 = x * x;
+  const V small = mul_add(x * x2, horner(p, x2), x);
+
+  const V t = 2.0f * min_keep_nan(a, splat<V>(10.0f));
+  const auto e = detail::exp_parts(t, q, t != t);
+  const V s = pow2_lanes<V>(e.k), big = s * e.u;  // e^2a = s + big
+  const V s1 = s + 1.0f, s1_err = (s - s1) + 1.0f;  // Fast2Sum, s >= 1
+  const V dh = s1 + big, dl = ((s1 - dh) + big) + s1_err;
+  const V qh = 2.0f / dh, r = 0.5f * qh;  // r = 1/dh rounded, exactly: the only division
+  const V ql = (mul_add(-qh, dh, splat<V>(2.0f)) - qh * dl) * r;
+  const V w = 1.0f - qh, w_err = (1.0f - w) - qh;  // Fast2Sum, 1 >= qh
+  const V large = copysign_lanes(w + (w_err - ql), x);
+
+  const V y = select(a < 0.55f, select(x == 0.0f, x, small), large);
+  return select(x != x, quiet_nan_lanes(x), y);
 }
 
-/// Sine, full float range. Method: |x| < pi/4: Taylor degree 17 (double); else exact Payne-Hanek reduction by
-/// pi/2 in integer arithmetic (96-bit window of 2/pi), then the sin/cos kernel of the quadrant; one rounding.
-/// Special: NaN -> NaN; +-inf -> NaN; |x| < 2^-12 -> x (so sin(-0) = -0, denormals -> x).
-LOCKSTEP_HD float sin_f32(float x) {
-  const uint32_t ax = bits_of(x) & 0x7fffffffu;
-  const bool neg = (bits_of(x) >> 31) != 0;
-  if (ax >= detail::kPosInf) return ax == detail::kPosInf ? detail::default_nan() : detail::quiet(x);
-  if (ax < 0x39800000u) return x;  // |x| < 2^-12: sin x rounds to x (keeps -0, denormals)
-  if (ax < 0x3f490fdbu) return static_cast<float>(detail::sin_kernel_d(static_cast<double>(x)));
-  double r;
-  const int n = detail::reduce_pio2(ax, r);
-  const double v = (n & 1) ? detail::cos_kernel_d(r) : detail::sin_kernel_d(r);
-  const float f = static_cast<float>(v);
-  return detail::with_sign(f, neg != (n >= 2));
+/// Error function. Method (on a = |x|): a < 1: a + a p(a^2) (minimax, degree 6); [1, 1.75), [1.75, 2.5),
+/// [2.5, 3.25), [3.25, 4): 1 - q_i(a - m_i) (minimax for erfc, degree 9, m_i the midpoints, picked by lookup);
+/// a >= 4: 1. Sign restored. Special: NaN -> NaN; erf(-0) = -0; denormals -> x (rounded x + x p).
+template <class V>
+LOCKSTEP_LANE V erf_f32(V x) {
+  static constexpr float p[7] = {0x1.06eba8p-3f,  -0x1.81273ep-2f, 0x1.ce2cf8p-4f, -0x1.b7f908p-6f,
+                                 0x1.54057cp-8f, -0x1.a3f532p-11f, 0x1.4964aep-14f};
+  // Column j holds coefficient j of the four erfc pieces, so that lookup4 picks a piece's coefficient.
+  static constexpr float q[10][4] = {
+      {0x1.a8973cp-5f, 0x1.5bde72p-9f, 0x1.916f7ap-15f, 0x1.3ce7ap-22f},
+      {-0x1.5ce596p-3f, -0x1.94624ep-7f, -0x1.30538ep-12f, -0x1.296a78p-19f},
+      {0x1.dfbbbp-3f, 0x1.ada86ep-6f, 0x1.b5784cp-11f, 0x1.0d874p-17f},
+      {-0x1.4374dep-3f, -0x1.0ea47p-5f, -0x1.89e19cp-10f, -0x1.394abcp-16f},
+      {0x1.f3b5d4p-6f, 0x1.afe67cp-6f, 0x1.ed45dp-10f, 0x1.058748p-15f},
+      {0x1.f578dp-6f, -0x1.997722p-7f, -0x1.c11ae6p-10f, -0x1.4c26b4p-15f},
+      {-0x1.6adb1ep-6f, 0x1.dc089ep-10f, 0x1.2b3fccp-10f, 0x1.4a40ccp-15f},
+      {0x1.6e77dcp-10f, 0x1.eb9426p-10f, -0x1.159bf2p-11f, -0x1.07f6fap-15f},
+      {0x1.0fac38p-8f, -0x1.5f0716p-10f, 0x1.03709ap-13f, 0x1.66ddf6p-16f},
+      {-0x1.797d28p-10f, 0x1.0714ap-12f, 0x1.746f4ap-16f, -0x1.5bf522p-17f},
+  };
+  static constexpr float mid[4] = {1.375f, 2.125f, 2.875f, 3.625f};
+  const V a = abs_lanes(x);
+  const V small = mul_add(a, horner(p, a * a), a);
+
+  const lane_int_t<V> zero = detail::splat_int<V>(0), one = detail::splat_int<V>(1);
+  const lane_int_t<V> piece = select(a >= 1.75f, one, zero) + select(a >= 2.5f, one, zero) +
+                              select(a >= 3.25f, one, zero);
+  const V d = a - lookup4(mid, piece);
+  V acc = lookup4(q[9], piece);
+  for (int j = 8; j >= 0; --j) acc = mul_add(acc, d, lookup4(q[j], piece));
+  const V tail = select(a >= 4.0f, splat<V>(1.0f), 1.0f - acc);
+
+  const V y = copysign_lanes(select(a < 1.0f, small, tail), x);
+  return select(x != x, quiet_nan_lanes(x), y);
 }
 
-/// Cosine, full float range. Method: as sin_f32 (Payne-Hanek + Taylor kernels in double); one rounding.
-/// Special: NaN -> NaN; +-inf -> NaN; cos(+-0) = 1.
-LOCKSTEP_HD float cos_f32(float x) {
-  const uint32_t ax = bits_of(x) & 0x7fffffffu;
-  if (ax >= detail::kPosInf) return ax == detail::kPosInf ? detail::default_nan() : detail::quiet(x);
-  if (ax < 0x3f490fdbu) return static_cast<float>(detail::cos_kernel_d(static_cast<double>(x)));
-  double r;
-  const int n = detail::reduce_pio2(ax, r);
-  const double v = (n & 1) ? detail::sin_kernel_d(r) : detail::cos_kernel_d(r);
-  const float f = static_cast<float>(v);
-  return detail::with_sign(f, n == 1 || n == 2);
+/// Logistic sigmoid 1 / (1 + e^-|x|) (x >= 0) or e^-|x| / (1 + e^-|x|) (x < 0). Method: e^-|x| from exp_parts as an
+/// exact float pair (scaled_pair), 1 + e by Fast2Sum, the quotient n / d as n * (1/d) (faithful) corrected by its
+/// exact remainder (one division per element): only u's rounding and the last addition round noticeably. For e < 2^-100 (x < -69.3) the result is e itself (rounded once).
+/// Special: NaN -> NaN; x > 17.3 -> 1 (rounds there); x < -104 (incl. -inf) -> +0.
+template <class V>
+LOCKSTEP_LANE V sigmoid_f32(V x) {
+  static constexpr float q[5] = LOCKSTEP_EXP_Q;
+  const V t = max_keep_nan(-abs_lanes(x), splat<V>(-104.0f));
+  const auto e = detail::exp_parts(t, q, t != t);
+  const auto tiny = e.k < -100;
+  const auto kc = select(tiny, detail::splat_int<V>(-100), e.k);
+  const auto ep = detail::scaled_pair<V>(kc, e.u);
+  const V dh = 1.0f + ep.hi, dl = ((1.0f - dh) + ep.hi) + ep.lo;  // Fast2Sum, 1 >= e
+  const auto positive = x >= 0.0f;
+  const V nh = select(positive, splat<V>(1.0f), ep.hi), nl = select(positive, splat<V>(0.0f), ep.lo);
+  const V r = 1.0f / dh;  // the only division
+  const V qh = nh * r;     // faithful, so the remainder nh - qh dh below is exact
+  const V y = qh + (mul_add(-qh, dh, nh) + (nl - qh * dl)) * r;
+  const V tiny_y = ep.hi * pow2_lanes<V>(e.k - kc);
+  return select(x != x, quiet_nan_lanes(x), select(tiny & (x < 0.0f), tiny_y, y));
 }
 
-/// x^y with the C99/IEEE special cases. Method: |x|^y = exp_d(y * log_core_d(|x|)) in double (error of the
-/// product < 2^-46 absolute for |y log x| < 200, i.e. < 1e-6 ulp after rounding); sign from y's integer class.
-/// Special cases (in order): pow(x, +-0) = 1 (even x NaN); pow(+1, y) = 1 (even y NaN); NaN in -> NaN;
-/// pow(-1, +-inf) = 1; pow(x, +-inf) = +0 or +inf by |x| < 1 and sign of y; pow(+-0, y): y odd integer ->
-/// +-0 (y > 0) / +-inf (y < 0), otherwise +0 / +inf; pow(+-inf, y): y odd integer -> +-inf (y > 0) / +-0 (y < 0),
-/// otherwise +inf / +0; x < 0 finite with non-integer y -> NaN; x < 0 with integer y -> +-|x|^y.
-LOCKSTEP_HD float pow_f32(float x, float y) {
-  const uint32_t ix = bits_of(x), iy = bits_of(y);
-  const uint32_t ax = ix & 0x7fffffffu, ay = iy & 0x7fffffffu;
-  if (ay == 0) return 1.0f;
-  if (ix == 0x3f800000u) return 1.0f;
-  if (ax > detail::kPosInf) return detail::quiet(x);
-  if (ay > detail::kPosInf) return detail::quiet(y);
-  const bool xneg = (ix >> 31) != 0, yneg = (iy >> 31) != 0;
-  if (ay == detail::kPosInf) {
-    if (ax == 0x3f800000u) return 1.0f;  // (-1)^(+-inf)
-    const bool big = ax > 0x3f800000u;
-    return (big != yneg) ? detail::inf_f(false) : 0.0f;
-  }
-  const int yc = detail::int_class(ay);
-  const bool odd_neg = xneg && yc == 1;  // result takes x's sign
-  if (ax == 0) return yneg ? detail::inf_f(odd_neg) : detail::zero_f(odd_neg);
-  if (ax == detail::kPosInf) return yneg ? detail::zero_f(odd_neg) : detail::inf_f(odd_neg);
-  if (xneg && yc == 0) return detail::default_nan();
-  const double t = static_cast<double>(y) * detail::log_core_d(static_cast<double>(float_of(ax)));
-  if (t > 200.0) return detail::inf_f(odd_neg);
-  if (t < -200.0) return detail::zero_f(odd_neg);
-  return detail::with_sign(static_cast<float>(detail::exp_d(t)), odd_neg);
+/// Softplus log(1 + e^x). Method: e = e^t as an exact float pair (scaled_pair), t = x for 0 < x < 8, else -|x|;
+/// then log1p_of_pair(e), plus x when x >= 8 (log(1 + e^x) = x + log1p(e^-x)). For e < 2^-100 (x < -69.3) the
+/// result is e itself, rounded once. Special: NaN -> NaN; +inf -> +inf; x < -104 (incl. -inf) -> +0.
+template <class V>
+LOCKSTEP_LANE V softplus_f32(V x) {
+  static constexpr float q[5] = LOCKSTEP_EXP_Q;
+  const auto direct = (x > 0.0f) & (x < 8.0f);
+  const V t = max_keep_nan(select(direct, x, -abs_lanes(x)), splat<V>(-104.0f));
+  const auto e = detail::exp_parts(t, q, t != t);
+  const auto tiny = e.k < -100;
+  const auto kc = select(tiny, detail::splat_int<V>(-100), e.k);
+  const auto ep = detail::scaled_pair<V>(kc, e.u);
+  const V l = detail::log1p_of_pair(ep.hi, ep.lo);
+  const V y = select(x >= 8.0f, x + l, l);
+  const V tiny_y = ep.hi * pow2_lanes<V>(e.k - kc);
+  return select(x != x, quiet_nan_lanes(x), select(tiny & (x < 0.0f), tiny_y, y));
 }
+
+#undef LOCKSTEP_EXP_Q
 
 }  // namespace lockstep::arith

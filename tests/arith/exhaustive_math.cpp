@@ -279,7 +279,7 @@ int main(int argc, char** argv) {
       if (name == "pow")
         std::printf("   worst: pow(%a, %a)", fl(st.worst_x), fl(st.worst_y));
       else
-        std::printf("   worst: x = %a", fl(st.worst_x));
+        std::printf("   worst: x = %a (largest error at x = %a)", fl(st.worst_x), fl(st.worst_err_x));
     }
     std::printf("%s\n", st.max_ulp > 1 ? "   FAIL" : "");
     std::fflush(stdout);
