@@ -284,18 +284,35 @@ struct DivideByOp {
     static constexpr bool kBoolOut = false;                         \
     LOCKSTEP_HD float operator()(float x) const { return expr; }    \
   };
-LOCKSTEP_F32_UNARY(SigmoidOp, sigmoid_f32(x))
-LOCKSTEP_F32_UNARY(TanhOp, tanh_f32(x))
-LOCKSTEP_F32_UNARY(ErfOp, erf_f32(x))
-LOCKSTEP_F32_UNARY(ExpOp, exp_f32(x))
-LOCKSTEP_F32_UNARY(LogOp, log_f32(x))
-LOCKSTEP_F32_UNARY(SoftplusOp, softplus_f32(x))
 LOCKSTEP_F32_UNARY(SinOp, sin_f32(x))
 LOCKSTEP_F32_UNARY(CosOp, cos_f32(x))
 LOCKSTEP_F32_UNARY(FloorOp, floor_f32(x))
 LOCKSTEP_F32_UNARY(CeilOp, ceil_f32(x))
 LOCKSTEP_F32_UNARY(RoundOp, rint_f32(x))
 #undef LOCKSTEP_F32_UNARY
+
+// The functors below are templates over the lane type of lanes.h (float, or a SIMD register in the CPU's vector
+// kernels, src/cpu/elementwise/): the same operations per element on every path.
+#define LOCKSTEP_F32_LANE_UNARY(Name, expr)                          \
+  struct Name {                                                      \
+    static constexpr unsigned kTypes = kF32;                         \
+    static constexpr bool kBoolOut = false;                          \
+    template <class V> LOCKSTEP_LANE V operator()(V x) const { return expr; } \
+  };
+LOCKSTEP_F32_LANE_UNARY(SigmoidOp, sigmoid_f32(x))
+LOCKSTEP_F32_LANE_UNARY(TanhOp, tanh_f32(x))
+LOCKSTEP_F32_LANE_UNARY(ErfOp, erf_f32(x))
+LOCKSTEP_F32_LANE_UNARY(ExpOp, exp_f32(x))
+LOCKSTEP_F32_LANE_UNARY(LogOp, log_f32(x))
+LOCKSTEP_F32_LANE_UNARY(SoftplusOp, softplus_f32(x))
+#undef LOCKSTEP_F32_LANE_UNARY
+/// Softmax's numerators: e^(x - m).
+struct ExpOfDifferenceOp {
+  static constexpr unsigned kTypes = kF32;
+  static constexpr bool kBoolOut = false;
+  float m;
+  template <class V> LOCKSTEP_LANE V operator()(V x) const { return exp_f32(x - m); }
+};
 
 struct LeakyReluOp {
   static constexpr unsigned kTypes = kF32;
@@ -307,13 +324,15 @@ struct EluOp {
   static constexpr unsigned kTypes = kF32;
   static constexpr bool kBoolOut = false;
   float alpha;
-  LOCKSTEP_HD float operator()(float x) const { return x >= 0.0f ? x : alpha * expm1_f32(x); }
+  template <class V> LOCKSTEP_LANE V operator()(V x) const { return select(x >= 0.0f, x, alpha * expm1_f32(x)); }
 };
 struct SeluOp {
   static constexpr unsigned kTypes = kF32;
   static constexpr bool kBoolOut = false;
   float alpha, gamma;
-  LOCKSTEP_HD float operator()(float x) const { return x > 0.0f ? gamma * x : gamma * (alpha * expm1_f32(x)); }
+  template <class V> LOCKSTEP_LANE V operator()(V x) const {
+    return select(x > 0.0f, gamma * x, gamma * (alpha * expm1_f32(x)));
+  }
 };
 /// max(0, min(1, alpha*x + beta)): two roundings (no fma); NaN propagates.
 LOCKSTEP_HD float hard_sigmoid_f32(float x, float alpha, float beta) {
@@ -337,10 +356,10 @@ struct GeluOp {
   static constexpr unsigned kTypes = kF32;
   static constexpr bool kBoolOut = false;
   bool tanh_approximation;
-  LOCKSTEP_HD float operator()(float x) const {
-    float s;
+  template <class V> LOCKSTEP_LANE V operator()(V x) const {
+    V s;
     if (tanh_approximation) {
-      float x3 = (x * x) * x;
+      const V x3 = (x * x) * x;
       s = tanh_f32(0.7978845608028654f * (x + 0.044715f * x3));  // sqrt(2/pi)
     } else {
       s = erf_f32(x * 0.70710678118654752f);  // 1/sqrt(2)

@@ -1,7 +1,9 @@
 // CPU kernels of the elementwise family. One loop per arity, instantiated with the shared functors of
 // src/arith/elementwise.h; work is split over output elements, so the thread count cannot change a bit.
 #include <cstring>
+#include <type_traits>
 
+#include "cpu/elementwise/unary_f32.h"
 #include "ops/elementwise.h"
 #include "runtime/thread_pool.h"
 
@@ -16,6 +18,12 @@ template <class Out, class In, class F>
 void map1_f(KernelContext& ctx, const Tensor& x, Tensor& y, F f) {
   const In* in = x.data<In>();
   Out* out = y.data<Out>();
+  if constexpr (std::is_same_v<In, float> && std::is_same_v<Out, float>) {
+    if (const UnaryF32Kernel<F> kernel = unary_f32_kernel<F>()) {
+      ctx.pool->parallel_for(x.numel(), [&](int64_t b, int64_t e) { kernel(f, in + b, out + b, e - b); }, kGrain);
+      return;
+    }
+  }
   ctx.pool->parallel_for(
       x.numel(), [&](int64_t b, int64_t e) { for (int64_t i = b; i < e; ++i) out[i] = f(in[i]); }, kGrain);
 }

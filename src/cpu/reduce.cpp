@@ -8,6 +8,7 @@
 #include "arith/math.h"
 #include "arith/reduce.h"
 #include "arith/reduce_ops.h"
+#include "cpu/elementwise/unary_f32.h"
 #include "ops/reduce.h"
 #include "ops/registry.h"
 #include "runtime/thread_pool.h"
@@ -229,9 +230,12 @@ void arg_reduce_typed(KernelContext& ctx, const AxisPlan& p, bool is_max, bool l
 
 // Contract: Softmax/LogSoftmax of one row; docs/arithmetic.md#softmax--logsoftmax.
 // e_i = exp_f32(x_i - m) is first stored in y, summed canonically, then y is overwritten.
-void softmax_row(const float* x, float* y, int64_t len, int64_t inner, bool log) {
+// exp_kernel: the SIMD form of the same exp_f32 (unary_f32.h), used for contiguous rows when not null.
+void softmax_row(const float* x, float* y, int64_t len, int64_t inner, bool log,
+                 UnaryF32Kernel<arith::ExpOfDifferenceOp> exp_kernel) {
   const float m = arith::extreme_seq_f32<true>(len, 0.0f, [&](int64_t i) { return x[i * inner]; });
-  for (int64_t i = 0; i < len; ++i) y[i * inner] = arith::exp_f32(x[i * inner] - m);
+  if (inner == 1 && exp_kernel) exp_kernel(arith::ExpOfDifferenceOp{m}, x, y, len);
+  else for (int64_t i = 0; i < len; ++i) y[i * inner] = arith::exp_f32(x[i * inner] - m);
   const float s = inner == 1 ? sum_contiguous_f32(y, len)
                              : arith::sum_canonical_f32(len, [&](int64_t i) { return y[i * inner]; });
   if (log) {
@@ -258,10 +262,12 @@ struct CpuReduce {
     arg_reduce_typed(ctx, p, is_max, last, x, y);
   }
   static void softmax(KernelContext& ctx, const AxisPlan& p, bool log, const float* x, float* y) {
+    const auto exp_kernel = unary_f32_kernel<arith::ExpOfDifferenceOp>();
     ctx.pool->parallel_for(
         p.rows(),
         [&](int64_t begin, int64_t end) {
-          for (int64_t r = begin; r < end; ++r) softmax_row(x + p.row_base(r), y + p.row_base(r), p.len, p.inner, log);
+          for (int64_t r = begin; r < end; ++r)
+            softmax_row(x + p.row_base(r), y + p.row_base(r), p.len, p.inner, log, exp_kernel);
         },
         grain_for(p.len * 8));
   }

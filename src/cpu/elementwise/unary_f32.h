@@ -1,0 +1,48 @@
+// SIMD kernels of the float unary ops whose functors are lane templates (src/arith/elementwise.h): each runs the
+// functor on AVX2 or AVX-512 registers, so every element gets the operation sequence of the scalar path.
+#pragma once
+
+#include <cstdint>
+
+#include "arith/elementwise.h"
+#include "cpu/isa.h"
+
+namespace lockstep::cpu {
+
+// The functors with a SIMD kernel; each *_avx2.cpp / *_avx512.cpp instantiates the kernels for this list.
+#define LOCKSTEP_LANE_UNARY_FUNCTORS(X)                                                                           \
+  X(arith::SigmoidOp) X(arith::TanhOp) X(arith::ErfOp) X(arith::ExpOp) X(arith::LogOp) X(arith::SoftplusOp)    \
+  X(arith::EluOp) X(arith::SeluOp) X(arith::GeluOp) X(arith::ExpOfDifferenceOp)
+
+template <class F>
+constexpr bool kHasLaneKernel = false;
+#define LOCKSTEP_DECLARE_LANE(F) \
+  template <>                    \
+  constexpr bool kHasLaneKernel<F> = true;
+LOCKSTEP_LANE_UNARY_FUNCTORS(LOCKSTEP_DECLARE_LANE)
+#undef LOCKSTEP_DECLARE_LANE
+
+/// y[i] = f(x[i]) for i < n, 8 (AVX2) or 16 (AVX-512) elements per step, the tail through masked loads/stores.
+/// x and y may be the same array.
+template <class F>
+void unary_f32_avx2(const F& f, const float* x, float* y, int64_t n);
+template <class F>
+void unary_f32_avx512(const F& f, const float* x, float* y, int64_t n);
+
+template <class F>
+using UnaryF32Kernel = void (*)(const F& f, const float* x, float* y, int64_t n);
+
+/// F's SIMD kernel for cpu_isa(), or nullptr when the scalar path runs (no SIMD, or not an x86 build).
+template <class F>
+UnaryF32Kernel<F> unary_f32_kernel() {
+#if defined(__x86_64__) || defined(__i386__)
+  if constexpr (kHasLaneKernel<F>) {
+    const CpuIsa isa = cpu_isa();
+    if (isa == CpuIsa::Avx512) return unary_f32_avx512<F>;
+    if (isa == CpuIsa::Avx2) return unary_f32_avx2<F>;
+  }
+#endif
+  return nullptr;
+}
+
+}  // namespace lockstep::cpu
