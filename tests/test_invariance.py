@@ -3,7 +3,8 @@
 (a) the bits do not depend on intra_op_num_threads (1, 2, 3, 8);
 (b) per sample, batch 1 vs batch 8: output[i] of a batch-8 run is byte-identical to a batch-1 run on sample i;
 (c) repeated runs give identical bytes;
-(d) a session reused after a bad feed (wrong dtype) still gives identical bytes.
+(d) a session reused after a bad feed (wrong dtype) still gives identical bytes;
+(e) the bits do not depend on the CPU kernels' ISA (LOCKSTEP_CPU_ISA=scalar, avx2, avx512).
 
 Every check runs on the CPU provider, and on CUDA too when lockstep lists it, where the CUDA bytes must also
 equal the CPU bytes. Comparisons are exact (tests/bits.py same_bits: NaN equals NaN).
@@ -111,9 +112,33 @@ def attention_block():
     return make_model(nodes, [vi("x", ["N", T, D])], outputs, inits)
 
 
+ACTIVATIONS = ["Tanh", "Erf", "Sigmoid", "Softplus", "Elu", "Selu", "Exp", "Gelu"]
+
+
+def activation_mix():
+    """x[N,37] -> Gemm(37->45, transB) -> h; each float math activation of h (Gelu with the tanh approximation),
+    concatenated (odd widths: the SIMD tails), and LogSoftmax over their sum. Outputs: the activations, the
+    LogSoftmax."""
+    nodes = [helper.make_node("Gemm", ["x", "w", "b"], ["h"], transB=1)]
+    for op in ACTIVATIONS:
+        attrs = {"approximate": "tanh"} if op == "Gelu" else {}
+        nodes.append(helper.make_node(op, ["h"], [op.lower()], **attrs))
+    names = [op.lower() for op in ACTIVATIONS]
+    nodes += [
+        helper.make_node("Concat", names, ["acts"], axis=1),
+        helper.make_node("Sum", names, ["total"]),
+        helper.make_node("LogSoftmax", ["total"], ["lsm"], axis=-1),
+    ]
+    inits = [numpy_helper.from_array(f32(45, 37, seed=40, scale=0.6), "w"),
+             numpy_helper.from_array(f32(45, seed=41, scale=0.2), "b")]
+    outputs = [vi("acts", ["N", 45 * len(ACTIVATIONS)]), vi("lsm", ["N", 45])]
+    return make_model(nodes, [vi("x", ["N", 37])], outputs, inits, opset=20)
+
+
 MODELS = {
     "conv_net": (conv_net, lambda n, seed: f32(n, 4, 13, 13, seed=seed)),
     "attention": (attention_block, lambda n, seed: f32(n, T, D, seed=seed)),
+    "activations": (activation_mix, lambda n, seed: f32(n, 37, seed=seed)),
 }
 
 
@@ -250,3 +275,32 @@ def test_special_values_stay_in_their_sample(name, provider):
     assert np.isnan(full[0][1]).any()  # the NaN sample really carried its NaN through
     if provider != lockstep.CPU:
         assert_same(full, session(name, lockstep.CPU, threads=1).run(None, {"x": x}), f"{provider} vs CPU")
+
+
+_ISA_SCRIPT = """
+import sys
+import numpy as np
+sys.path.insert(0, sys.argv[1])
+import test_invariance as t
+outs = {}
+for name in t.MODELS:
+    for i, o in enumerate(t.session(name, t.lockstep.CPU, threads=2).run(None, {"x": t.batch(name)})):
+        outs[f"{name}_{i}"] = o
+np.savez(sys.argv[2], **outs)
+"""
+
+
+@pytest.mark.parametrize("isa", ["scalar", "avx2", "avx512"])
+def test_cpu_isa_does_not_change_bits(isa, tmp_path):
+    """Each model run in a process whose CPU kernels are forced to one ISA (an ISA this CPU lacks falls back to the
+    best one below it) gives the bytes of the default process."""
+    import os
+    import subprocess
+    import sys
+    out = tmp_path / "outs.npz"
+    env = dict(os.environ, LOCKSTEP_CPU_ISA=isa)
+    subprocess.run([sys.executable, "-c", _ISA_SCRIPT, os.path.dirname(__file__), str(out)], env=env, check=True)
+    got = np.load(out)
+    for name in MODELS:
+        want = cpu_reference(name)
+        assert_same([got[f"{name}_{i}"] for i in range(len(want))], want, f"LOCKSTEP_CPU_ISA={isa} vs default")
