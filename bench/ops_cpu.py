@@ -1,4 +1,4 @@
-"""Single-op CPU timings, lockstep against onnxruntime: depthwise Conv and pools (docs/performance.md).
+"""Single-op CPU timings, lockstep against onnxruntime: depthwise Conv, pools, float math (docs/performance.md).
 
 Each op is a one-node ONNX model built with onnx.helper (weights as initializers, seeded random inputs); the two
 runtimes are timed interleaved at the same thread count by lockstep.bench.measure, and the medians printed.
@@ -32,6 +32,10 @@ def _pool(op, channels, size, kernel, stride, pad, **attrs):
     return node, [], [1, channels, size, size]
 
 
+def _unary(op, shape=(1, 256, 56, 56), **attrs):
+    return helper.make_node(op, ["X"], ["Y"], **attrs), [], list(shape)
+
+
 OPS = {
     "dw3x3_s1_96x56": lambda: _depthwise(96, 56, 3, 1),
     "dw3x3_s2_96x112": lambda: _depthwise(96, 112, 3, 2),
@@ -43,6 +47,17 @@ OPS = {
     "avgpool3x3_s1_64x56": lambda: _pool("AveragePool", 64, 56, 3, 1, 1),
     "avgpool3x3_s1_cip_64x56": lambda: _pool("AveragePool", 64, 56, 3, 1, 1, count_include_pad=1),
     "avgpool2x2_s2_64x56": lambda: _pool("AveragePool", 64, 56, 2, 2, 0),
+    "exp_256x56x56": lambda: _unary("Exp"),
+    "log_256x56x56": lambda: _unary("Log"),
+    "tanh_256x56x56": lambda: _unary("Tanh"),
+    "erf_256x56x56": lambda: _unary("Erf"),
+    "sigmoid_256x56x56": lambda: _unary("Sigmoid"),
+    "softplus_256x56x56": lambda: _unary("Softplus"),
+    "elu_256x56x56": lambda: _unary("Elu"),
+    "gelu_256x56x56": lambda: _unary("Gelu"),
+    "gelu_tanh_256x56x56": lambda: _unary("Gelu", approximate="tanh"),
+    "softmax_12x128x128": lambda: _unary("Softmax", (1, 12, 128, 128), axis=-1),
+    "logsoftmax_12x128x128": lambda: _unary("LogSoftmax", (1, 12, 128, 128), axis=-1),
 }
 
 
@@ -50,7 +65,7 @@ def model_bytes(node, inits, x_shape):
     x = helper.make_tensor_value_info("X", TensorProto.FLOAT, x_shape)
     y = helper.make_tensor_value_info("Y", TensorProto.FLOAT, None)
     graph = helper.make_graph([node], node.op_type.lower(), [x], [y], initializer=inits)
-    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 19)], ir_version=9).SerializeToString()
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 20)], ir_version=9).SerializeToString()
 
 
 def main():
@@ -58,12 +73,16 @@ def main():
     parser.add_argument("--threads", type=int, default=1)
     parser.add_argument("--runs", type=int, default=30)
     parser.add_argument("--warmup", type=int, default=3)
-    parser.add_argument("--ops", default=",".join(OPS), help="comma-separated names from: " + ", ".join(OPS))
+    parser.add_argument("--ops", default=",".join(OPS),
+                        help="comma-separated names, or prefixes (dw, maxpool, exp, ...), from: " + ", ".join(OPS))
     args = parser.parse_args()
     print(f"{'op':26} {'lockstep ms':>12} {'onnxruntime ms':>15} {'ratio':>7}")
-    for name in args.ops.split(","):
+    wanted = args.ops.split(",")
+    for name in [n for n in OPS if any(n == w or n.startswith(w) for w in wanted)]:
         node, inits, x_shape = OPS[name]()
-        x = np.random.default_rng(1).uniform(-1, 1, x_shape).astype(np.float32)
+        x = np.random.default_rng(1).uniform(-4, 4, x_shape).astype(np.float32)
+        if node.op_type == "Log":
+            x = np.abs(x)
         r = bench.measure(model_bytes(node, inits, x_shape), lambda _session: {"X": x}, threads=args.threads,
                           runs=args.runs, warmup=args.warmup, against_onnxruntime=True)
         ours, theirs = r["lockstep"]["p50_ms"], r["onnxruntime"]["p50_ms"]

@@ -306,12 +306,24 @@ LOCKSTEP_F32_LANE_UNARY(ExpOp, exp_f32(x))
 LOCKSTEP_F32_LANE_UNARY(LogOp, log_f32(x))
 LOCKSTEP_F32_LANE_UNARY(SoftplusOp, softplus_f32(x))
 #undef LOCKSTEP_F32_LANE_UNARY
-/// Softmax's numerators: e^(x - m).
+/// Softmax's steps (docs/arithmetic.md#softmax--logsoftmax): e^(x - m); e / s; LogSoftmax's (x - m) - log s.
 struct ExpOfDifferenceOp {
   static constexpr unsigned kTypes = kF32;
   static constexpr bool kBoolOut = false;
   float m;
   template <class V> LOCKSTEP_LANE V operator()(V x) const { return exp_f32(x - m); }
+};
+struct QuotientOp {
+  static constexpr unsigned kTypes = kF32;
+  static constexpr bool kBoolOut = false;
+  float divisor;
+  template <class V> LOCKSTEP_LANE V operator()(V x) const { return x / divisor; }
+};
+struct TwoDifferencesOp {
+  static constexpr unsigned kTypes = kF32;
+  static constexpr bool kBoolOut = false;
+  float first, second;
+  template <class V> LOCKSTEP_LANE V operator()(V x) const { return (x - first) - second; }
 };
 
 struct LeakyReluOp {

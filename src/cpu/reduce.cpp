@@ -80,7 +80,42 @@ float reduce_contiguous_f32(const float* x, int64_t n) {
   return reduce_contiguous_scalar<Term, Product>(x, n);
 }
 
+// Contract: the sequential max/min rule (docs/arithmetic.md#max-and-min-over-an-axis), reached without a per-element
+// branch: when no term is NaN and the extreme is not zero, every term equal to it has its bits, so which one the
+// rule picks does not matter and max_ps/min_ps over 8 lanes find it. Otherwise (a NaN, or +0 against -0) the
+// sequential rule runs.
+template <bool IsMax>
+__attribute__((target("avx2"))) float extreme_contiguous_avx2(const float* x, int64_t n) {
+  const auto sequential = [&] { return arith::extreme_seq_f32<IsMax>(n, 0.0f, [x](int64_t i) { return x[i]; }); };
+  if (n < 16) return sequential();
+  __m256 m = _mm256_loadu_ps(x), nan = _mm256_cmp_ps(m, m, _CMP_UNORD_Q);
+  int64_t i = 8;
+  for (; i + 8 <= n; i += 8) {
+    const __m256 v = _mm256_loadu_ps(x + i);
+    m = IsMax ? _mm256_max_ps(m, v) : _mm256_min_ps(m, v);
+    nan = _mm256_or_ps(nan, _mm256_cmp_ps(v, v, _CMP_UNORD_Q));
+  }
+  const __m256 last = _mm256_loadu_ps(x + n - 8);  // overlaps: a repeated term changes neither max nor min
+  m = IsMax ? _mm256_max_ps(m, last) : _mm256_min_ps(m, last);
+  nan = _mm256_or_ps(nan, _mm256_cmp_ps(last, last, _CMP_UNORD_Q));
+  if (_mm256_movemask_ps(nan)) return sequential();
+  alignas(32) float lane[8];
+  _mm256_store_ps(lane, m);
+  float e = lane[0];
+  for (int j = 1; j < 8; ++j) e = IsMax ? (lane[j] > e ? lane[j] : e) : (lane[j] < e ? lane[j] : e);
+  return e == 0.0f ? sequential() : e;
+}
+
 }  // namespace
+
+float max_contiguous_f32(const float* x, int64_t n) {
+  if (cpu_has_avx2()) return extreme_contiguous_avx2<true>(x, n);
+  return arith::extreme_seq_f32<true>(n, 0.0f, [x](int64_t i) { return x[i]; });
+}
+float min_contiguous_f32(const float* x, int64_t n) {
+  if (cpu_has_avx2()) return extreme_contiguous_avx2<false>(x, n);
+  return arith::extreme_seq_f32<false>(n, 0.0f, [x](int64_t i) { return x[i]; });
+}
 
 float sum_contiguous_f32(const float* x, int64_t n) { return reduce_contiguous_f32<TermIdentity>(x, n); }
 float sum_squares_contiguous_f32(const float* x, int64_t n) { return reduce_contiguous_f32<TermSquare>(x, n); }
@@ -121,7 +156,7 @@ float canonical_of_output(const float* x, const ReducePlan& p) {
 template <bool IsMax>
 float extreme_of_output(const float* x, const ReducePlan& p) {
   const float empty = IsMax ? -std::numeric_limits<float>::infinity() : std::numeric_limits<float>::infinity();
-  if (p.contiguous()) return arith::extreme_seq_f32<IsMax>(p.n_red, empty, [x](int64_t i) { return x[i]; });
+  if (p.contiguous() && p.n_red > 0) return IsMax ? max_contiguous_f32(x, p.n_red) : min_contiguous_f32(x, p.n_red);
   TermWalker w{p};
   return arith::extreme_seq_f32<IsMax>(p.n_red, empty, [&](int64_t) { return x[w.next()]; });
 }
@@ -228,22 +263,30 @@ void arg_reduce_typed(KernelContext& ctx, const AxisPlan& p, bool is_max, bool l
       grain_for(p.len));
 }
 
+/// The SIMD forms of Softmax's steps (unary_f32.h), or null ones on the scalar path.
+struct SoftmaxKernels {
+  UnaryF32Kernel<arith::ExpOfDifferenceOp> exp = unary_f32_kernel<arith::ExpOfDifferenceOp>();
+  UnaryF32Kernel<arith::QuotientOp> divide = unary_f32_kernel<arith::QuotientOp>();
+  UnaryF32Kernel<arith::TwoDifferencesOp> log_finish = unary_f32_kernel<arith::TwoDifferencesOp>();
+};
+
+/// y[i * inner] = f(x[i * inner]) for i < len, through the SIMD kernel when the row is contiguous.
+template <class F>
+void softmax_step(UnaryF32Kernel<F> kernel, const F& f, const float* x, float* y, int64_t len, int64_t inner) {
+  if (inner == 1 && kernel) return kernel(f, x, y, len);
+  for (int64_t i = 0; i < len; ++i) y[i * inner] = f(x[i * inner]);
+}
+
 // Contract: Softmax/LogSoftmax of one row; docs/arithmetic.md#softmax--logsoftmax.
 // e_i = exp_f32(x_i - m) is first stored in y, summed canonically, then y is overwritten.
-// exp_kernel: the SIMD form of the same exp_f32 (unary_f32.h), used for contiguous rows when not null.
-void softmax_row(const float* x, float* y, int64_t len, int64_t inner, bool log,
-                 UnaryF32Kernel<arith::ExpOfDifferenceOp> exp_kernel) {
-  const float m = arith::extreme_seq_f32<true>(len, 0.0f, [&](int64_t i) { return x[i * inner]; });
-  if (inner == 1 && exp_kernel) exp_kernel(arith::ExpOfDifferenceOp{m}, x, y, len);
-  else for (int64_t i = 0; i < len; ++i) y[i * inner] = arith::exp_f32(x[i * inner] - m);
+void softmax_row(const float* x, float* y, int64_t len, int64_t inner, bool log, const SoftmaxKernels& k) {
+  const float m = inner == 1 ? max_contiguous_f32(x, len)
+                             : arith::extreme_seq_f32<true>(len, 0.0f, [&](int64_t i) { return x[i * inner]; });
+  softmax_step(k.exp, arith::ExpOfDifferenceOp{m}, x, y, len, inner);
   const float s = inner == 1 ? sum_contiguous_f32(y, len)
                              : arith::sum_canonical_f32(len, [&](int64_t i) { return y[i * inner]; });
-  if (log) {
-    const float ls = arith::log_f32(s);
-    for (int64_t i = 0; i < len; ++i) y[i * inner] = (x[i * inner] - m) - ls;
-  } else {
-    for (int64_t i = 0; i < len; ++i) y[i * inner] = y[i * inner] / s;
-  }
+  if (log) softmax_step(k.log_finish, arith::TwoDifferencesOp{m, arith::log_f32(s)}, x, y, len, inner);
+  else softmax_step(k.divide, arith::QuotientOp{s}, y, y, len, inner);
 }
 
 struct CpuReduce {
@@ -262,12 +305,12 @@ struct CpuReduce {
     arg_reduce_typed(ctx, p, is_max, last, x, y);
   }
   static void softmax(KernelContext& ctx, const AxisPlan& p, bool log, const float* x, float* y) {
-    const auto exp_kernel = unary_f32_kernel<arith::ExpOfDifferenceOp>();
+    const SoftmaxKernels kernels;
     ctx.pool->parallel_for(
         p.rows(),
         [&](int64_t begin, int64_t end) {
           for (int64_t r = begin; r < end; ++r)
-            softmax_row(x + p.row_base(r), y + p.row_base(r), p.len, p.inner, log, exp_kernel);
+            softmax_row(x + p.row_base(r), y + p.row_base(r), p.len, p.inner, log, kernels);
         },
         grain_for(p.len * 8));
   }

@@ -139,6 +139,9 @@ float sum_contiguous_f32(const float* x, int64_t n);          // sum of x_i
 float sum_squares_contiguous_f32(const float* x, int64_t n);  // sum of x_i * x_i
 float sum_abs_contiguous_f32(const float* x, int64_t n);      // sum of |x_i|
 float product_contiguous_f32(const float* x, int64_t n);      // product of x_i
+// The sequential max/min rule over n >= 0 contiguous floats (0 when n == 0), the bits of arith::extreme_seq_f32.
+float max_contiguous_f32(const float* x, int64_t n);
+float min_contiguous_f32(const float* x, int64_t n);
 
 void reduce(KernelContext& ctx);
 void arg_reduce(KernelContext& ctx);

@@ -54,8 +54,12 @@ TEST(Elementwise, HalfConversionRoundTripsAndRoundsToNearestEven) {
     double got = f16_bits_to_f32(h);
     double up = f16_bits_to_f32(static_cast<uint16_t>(h + 1)), dn = f16_bits_to_f32(static_cast<uint16_t>(h - 1));
     double err = std::fabs(got - x);
-    if ((h & 0x7fffu) != 0x7c00u) ASSERT_LE(err, std::fabs(up - x)) << x;
-    if ((h & 0x7fffu) != 0) ASSERT_LE(err, std::fabs(dn - x)) << x;
+    if ((h & 0x7fffu) != 0x7c00u) {
+      ASSERT_LE(err, std::fabs(up - x)) << x;
+    }
+    if ((h & 0x7fffu) != 0) {
+      ASSERT_LE(err, std::fabs(dn - x)) << x;
+    }
   }
   EXPECT_EQ(f32_to_f16_bits(65520.0f), 0x7c00u);
   EXPECT_EQ(f32_to_f16_bits(65519.0f), 0x7bffu);

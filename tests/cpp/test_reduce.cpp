@@ -50,6 +50,33 @@ TEST(ReduceCanonical, Avx2MatchesReference) {
   }
 }
 
+// Exact bytes (NaN payloads too): the vector max/min must pick what the sequential rule picks.
+TEST(ReduceExtreme, ContiguousMatchesSequentialRule) {
+  auto nan_with = [](uint32_t payload) {
+    uint32_t u = 0x7fc00000u | payload;
+    float f;
+    std::memcpy(&f, &u, 4);
+    return f;
+  };
+  std::mt19937 rng(5);
+  for (int64_t n : {0, 1, 7, 15, 16, 17, 24, 31, 100, 129, 1000}) {
+    for (int variant = 0; variant < 6; ++variant) {
+      std::vector<float> x = salted(n, static_cast<uint32_t>(n * 7 + variant));
+      if (variant == 1) for (auto& v : x) v = -std::fabs(v);  // max is a zero of either sign, or negative
+      if (variant == 2) for (auto& v : x) v = (rng() % 2) ? 0.0f : -0.0f;  // all zeros, mixed signs
+      if (variant == 3 && n > 3) x[n / 2] = nan_with(5), x[n - 1] = nan_with(9);  // the first NaN wins
+      if (variant == 4 && n > 0) x[n - 1] = std::numeric_limits<float>::infinity();
+      if (variant == 5) for (auto& v : x) v = -std::fabs(v) - 1.0f;  // all negative, no zeros
+      const float* p = x.data();
+      auto load = [p](int64_t i) { return p[i]; };
+      EXPECT_EQ(bits(cpu::max_contiguous_f32(p, n)), bits(arith::extreme_seq_f32<true>(n, 0.0f, load)))
+          << n << " variant " << variant;
+      EXPECT_EQ(bits(cpu::min_contiguous_f32(p, n)), bits(arith::extreme_seq_f32<false>(n, 0.0f, load)))
+          << n << " variant " << variant;
+    }
+  }
+}
+
 TEST(ReduceCanonical, AllNegativeZeroSumsToPositiveZero) {
   std::vector<float> x(70, -0.0f);
   EXPECT_EQ(bits(cpu::sum_contiguous_f32(x.data(), 70)), 0u);
