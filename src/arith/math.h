@@ -47,21 +47,30 @@ LOCKSTEP_LANE lane_int_t<V> splat_int(int32_t c) {
 /// e^t = 2^k (1 + u) for t in [-104, 89], with u in about [-0.29, 0.42] carrying one rounding (|error| <= 2^-26).
 /// Reduction: k = round(t / ln2) through the round-to-integer magic, r = t - k ln2 in two parts (r_hi exact: kLn2Hi
 /// has 21 bits and |k| <= 151), e^r - 1 = r_hi + (r_lo + r^2 q(r)), q minimax for |r| <= ln2/2 (error < 4e-9).
-/// force_zero selects k = 0 (expm1's central interval, where q must cover r = t up to 1.5 ln2).
+/// force_zero selects k = 0 (expm1's central interval, where q must cover r = t up to 1.5 ln2). For a NaN t, k is
+/// meaningless: every caller replaces a NaN lane's result at the end.
 template <class V>
 struct ExpParts {
   lane_int_t<V> k;
   V u;
 };
 template <class V, int N>
-LOCKSTEP_LANE ExpParts<V> exp_parts(V t, const float (&q)[N], decltype(t < t) force_zero) {
-  const V shifted = mul_add(t, splat<V>(kInvLn2), splat<V>(kRoundMagic));
-  const lane_int_t<V> k = select(force_zero, splat_int<V>(0), as_int(shifted) - as_int(kRoundMagic));
-  const V kf = select(force_zero, splat<V>(0.0f), shifted - kRoundMagic);
+LOCKSTEP_LANE ExpParts<V> exp_parts_of(V t, const float (&q)[N], lane_int_t<V> k, V kf) {
   const V r_hi = mul_add(kf, splat<V>(-kLn2Hi), t);
   const V r_lo = kf * -kLn2Lo;
   const V r = r_hi + r_lo;
   return {k, r_hi + mul_add(r * r, horner(q, r), r_lo)};
+}
+template <class V, int N>
+LOCKSTEP_LANE ExpParts<V> exp_parts(V t, const float (&q)[N]) {
+  const V shifted = mul_add(t, splat<V>(kInvLn2), splat<V>(kRoundMagic));
+  return exp_parts_of(t, q, as_int(shifted) - as_int(kRoundMagic), shifted - kRoundMagic);
+}
+template <class V, int N>
+LOCKSTEP_LANE ExpParts<V> exp_parts(V t, const float (&q)[N], decltype(t < t) force_zero) {
+  const V shifted = mul_add(t, splat<V>(kInvLn2), splat<V>(kRoundMagic));
+  return exp_parts_of(t, q, select(force_zero, splat_int<V>(0), as_int(shifted) - as_int(kRoundMagic)),
+                      select(force_zero, splat<V>(0.0f), shifted - kRoundMagic));
 }
 
 // (e^r - 1 - r) / r^2 for |r| <= ln2/2, degree 4.
@@ -88,7 +97,7 @@ template <class V>
 LOCKSTEP_LANE V exp_f32(V x) {
   static constexpr float q[5] = LOCKSTEP_EXP_Q;
   const V t = min_keep_nan(max_keep_nan(x, splat<V>(-104.0f)), splat<V>(89.0f));
-  const auto e = detail::exp_parts(t, q, t != t);
+  const auto e = detail::exp_parts(t, q);
   const auto k1 = e.k >> 1;
   const V y = ((1.0f + e.u) * pow2_lanes<V>(k1)) * pow2_lanes<V>(e.k - k1);
   return select(x != x, quiet_nan_lanes(x), select(x > detail::kExpOverflow, splat<V>(detail::kInf), y));
@@ -203,7 +212,7 @@ LOCKSTEP_LANE V tanh_f32(V x) {
   const V small = mul_add(x * x2, horner(p, x2), x);
 
   const V t = 2.0f * min_keep_nan(a, splat<V>(10.0f));
-  const auto e = detail::exp_parts(t, q, t != t);
+  const auto e = detail::exp_parts(t, q);
   const V s = pow2_lanes<V>(e.k), big = s * e.u;  // e^2a = s + big
   const V s1 = s + 1.0f, s1_err = (s - s1) + 1.0f;  // Fast2Sum, s >= 1
   const V dh = s1 + big, dl = ((s1 - dh) + big) + s1_err;
@@ -260,7 +269,7 @@ template <class V>
 LOCKSTEP_LANE V sigmoid_f32(V x) {
   static constexpr float q[5] = LOCKSTEP_EXP_Q;
   const V t = max_keep_nan(-abs_lanes(x), splat<V>(-104.0f));
-  const auto e = detail::exp_parts(t, q, t != t);
+  const auto e = detail::exp_parts(t, q);
   const auto tiny = e.k < -100;
   const auto kc = select(tiny, detail::splat_int<V>(-100), e.k);
   const auto ep = detail::scaled_pair<V>(kc, e.u);
@@ -282,7 +291,7 @@ LOCKSTEP_LANE V softplus_f32(V x) {
   static constexpr float q[5] = LOCKSTEP_EXP_Q;
   const auto direct = (x > 0.0f) & (x < 8.0f);
   const V t = max_keep_nan(select(direct, x, -abs_lanes(x)), splat<V>(-104.0f));
-  const auto e = detail::exp_parts(t, q, t != t);
+  const auto e = detail::exp_parts(t, q);
   const auto tiny = e.k < -100;
   const auto kc = select(tiny, detail::splat_int<V>(-100), e.k);
   const auto ep = detail::scaled_pair<V>(kc, e.u);

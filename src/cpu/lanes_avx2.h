@@ -38,6 +38,10 @@ LOCKSTEP_LANE bool any_lane(i32x8 m) {
 LOCKSTEP_LANE f32x8 lookup4(const float* t, i32x8 i) {
   return _mm256_permutevar8x32_ps(_mm256_castps128_ps256(_mm_loadu_ps(t)), reinterpret_cast<__m256i>(i));
 }
+/// lane_helpers.h's min_keep_nan / max_keep_nan in one instruction: min_ps(c, x) is c < x ? c : x and max_ps(c, x)
+/// is c > x ? c : x, lane by lane, which return x when x is NaN, as the selects do.
+LOCKSTEP_LANE f32x8 min_keep_nan(f32x8 x, f32x8 c) { return _mm256_min_ps(c, x); }
+LOCKSTEP_LANE f32x8 max_keep_nan(f32x8 x, f32x8 c) { return _mm256_max_ps(c, x); }
 LOCKSTEP_LANE float get_lane(f32x8 v, int i) { return v[i]; }
 LOCKSTEP_LANE void set_lane(f32x8& v, int i, float x) { v[i] = x; }
 LOCKSTEP_LANE int32_t get_lane(i32x8 v, int i) { return v[i]; }

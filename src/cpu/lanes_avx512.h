@@ -34,11 +34,16 @@ LOCKSTEP_LANE bool any_lane(i32x16 m) {
   const __m512i v = reinterpret_cast<__m512i>(m);
   return _mm512_test_epi32_mask(v, v) != 0;
 }
-/// t[i] per lane (0 <= i <= 3): the table in lanes 0-3 of a register, permuted by i. (The zero-masking forms
-/// avoid GCC 12's false "may be used uninitialized" on the plain intrinsics' undefined inputs.)
+/// t[i] per lane (0 <= i <= 3): the table in lanes 0-3 of a register, permuted by i. (The zero-masking forms of
+/// the intrinsics avoid GCC 12's false "may be used uninitialized" on the plain ones' undefined inputs.)
 LOCKSTEP_LANE f32x16 lookup4(const float* t, i32x16 i) {
   return _mm512_maskz_permutexvar_ps(0xffff, reinterpret_cast<__m512i>(i), _mm512_maskz_loadu_ps(0xf, t));
 }
+/// lane_helpers.h's min_keep_nan / max_keep_nan in one instruction: min_ps(c, x) is c < x ? c : x and max_ps(c, x)
+/// is c > x ? c : x, lane by lane, which return x when x is NaN, as the selects do. (Zero-masking forms: see
+/// lookup4.)
+LOCKSTEP_LANE f32x16 min_keep_nan(f32x16 x, f32x16 c) { return _mm512_maskz_min_ps(0xffff, c, x); }
+LOCKSTEP_LANE f32x16 max_keep_nan(f32x16 x, f32x16 c) { return _mm512_maskz_max_ps(0xffff, c, x); }
 LOCKSTEP_LANE float get_lane(f32x16 v, int i) { return v[i]; }
 LOCKSTEP_LANE void set_lane(f32x16& v, int i, float x) { v[i] = x; }
 LOCKSTEP_LANE int32_t get_lane(i32x16 v, int i) { return v[i]; }
