@@ -148,8 +148,9 @@ PanelFn strided_panels(StridedOperand op, int64_t K) {
   };
 }
 
-PackedA pack_a(ThreadPool* pool, int64_t M, int64_t K, const PanelFn& a_panels) {
-  const CpuIsa isa = cpu_isa();
+namespace {
+
+PackedA pack_a_for(CpuIsa isa, ThreadPool* pool, int64_t M, int64_t K, const PanelFn& a_panels) {
   const int MR = kernels_for(isa).mr;
   const int64_t m_panels = ceil_div(std::max<int64_t>(M, 0), MR);
   PackedA a{isa, M, K, std::vector<float>(static_cast<size_t>(m_panels * MR * K))};
@@ -159,13 +160,20 @@ PackedA pack_a(ThreadPool* pool, int64_t M, int64_t K, const PanelFn& a_panels) 
   return a;
 }
 
-void gemm_f32(ThreadPool* pool, int64_t M, int64_t N, int64_t K, const PanelFn& a_panels, const PanelFn& b_panels,
-              const GemmOut& out) {
-  if (M <= 0 || N <= 0) return;
-  gemm_f32_packed(pool, pack_a(pool, M, K, a_panels), N, b_panels, out);
+/// B's panels packed in one array: panel p at p * K * NR (the layout the tasks of packed_product read).
+std::vector<float> pack_b_panels(ThreadPool* pool, int64_t N, int64_t K, int NR, const PanelFn& b_panels) {
+  const int64_t n_panels = ceil_div(N, NR);
+  std::vector<float> packed(static_cast<size_t>(n_panels * K * NR));
+  run_range(pool, n_panels, [&](int64_t p0, int64_t p1) {
+    for (int64_t p = p0; p < p1; ++p) b_panels(p * NR, std::min<int64_t>(NR, N - p * NR), NR, packed.data() + p * K * NR);
+  }, 1);
+  return packed;
 }
 
-void gemm_f32_packed(ThreadPool* pool, const PackedA& a, int64_t N, const PanelFn& b_panels, const GemmOut& out) {
+// Contract: dot_chunked_f32 over k ascending; see docs/arithmetic.md#gemm.
+// B comes packed (prepacked_b, from pack_b for a.isa) or as panels packed by the tasks.
+void packed_product(ThreadPool* pool, const PackedA& a, int64_t N, const PanelFn& b_panels, const float* prepacked_b,
+                    const GemmOut& out) {
   const int64_t M = a.M, K = a.K;
   if (M <= 0 || N <= 0) return;
   const IsaKernels& ker = kernels_for(a.isa);
@@ -179,21 +187,19 @@ void gemm_f32_packed(ThreadPool* pool, const PackedA& a, int64_t N, const PanelF
   splits = ceil_div(m_panels, per_split);
   // Split B panels would be packed once per task that reads them: pack each once, in parallel, up front.
   std::vector<float> shared_b;
-  if (splits > 1) {
-    shared_b.resize(static_cast<size_t>(n_panels * K * NR));
-    run_range(pool, n_panels, [&](int64_t p0, int64_t p1) {
-      for (int64_t p = p0; p < p1; ++p) b_panels(p * NR, std::min<int64_t>(NR, N - p * NR), NR, shared_b.data() + p * K * NR);
-    }, 1);
+  if (!prepacked_b && splits > 1) {
+    shared_b = pack_b_panels(pool, N, K, NR, b_panels);
+    prepacked_b = shared_b.data();
   }
   run_range(pool, n_panels * splits, [&](int64_t t0, int64_t t1) {
-    std::vector<float> own_b(shared_b.empty() ? static_cast<size_t>(K * NR) : 0);
+    std::vector<float> own_b(prepacked_b ? 0 : static_cast<size_t>(K * NR));
     alignas(64) float tile[kMaxTile];
     int64_t packed_panel = -1;
     for (int64_t t = t0; t < t1; ++t) {
       const int64_t np = t / splits, s = t % splits;
       const int64_t n0 = np * NR, nr = std::min<int64_t>(NR, N - n0);
-      const float* pb = shared_b.data() + np * K * NR;
-      if (shared_b.empty()) {
+      const float* pb = prepacked_b ? prepacked_b + np * K * NR : nullptr;
+      if (!prepacked_b) {
         if (np != packed_panel) b_panels(n0, nr, NR, own_b.data());
         packed_panel = np;
         pb = own_b.data();
@@ -217,6 +223,32 @@ void gemm_f32_packed(ThreadPool* pool, const PackedA& a, int64_t N, const PanelF
   }, 1);
 }
 
+}  // namespace
+
+PackedA pack_a(ThreadPool* pool, int64_t M, int64_t K, const PanelFn& a_panels) {
+  return pack_a_for(cpu_isa(), pool, M, K, a_panels);
+}
+
+PackedB pack_b(ThreadPool* pool, int64_t N, int64_t K, const PanelFn& b_panels) {
+  const CpuIsa isa = cpu_isa();
+  return PackedB{isa, N, K, pack_b_panels(pool, N, K, kernels_for(isa).nr, b_panels)};
+}
+
+void gemm_f32(ThreadPool* pool, int64_t M, int64_t N, int64_t K, const PanelFn& a_panels, const PanelFn& b_panels,
+              const GemmOut& out) {
+  if (M <= 0 || N <= 0) return;
+  gemm_f32_packed(pool, pack_a(pool, M, K, a_panels), N, b_panels, out);
+}
+
+void gemm_f32_packed(ThreadPool* pool, const PackedA& a, int64_t N, const PanelFn& b_panels, const GemmOut& out) {
+  packed_product(pool, a, N, b_panels, nullptr, out);
+}
+
+void gemm_f32_packed_b(ThreadPool* pool, int64_t M, const PanelFn& a_panels, const PackedB& b, const GemmOut& out) {
+  if (M <= 0 || b.N <= 0) return;
+  packed_product(pool, pack_a_for(b.isa, pool, M, b.K, a_panels), b.N, nullptr, b.data.data(), out);
+}
+
 void gemm_f32_strided(ThreadPool* pool, int64_t M, int64_t N, int64_t K, const float* a, int64_t a_rs,
                       int64_t a_cs, const float* b, int64_t b_rs, int64_t b_cs, const GemmOut& out) {
   // A narrow product (N < 8) runs transposed, C' = B' A', so that the lanes run along M.
@@ -228,14 +260,32 @@ void gemm_f32_strided(ThreadPool* pool, int64_t M, int64_t N, int64_t K, const f
   gemm_f32(pool, M, N, K, strided_panels({a, a_rs, a_cs}, K), strided_panels({b, b_cs, b_rs}, K), out);
 }
 
+namespace {
+
+/// gemm_f32_strided for an op whose input 1 is B: when B is a constant (an initializer), its packed panels are
+/// kept in the node's state (packed on the first run, again only if the ISA changes). a is indexed (m, k), b (n, k).
+void product_of_strided(KernelContext& ctx, int64_t M, int64_t N, int64_t K, StridedOperand a, StridedOperand b,
+                        const GemmOut& out) {
+  const bool narrow = N < 8 && M > N;  // gemm_f32_strided runs these transposed
+  if (!ctx.state || !ctx.input_is_constant(1) || narrow || M <= 0 || N <= 0) {
+    gemm_f32_strided(ctx.pool, M, N, K, a.data, a.is, a.ks, b.data, b.ks, b.is, out);
+    return;
+  }
+  auto fits = [&](const PackedB& packed) { return packed.isa == cpu_isa() && packed.N == N && packed.K == K; };
+  auto make = [&] { return pack_b(ctx.pool, N, K, strided_panels(b, K)); };
+  gemm_f32_packed_b(ctx.pool, M, strided_panels(a, K), *ctx.state->get_or_make<PackedB>(fits, make), out);
+}
+
+}  // namespace
+
 // Contract: dot_chunked_f32 over k ascending, init +0, then gemm_epilogue_f32; see docs/arithmetic.md#gemm.
 void gemm(KernelContext& ctx) {
   GemmParams p = gemm_params(ctx);
   Tensor& y = ctx.output(0, DType::Float, p.out_shape);
   if (y.numel() == 0) return;
   float* yd = y.data<float>();
-  gemm_f32_strided(ctx.pool, p.M, p.N, p.K, ctx.input(0).data<float>(), p.a_rs, p.a_cs, ctx.input(1).data<float>(),
-                   p.b_rs, p.b_cs, GemmOut{yd, p.N, 1, nullptr});
+  product_of_strided(ctx, p.M, p.N, p.K, {ctx.input(0).data<float>(), p.a_rs, p.a_cs},
+                     {ctx.input(1).data<float>(), p.b_cs, p.b_rs}, GemmOut{yd, p.N, 1, nullptr});
   const float* c = p.has_c ? ctx.input(2).data<float>() : nullptr;
   ctx.pool->parallel_for(p.M, [&](int64_t m0, int64_t m1) {
     for (int64_t m = m0; m < m1; ++m)
@@ -285,7 +335,7 @@ void matmul(KernelContext& ctx) {
   const int64_t MN = p.M * p.N;
   // Every batch shares one B and A is not broadcast: the batch folds into M (one packing of B per panel).
   if (p.b_shared() && at.numel() == p.batch * p.M * p.K) {
-    gemm_f32_strided(ctx.pool, p.batch * p.M, p.N, p.K, a, p.K, 1, b, p.N, 1, GemmOut{yd, p.N, 1, nullptr});
+    product_of_strided(ctx, p.batch * p.M, p.N, p.K, {a, p.K, 1}, {b, 1, p.N}, GemmOut{yd, p.N, 1, nullptr});
     return;
   }
   auto one = [&](ThreadPool* pool, int64_t bi) {

@@ -83,6 +83,19 @@ PackedA pack_a(ThreadPool* pool, int64_t M, int64_t K, const PanelFn& a_panels);
 // Contract: dot_chunked_f32 over k ascending; see docs/arithmetic.md#gemm.
 void gemm_f32_packed(ThreadPool* pool, const PackedA& a, int64_t N, const PanelFn& b_panels, const GemmOut& out);
 
+/// B packed once for the micro-kernel of one ISA (NR-column panels, each K x NR, k-major), so that Gemm and
+/// MatMul can keep constant weights packed from one run to the next.
+struct PackedB {
+  CpuIsa isa;
+  int64_t N, K;
+  std::vector<float> data;
+};
+/// Packs B(k, n), n < N, k < K (b_panels indexes it by column n), for cpu_isa().
+PackedB pack_b(ThreadPool* pool, int64_t N, int64_t K, const PanelFn& b_panels);
+/// gemm_f32 on a B packed by pack_b (A packed for b.isa on the way; every ISA gives the same bits).
+// Contract: dot_chunked_f32 over k ascending; see docs/arithmetic.md#gemm.
+void gemm_f32_packed_b(ThreadPool* pool, int64_t M, const PanelFn& a_panels, const PackedB& b, const GemmOut& out);
+
 /// gemm_f32 over two strided matrices A(m,k) and B(k,n); may compute the transposed product when N is narrow
 /// (each element's sequence is the same: fma is commutative in its two factors). init_row must be null then.
 void gemm_f32_strided(ThreadPool* pool, int64_t M, int64_t N, int64_t K, const float* a, int64_t a_rs,

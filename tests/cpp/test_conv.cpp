@@ -175,6 +175,41 @@ TEST(ConvCpu, WeightsPackedOnceAndRepackedPerIsa) {
   }
 }
 
+// Gemm and MatMul keep a constant B packed in the node's state: the same bits as packing it every run, on every
+// ISA, over runs that change the ISA and the batch (M).
+TEST(GemmCpu, KeptPackedWeightsAcrossIsaChanges) {
+  struct Case {
+    const char* op;
+    Shape a, b;
+    std::vector<onnx::Attribute> attrs;
+  };
+  const std::vector<Case> cases = {
+      {"Gemm", {3, 70}, {45, 70}, {int_attr("transB", 1)}},
+      {"Gemm", {1, 1280}, {1280, 100}, {}},
+      {"Gemm", {9, 33}, {33, 7}, {}},  // narrow: runs transposed, nothing kept
+      {"MatMul", {2, 17, 99}, {99, 40}, {}},
+      {"MatMul", {128, 64}, {64, 96}, {}},
+  };
+  for (const Case& c : cases) {
+    auto bv = random_floats(shape_numel(c.b), 51);
+    Tensor bt = tensor_of(bv, c.b);
+    NodeState state;
+    int run = 0;
+    for (auto isa : {cpu::cpu_best_isa(), cpu::CpuIsa::Scalar, cpu::cpu_best_isa(), cpu::cpu_best_isa()}) {
+      Shape as = c.a;
+      as[0] += run % 2;  // another batch on alternate runs
+      auto av = random_floats(shape_numel(as), 60 + run++);
+      Tensor at = tensor_of(av, as);
+      ForceIsa force(isa);
+      Tensor plain = run_cpu(c.op, c.attrs, {&at, &bt}, 2);
+      Tensor kept = run_cpu(c.op, c.attrs, {&at, &bt}, 2, 17, &state);
+      ASSERT_EQ(kept.shape(), plain.shape());
+      EXPECT_TRUE(same_bits(kept.data<float>(), plain.data<float>(), kept.numel()))
+          << c.op << " run " << run << " isa " << int(isa);
+    }
+  }
+}
+
 TEST(ConvCpu, BatchInvariance) {
   Shape xs = {4, 6, 9, 9}, ws = {5, 6, 3, 3};
   auto x = random_floats(shape_numel(xs), 41), w = random_floats(shape_numel(ws), 42), b = random_floats(5, 43);
