@@ -1,5 +1,5 @@
 """Side-by-side GPU latency: lockstep CUDA vs torch eager fp32 (TF32 off) on the fixture architectures.
-  python3 bench/gpu_models.py [--runs R] [--batch B]
+  python3 bench/gpu_models.py [--runs R] [--batch B] [--models resnet50,bert_base_encoder,...]
 Needs torch/torchvision/transformers and a GPU. lockstep's figure includes the host<->device copies at the
 graph's edges (its API takes and returns host arrays); torch's does not."""
 
@@ -17,10 +17,17 @@ sys.path.insert(0, os.path.join(HERE, "..", "tests", "models"))
 from fixture_format import restore_weights  # noqa: E402
 from test_models import FIXTURES, inputs_for  # noqa: E402
 
+def _bert():
+    import transformers  # the fixture is BertModel's default configuration (BERT-base), exported at seq 128
+    return transformers.BertModel(transformers.BertConfig())
+
+
+# name: (build the torch model from torchvision, call it on the feeds as torch tensors)
 TORCH_BUILDERS = {
-    "resnet50": lambda tv: tv.models.resnet50(weights=None),
-    "mobilenet_v3_large": lambda tv: tv.models.mobilenet_v3_large(weights=None),
-    "efficientnet_b0": lambda tv: tv.models.efficientnet_b0(weights=None),
+    "resnet50": (lambda tv: tv.models.resnet50(weights=None), lambda m, f: m(f["input"])),
+    "mobilenet_v3_large": (lambda tv: tv.models.mobilenet_v3_large(weights=None), lambda m, f: m(f["input"])),
+    "efficientnet_b0": (lambda tv: tv.models.efficientnet_b0(weights=None), lambda m, f: m(f["input"])),
+    "bert_base_encoder": (lambda tv: _bert(), lambda m, f: m(input_ids=f["input_ids"], attention_mask=f["attention_mask"])),
 }
 
 
@@ -38,6 +45,7 @@ def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--runs", type=int, default=10)
     parser.add_argument("--batch", type=int, default=1)
+    parser.add_argument("--models", default=",".join(TORCH_BUILDERS), help="comma-separated, from: " + ", ".join(TORCH_BUILDERS))
     args = parser.parse_args()
     import torch
     import torchvision
@@ -48,17 +56,18 @@ def main():
     torch.backends.cudnn.allow_tf32 = False
     print(f"# {torch.cuda.get_device_name()}, batch {args.batch}, median of {args.runs}, fp32, TF32 off")
     print(f"{'model':<22}{'lockstep CUDA ms':>18}{'torch eager ms':>16}{'ratio':>8}")
-    for name, build in TORCH_BUILDERS.items():
+    for name in args.models.split(","):
+        build, call = TORCH_BUILDERS[name]
         data = restore_weights(onnx.load(os.path.join(FIXTURES, name + ".onnx"))).SerializeToString()
         feeds = inputs_for(name, batch=args.batch)
         session = lockstep.InferenceSession(data, providers=["CUDAExecutionProvider"])
         ours = median_ms(lambda: session.run(None, feeds), args.runs)
         model = build(torchvision).cuda().eval()
-        x = torch.from_numpy(feeds["input"]).cuda()
+        torch_feeds = {k: torch.from_numpy(v).cuda() for k, v in feeds.items()}
 
         def torch_run():
             with torch.no_grad():
-                model(x)
+                call(model, torch_feeds)
             torch.cuda.synchronize()
 
         theirs = median_ms(torch_run, args.runs)

@@ -3,8 +3,8 @@
 // Layout: A is packed into panels of MR rows (K x MR, k-major), B into panels of NR columns (K x NR). A
 // micro-kernel owns an MR x NR tile; each SIMD lane is one output element's own chain. Per 64-long chunk of k the
 // lane starts a partial at +0, fma's the chunk in ascending k, then adds the partial to the tile's running total
-// (kept in a small L1 buffer initialised with the bias or +0). That is dot_chunked_f32 exactly, whichever ISA, tile
-// or thread runs it (docs/arithmetic.md#gemm).
+// (kept in C itself, initialised with the bias or +0; edge panels use an L1 tile copied out after). That is
+// dot_chunked_f32 exactly, whichever ISA, tile or thread runs it (docs/arithmetic.md#gemm).
 #include <immintrin.h>
 
 #include <algorithm>
@@ -23,7 +23,8 @@ namespace {
 
 using arith::kDotChunk;
 
-using MicroFn = void (*)(int64_t K, const float* pa, const float* pb, float* tile);
+/// Adds the product of an A panel and a B panel to the first r rows of C (row i at c + i * ldc), chunk by chunk.
+using MicroFn = void (*)(int64_t K, const float* pa, const float* pb, float* c, int64_t ldc);
 
 /// One ISA's micro-kernels: micro[r] computes the first r rows of an mr x nr tile (1 <= r <= mr).
 struct IsaKernels {
@@ -33,7 +34,7 @@ struct IsaKernels {
 
 // Contract: dot_chunked_f32 over k ascending, one chain per tile element; see docs/arithmetic.md#gemm.
 template <int MR, int NR, int R>
-void micro_scalar(int64_t K, const float* pa, const float* pb, float* tile) {
+void micro_scalar(int64_t K, const float* pa, const float* pb, float* c, int64_t ldc) {
   for (int64_t k0 = 0; k0 < K; k0 += kDotChunk) {
     int64_t k1 = std::min(K, k0 + kDotChunk);
     float acc[R][NR] = {};
@@ -43,14 +44,14 @@ void micro_scalar(int64_t K, const float* pa, const float* pb, float* tile) {
         for (int j = 0; j < NR; ++j) acc[i][j] = arith::fma_f32(a, pb[k * NR + j], acc[i][j]);
       }
     for (int i = 0; i < R; ++i)
-      for (int j = 0; j < NR; ++j) tile[i * NR + j] = tile[i * NR + j] + acc[i][j];
+      for (int j = 0; j < NR; ++j) c[i * ldc + j] = c[i * ldc + j] + acc[i][j];
   }
 }
 
 // Contract: dot_chunked_f32 over k ascending, one chain per lane; see docs/arithmetic.md#gemm.
 template <int R>
-__attribute__((target("avx2,fma"))) void micro_avx2_6x16(int64_t K, const float* pa, const float* pb,
-                                                         float* tile) {
+__attribute__((target("avx2,fma"))) void micro_avx2_6x16(int64_t K, const float* pa, const float* pb, float* c,
+                                                         int64_t ldc) {
   constexpr int MR = 6, NR = 16;
   for (int64_t k0 = 0; k0 < K; k0 += kDotChunk) {
     int64_t k1 = std::min(K, k0 + kDotChunk);
@@ -69,7 +70,7 @@ __attribute__((target("avx2,fma"))) void micro_avx2_6x16(int64_t K, const float*
     }
 #pragma GCC unroll 8
     for (int i = 0; i < R; ++i) {
-      float* t = tile + i * NR;
+      float* t = c + i * ldc;
       _mm256_storeu_ps(t, _mm256_add_ps(_mm256_loadu_ps(t), acc0[i]));
       _mm256_storeu_ps(t + 8, _mm256_add_ps(_mm256_loadu_ps(t + 8), acc1[i]));
     }
@@ -78,8 +79,8 @@ __attribute__((target("avx2,fma"))) void micro_avx2_6x16(int64_t K, const float*
 
 // Contract: dot_chunked_f32 over k ascending, one chain per lane; see docs/arithmetic.md#gemm.
 template <int R>
-__attribute__((target("avx512f"))) void micro_avx512_8x32(int64_t K, const float* pa, const float* pb,
-                                                          float* tile) {
+__attribute__((target("avx512f"))) void micro_avx512_8x32(int64_t K, const float* pa, const float* pb, float* c,
+                                                          int64_t ldc) {
   constexpr int MR = 8, NR = 32;
   for (int64_t k0 = 0; k0 < K; k0 += kDotChunk) {
     int64_t k1 = std::min(K, k0 + kDotChunk);
@@ -98,7 +99,7 @@ __attribute__((target("avx512f"))) void micro_avx512_8x32(int64_t K, const float
     }
 #pragma GCC unroll 8
     for (int i = 0; i < R; ++i) {
-      float* t = tile + i * NR;
+      float* t = c + i * ldc;
       _mm512_storeu_ps(t, _mm512_add_ps(_mm512_loadu_ps(t), acc0[i]));
       _mm512_storeu_ps(t + 16, _mm512_add_ps(_mm512_loadu_ps(t + 16), acc1[i]));
     }
@@ -207,11 +208,13 @@ void packed_product(ThreadPool* pool, const PackedA& a, int64_t N, const PanelFn
       for (int64_t mp = s * per_split; mp < std::min(m_panels, (s + 1) * per_split); ++mp) {
         const int64_t m0 = mp * MR;
         const int r = static_cast<int>(std::min<int64_t>(MR, M - m0));
-        for (int i = 0; i < r; ++i) {
-          float init = out.init_row ? out.init_row[m0 + i] : 0.0f;
-          for (int j = 0; j < NR; ++j) tile[i * NR + j] = init;
-        }
-        ker.micro[r](K, a.data.data() + mp * MR * K, pb, tile);
+        // A full-width panel of a row-major C accumulates in C itself; others in a tile copied out after.
+        const bool in_place = nr == NR && out.cs == 1;
+        float* c = in_place ? out.data + m0 * out.rs + n0 : tile;
+        const int64_t ldc = in_place ? out.rs : NR;
+        for (int i = 0; i < r; ++i) std::fill_n(c + i * ldc, NR, out.init_row ? out.init_row[m0 + i] : 0.0f);
+        ker.micro[r](K, a.data.data() + mp * MR * K, pb, c, ldc);
+        if (in_place) continue;
         for (int i = 0; i < r; ++i) {
           float* dst = out.data + (m0 + i) * out.rs + n0 * out.cs;
           if (out.cs == 1) std::memcpy(dst, tile + i * NR, static_cast<size_t>(nr) * sizeof(float));
