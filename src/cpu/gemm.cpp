@@ -117,6 +117,7 @@ const IsaKernels kAvx512 = {8, 32,
                              micro_avx512_8x32<4>, micro_avx512_8x32<5>, micro_avx512_8x32<6>,
                              micro_avx512_8x32<7>, micro_avx512_8x32<8>}};
 constexpr int kMaxTile = 8 * 32;
+constexpr int64_t kGroupBytes = 192 * 1024;  // the B panels a thread keeps packed at once (half an L2)
 
 const IsaKernels& kernels_for(CpuIsa isa) {
   switch (isa) {
@@ -192,36 +193,50 @@ void packed_product(ThreadPool* pool, const PackedA& a, int64_t N, const PanelFn
     shared_b = pack_b_panels(pool, N, K, NR, b_panels);
     prepacked_b = shared_b.data();
   }
+  // One output block: A panel mp times the B panel np (packed at pb).
+  auto block = [&](int64_t mp, int64_t np, const float* pb, float* tile) {
+    const int64_t m0 = mp * MR, n0 = np * NR, nr = std::min<int64_t>(NR, N - n0);
+    const int r = static_cast<int>(std::min<int64_t>(MR, M - m0));
+    // A full-width panel of a row-major C accumulates in C itself; others in a tile copied out after.
+    const bool in_place = nr == NR && out.cs == 1;
+    float* c = in_place ? out.data + m0 * out.rs + n0 : tile;
+    const int64_t ldc = in_place ? out.rs : NR;
+    for (int i = 0; i < r; ++i) std::fill_n(c + i * ldc, NR, out.init_row ? out.init_row[m0 + i] : 0.0f);
+    ker.micro[r](K, a.data.data() + mp * MR * K, pb, c, ldc);
+    if (in_place) return;
+    for (int i = 0; i < r; ++i) {
+      float* dst = out.data + (m0 + i) * out.rs + n0 * out.cs;
+      if (out.cs == 1) std::memcpy(dst, tile + i * NR, static_cast<size_t>(nr) * sizeof(float));
+      else
+        for (int64_t j = 0; j < nr; ++j) dst[j * out.cs] = tile[i * NR + j];
+    }
+  };
+  if (splits == 1) {
+    // Tasks are B panels. A thread takes its panels in groups that fit in L2 and runs each A panel over the whole
+    // group, so that C is written along its rows (one B panel at a time would touch every row of C per panel:
+    // with long rows, rows a power-of-two-ish stride apart fight for the same L1 sets).
+    const int64_t group = std::clamp<int64_t>(kGroupBytes / (K * NR * int64_t(sizeof(float)) + 1), 1, 64);
+    run_range(pool, n_panels, [&](int64_t t0, int64_t t1) {
+      std::vector<float> own_b(prepacked_b ? 0 : static_cast<size_t>(std::min(group, t1 - t0) * K * NR));
+      alignas(64) float tile[kMaxTile];
+      for (int64_t g0 = t0; g0 < t1; g0 += group) {
+        const int64_t g1 = std::min(t1, g0 + group);
+        const float* pbs = prepacked_b ? prepacked_b + g0 * K * NR : own_b.data();
+        if (!prepacked_b)
+          for (int64_t np = g0; np < g1; ++np)
+            b_panels(np * NR, std::min<int64_t>(NR, N - np * NR), NR, own_b.data() + (np - g0) * K * NR);
+        for (int64_t mp = 0; mp < m_panels; ++mp)
+          for (int64_t np = g0; np < g1; ++np) block(mp, np, pbs + (np - g0) * K * NR, tile);
+      }
+    }, 1);
+    return;
+  }
   run_range(pool, n_panels * splits, [&](int64_t t0, int64_t t1) {
-    std::vector<float> own_b(prepacked_b ? 0 : static_cast<size_t>(K * NR));
     alignas(64) float tile[kMaxTile];
-    int64_t packed_panel = -1;
     for (int64_t t = t0; t < t1; ++t) {
       const int64_t np = t / splits, s = t % splits;
-      const int64_t n0 = np * NR, nr = std::min<int64_t>(NR, N - n0);
-      const float* pb = prepacked_b ? prepacked_b + np * K * NR : nullptr;
-      if (!prepacked_b) {
-        if (np != packed_panel) b_panels(n0, nr, NR, own_b.data());
-        packed_panel = np;
-        pb = own_b.data();
-      }
-      for (int64_t mp = s * per_split; mp < std::min(m_panels, (s + 1) * per_split); ++mp) {
-        const int64_t m0 = mp * MR;
-        const int r = static_cast<int>(std::min<int64_t>(MR, M - m0));
-        // A full-width panel of a row-major C accumulates in C itself; others in a tile copied out after.
-        const bool in_place = nr == NR && out.cs == 1;
-        float* c = in_place ? out.data + m0 * out.rs + n0 : tile;
-        const int64_t ldc = in_place ? out.rs : NR;
-        for (int i = 0; i < r; ++i) std::fill_n(c + i * ldc, NR, out.init_row ? out.init_row[m0 + i] : 0.0f);
-        ker.micro[r](K, a.data.data() + mp * MR * K, pb, c, ldc);
-        if (in_place) continue;
-        for (int i = 0; i < r; ++i) {
-          float* dst = out.data + (m0 + i) * out.rs + n0 * out.cs;
-          if (out.cs == 1) std::memcpy(dst, tile + i * NR, static_cast<size_t>(nr) * sizeof(float));
-          else
-            for (int64_t j = 0; j < nr; ++j) dst[j * out.cs] = tile[i * NR + j];
-        }
-      }
+      for (int64_t mp = s * per_split; mp < std::min(m_panels, (s + 1) * per_split); ++mp)
+        block(mp, np, prepacked_b + np * K * NR, tile);
     }
   }, 1);
 }
