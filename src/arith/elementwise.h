@@ -330,7 +330,7 @@ struct LeakyReluOp {
   static constexpr unsigned kTypes = kF32;
   static constexpr bool kBoolOut = false;
   float alpha;
-  LOCKSTEP_HD float operator()(float x) const { return x >= 0.0f ? x : alpha * x; }
+  template <class V> LOCKSTEP_LANE V operator()(V x) const { return select(x >= 0.0f, x, alpha * x); }
 };
 struct EluOp {
   static constexpr unsigned kTypes = kF32;
@@ -347,22 +347,23 @@ struct SeluOp {
   }
 };
 /// max(0, min(1, alpha*x + beta)): two roundings (no fma); NaN propagates.
-LOCKSTEP_HD float hard_sigmoid_f32(float x, float alpha, float beta) {
-  float v = alpha * x + beta;
-  v = 1.0f < v ? 1.0f : v;
-  return v < 0.0f ? 0.0f : v;
+template <class V>
+LOCKSTEP_LANE V hard_sigmoid_f32(V x, float alpha, float beta) {
+  V v = alpha * x + beta;
+  v = select(1.0f < v, splat<V>(1.0f), v);
+  return select(v < 0.0f, splat<V>(0.0f), v);
 }
 struct HardSigmoidOp {
   static constexpr unsigned kTypes = kF32;
   static constexpr bool kBoolOut = false;
   float alpha, beta;
-  LOCKSTEP_HD float operator()(float x) const { return hard_sigmoid_f32(x, alpha, beta); }
+  template <class V> LOCKSTEP_LANE V operator()(V x) const { return hard_sigmoid_f32(x, alpha, beta); }
 };
 struct HardSwishOp {
   static constexpr unsigned kTypes = kF32;
   static constexpr bool kBoolOut = false;
   // alpha = float(1/6) multiplied (as onnxruntime), beta = 0.5.
-  LOCKSTEP_HD float operator()(float x) const { return x * hard_sigmoid_f32(x, 1.0f / 6.0f, 0.5f); }
+  template <class V> LOCKSTEP_LANE V operator()(V x) const { return x * hard_sigmoid_f32(x, 1.0f / 6.0f, 0.5f); }
 };
 struct GeluOp {
   static constexpr unsigned kTypes = kF32;

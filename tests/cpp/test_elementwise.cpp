@@ -157,4 +157,7 @@ TEST(Elementwise, LaneKernelsMatchScalarByteForByte) {
   expect_lanes_match_scalar("Gelu", GeluOp{false}, x);
   expect_lanes_match_scalar("Gelu tanh", GeluOp{true}, x);
   expect_lanes_match_scalar("exp(x - m)", ExpOfDifferenceOp{3.5f}, x);
+  expect_lanes_match_scalar("LeakyRelu", LeakyReluOp{0.01f}, x);
+  expect_lanes_match_scalar("HardSigmoid", HardSigmoidOp{0.2f, 0.5f}, x);
+  expect_lanes_match_scalar("HardSwish", HardSwishOp{}, x);
 }

@@ -10,10 +10,11 @@
 namespace lockstep::cpu {
 
 // The functors with a SIMD kernel; each *_avx2.cpp / *_avx512.cpp instantiates the kernels for this list.
-#define LOCKSTEP_LANE_UNARY_FUNCTORS(X)                                                                           \
-  X(arith::SigmoidOp) X(arith::TanhOp) X(arith::ErfOp) X(arith::ExpOp) X(arith::LogOp) X(arith::SoftplusOp)    \
-  X(arith::EluOp) X(arith::SeluOp) X(arith::GeluOp) X(arith::ExpOfDifferenceOp)   \
-  X(arith::QuotientOp) X(arith::TwoDifferencesOp)
+#define LOCKSTEP_LANE_UNARY_FUNCTORS(X)                                                          \
+  X(arith::SigmoidOp) X(arith::TanhOp) X(arith::ErfOp) X(arith::ExpOp) X(arith::LogOp)            \
+  X(arith::SoftplusOp) X(arith::EluOp) X(arith::SeluOp) X(arith::GeluOp) X(arith::LeakyReluOp)    \
+  X(arith::HardSigmoidOp) X(arith::HardSwishOp) X(arith::ExpOfDifferenceOp) X(arith::QuotientOp)  \
+  X(arith::TwoDifferencesOp)
 
 template <class F>
 constexpr bool kHasLaneKernel = false;
