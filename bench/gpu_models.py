@@ -27,7 +27,8 @@ TORCH_BUILDERS = {
     "resnet50": (lambda tv: tv.models.resnet50(weights=None), lambda m, f: m(f["input"])),
     "mobilenet_v3_large": (lambda tv: tv.models.mobilenet_v3_large(weights=None), lambda m, f: m(f["input"])),
     "efficientnet_b0": (lambda tv: tv.models.efficientnet_b0(weights=None), lambda m, f: m(f["input"])),
-    "bert_base_encoder": (lambda tv: _bert(), lambda m, f: m(input_ids=f["input_ids"], attention_mask=f["attention_mask"])),
+    "bert_base_encoder": (lambda tv: _bert(),
+                          lambda m, f: m(input_ids=f["input_ids"], attention_mask=f["attention_mask"])),
 }
 
 
@@ -45,7 +46,8 @@ def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--runs", type=int, default=10)
     parser.add_argument("--batch", type=int, default=1)
-    parser.add_argument("--models", default=",".join(TORCH_BUILDERS), help="comma-separated, from: " + ", ".join(TORCH_BUILDERS))
+    parser.add_argument("--models", default=",".join(TORCH_BUILDERS),
+                        help="comma-separated, from: " + ", ".join(TORCH_BUILDERS))
     args = parser.parse_args()
     import torch
     import torchvision
