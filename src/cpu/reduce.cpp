@@ -9,6 +9,7 @@
 #include "arith/reduce.h"
 #include "arith/reduce_ops.h"
 #include "cpu/elementwise/unary_f32.h"
+#include "cpu/isa.h"
 #include "ops/reduce.h"
 #include "ops/registry.h"
 #include "runtime/thread_pool.h"
@@ -31,10 +32,8 @@ struct TermAbs {
   __attribute__((target("avx2"))) static __m256 v(__m256 x) { return _mm256_andnot_ps(_mm256_set1_ps(-0.0f), x); }
 };
 
-inline bool cpu_has_avx2() {
-  static const bool has = __builtin_cpu_supports("avx2");
-  return has;
-}
+/// The AVX2 forms run unless the kernels' ISA (cpu/isa.h: the CPU's, or LOCKSTEP_CPU_ISA) is scalar.
+inline bool use_avx2() { return cpu_isa() != CpuIsa::Scalar; }
 
 // Contract: canonical reduction, lane j = elements j, j+32, ... ascending, then the 16-8-4-2-1 tree.
 // Register r holds lanes 8r..8r+7; the tail (< 32 elements) and the tree run on the stored lanes in scalar,
@@ -76,7 +75,7 @@ float reduce_contiguous_scalar(const float* x, int64_t n) {
 /// Canonical sum (or product) of Term(x[0..n)), the bits of the reference on every host.
 template <typename Term, bool Product = false>
 float reduce_contiguous_f32(const float* x, int64_t n) {
-  if (cpu_has_avx2()) return reduce_contiguous_avx2<Term, Product>(x, n);
+  if (use_avx2()) return reduce_contiguous_avx2<Term, Product>(x, n);
   return reduce_contiguous_scalar<Term, Product>(x, n);
 }
 
@@ -109,11 +108,11 @@ __attribute__((target("avx2"))) float extreme_contiguous_avx2(const float* x, in
 }  // namespace
 
 float max_contiguous_f32(const float* x, int64_t n) {
-  if (cpu_has_avx2()) return extreme_contiguous_avx2<true>(x, n);
+  if (use_avx2()) return extreme_contiguous_avx2<true>(x, n);
   return arith::extreme_seq_f32<true>(n, 0.0f, [x](int64_t i) { return x[i]; });
 }
 float min_contiguous_f32(const float* x, int64_t n) {
-  if (cpu_has_avx2()) return extreme_contiguous_avx2<false>(x, n);
+  if (use_avx2()) return extreme_contiguous_avx2<false>(x, n);
   return arith::extreme_seq_f32<false>(n, 0.0f, [x](int64_t i) { return x[i]; });
 }
 
