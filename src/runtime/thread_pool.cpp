@@ -1,12 +1,32 @@
 #include "runtime/thread_pool.h"
 
 #include <algorithm>
+#include <chrono>
+#if defined(__x86_64__) || defined(__i386__)
+#include <immintrin.h>
+#endif
 
 namespace lockstep {
 
 namespace {
 thread_local bool inside_pool_task = false;
+
+/// Waits up to about 100 us for done() before the caller blocks on a condition variable: waking a sleeping
+/// thread costs tens of microseconds (more in a VM), which a run of many small ops would pay per op.
+template <class Done>
+bool spin_until(Done done) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::microseconds(100);
+  for (int i = 0;; ++i) {
+    if (done()) return true;
+#if defined(__x86_64__) || defined(__i386__)
+    _mm_pause();
+#else
+    std::this_thread::yield();
+#endif
+    if ((i & 63) == 63 && std::chrono::steady_clock::now() > deadline) return done();
+  }
 }
+}  // namespace
 
 ThreadPool::ThreadPool(int threads) {
   if (threads <= 0) threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
@@ -26,7 +46,11 @@ void ThreadPool::worker_loop(int) {
   uint64_t seen = 0;
   std::unique_lock<std::mutex> lock(mutex_);
   for (;;) {
-    wake_.wait(lock, [&] { return stop_ || generation_ != seen; });
+    auto woken = [&] { return stop_.load() || generation_.load() != seen; };
+    lock.unlock();
+    spin_until(woken);
+    lock.lock();
+    wake_.wait(lock, woken);
     if (stop_) return;
     seen = generation_;
     while (next_chunk_ < task_chunks_) {
@@ -70,7 +94,11 @@ void ThreadPool::parallel_for(int64_t n, const std::function<void(int64_t, int64
     lock.lock();
     ++chunks_done_;
   }
-  done_.wait(lock, [&] { return chunks_done_ == task_chunks_; });
+  auto finished = [&] { return chunks_done_.load() == task_chunks_; };
+  lock.unlock();
+  spin_until(finished);
+  lock.lock();
+  done_.wait(lock, finished);
   task_ = nullptr;
 }
 

@@ -2,6 +2,7 @@
 // thread, in the same order whatever the thread count, so the thread count cannot change a bit.
 #pragma once
 
+#include <atomic>
 #include <condition_variable>
 #include <cstdint>
 #include <functional>
@@ -33,9 +34,11 @@ class ThreadPool {
   std::condition_variable wake_, done_;
   const std::function<void(int64_t, int64_t)>* task_ = nullptr;
   int64_t task_n_ = 0, task_chunks_ = 0;
-  int64_t next_chunk_ = 0, chunks_done_ = 0;
-  uint64_t generation_ = 0;
-  bool stop_ = false;
+  int64_t next_chunk_ = 0;
+  // Read without the mutex while spinning; written under it.
+  std::atomic<int64_t> chunks_done_{0};
+  std::atomic<uint64_t> generation_{0};
+  std::atomic<bool> stop_{false};
   std::mutex run_mutex_;  // one parallel_for at a time per pool
 };
 
