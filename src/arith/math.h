@@ -5,7 +5,7 @@
 // (TwoSum, exact remainders) where a step would otherwise lose the last bit. Each is written once, as a template
 // over the lane type V of lanes.h, without branches on the value (selects instead), so that
 //   - V = float is the host's scalar path and one CUDA thread per element,
-//   - V = an AVX2 or AVX-512 register is the CPU's vector path (src/cpu/simd/),
+//   - V = an AVX2 or AVX-512 register (src/cpu/lanes_avx2.h, lanes_avx512.h) is the CPU's vector path,
 // and every path performs the same sequence of IEEE-754 operations on each element: the same bits everywhere.
 // Accuracy: within 1 ulp of the correctly rounded result for every float input, tails and denormals included,
 // checked over all 2^32 inputs by tests/arith/exhaustive_math.cpp (host), tests/arith/math_device_check.cu
