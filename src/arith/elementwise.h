@@ -278,34 +278,27 @@ struct DivideByOp {
   template <class T> LOCKSTEP_HD T operator()(T x) const { return x / static_cast<T>(n); }
 };
 
-#define LOCKSTEP_F32_UNARY(Name, expr)                              \
-  struct Name {                                                     \
-    static constexpr unsigned kTypes = kF32;                        \
-    static constexpr bool kBoolOut = false;                         \
-    LOCKSTEP_HD float operator()(float x) const { return expr; }    \
+// The float functors from here on are templates over the lane type of lanes.h: float, and for those listed in
+// src/cpu/elementwise/unary_f32.h a SIMD register too. The same operations per element on every path.
+#define LOCKSTEP_F32_UNARY(Name, expr)                                          \
+  struct Name {                                                                 \
+    static constexpr unsigned kTypes = kF32;                                    \
+    static constexpr bool kBoolOut = false;                                     \
+    template <class V> LOCKSTEP_LANE V operator()(V x) const { return expr; }   \
   };
 LOCKSTEP_F32_UNARY(SinOp, sin_f32(x))
 LOCKSTEP_F32_UNARY(CosOp, cos_f32(x))
 LOCKSTEP_F32_UNARY(FloorOp, floor_f32(x))
 LOCKSTEP_F32_UNARY(CeilOp, ceil_f32(x))
 LOCKSTEP_F32_UNARY(RoundOp, rint_f32(x))
+LOCKSTEP_F32_UNARY(SigmoidOp, sigmoid_f32(x))
+LOCKSTEP_F32_UNARY(TanhOp, tanh_f32(x))
+LOCKSTEP_F32_UNARY(ErfOp, erf_f32(x))
+LOCKSTEP_F32_UNARY(ExpOp, exp_f32(x))
+LOCKSTEP_F32_UNARY(LogOp, log_f32(x))
+LOCKSTEP_F32_UNARY(SoftplusOp, softplus_f32(x))
 #undef LOCKSTEP_F32_UNARY
 
-// The functors below are templates over the lane type of lanes.h (float, or a SIMD register in the CPU's vector
-// kernels, src/cpu/elementwise/): the same operations per element on every path.
-#define LOCKSTEP_F32_LANE_UNARY(Name, expr)                          \
-  struct Name {                                                      \
-    static constexpr unsigned kTypes = kF32;                         \
-    static constexpr bool kBoolOut = false;                          \
-    template <class V> LOCKSTEP_LANE V operator()(V x) const { return expr; } \
-  };
-LOCKSTEP_F32_LANE_UNARY(SigmoidOp, sigmoid_f32(x))
-LOCKSTEP_F32_LANE_UNARY(TanhOp, tanh_f32(x))
-LOCKSTEP_F32_LANE_UNARY(ErfOp, erf_f32(x))
-LOCKSTEP_F32_LANE_UNARY(ExpOp, exp_f32(x))
-LOCKSTEP_F32_LANE_UNARY(LogOp, log_f32(x))
-LOCKSTEP_F32_LANE_UNARY(SoftplusOp, softplus_f32(x))
-#undef LOCKSTEP_F32_LANE_UNARY
 /// Softmax's steps (docs/arithmetic.md#softmax--logsoftmax): e^(x - m); e / s; LogSoftmax's (x - m) - log s.
 struct ExpOfDifferenceOp {
   static constexpr unsigned kTypes = kF32;

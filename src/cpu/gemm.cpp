@@ -152,24 +152,20 @@ PanelFn strided_panels(StridedOperand op, int64_t K) {
 
 namespace {
 
-PackedA pack_a_for(CpuIsa isa, ThreadPool* pool, int64_t M, int64_t K, const PanelFn& a_panels) {
-  const int MR = kernels_for(isa).mr;
-  const int64_t m_panels = ceil_div(std::max<int64_t>(M, 0), MR);
-  PackedA a{isa, M, K, std::vector<float>(static_cast<size_t>(m_panels * MR * K))};
-  run_range(pool, m_panels, [&](int64_t p0, int64_t p1) {
-    for (int64_t p = p0; p < p1; ++p) a_panels(p * MR, std::min<int64_t>(MR, M - p * MR), MR, a.data.data() + p * MR * K);
-  }, 1);
-  return a;
-}
-
-/// B's panels packed in one array: panel p at p * K * NR (the layout the tasks of packed_product read).
-std::vector<float> pack_b_panels(ThreadPool* pool, int64_t N, int64_t K, int NR, const PanelFn& b_panels) {
-  const int64_t n_panels = ceil_div(N, NR);
-  std::vector<float> packed(static_cast<size_t>(n_panels * K * NR));
+/// count rows (A) or columns (B) packed as width-wide panels of K, panel p at p * width * K (the layout the
+/// micro-kernels and packed_product read).
+std::vector<float> pack_panels(ThreadPool* pool, int64_t count, int64_t K, int width, const PanelFn& panels) {
+  const int64_t n_panels = ceil_div(std::max<int64_t>(count, 0), width);
+  std::vector<float> packed(static_cast<size_t>(n_panels * width * K));
   run_range(pool, n_panels, [&](int64_t p0, int64_t p1) {
-    for (int64_t p = p0; p < p1; ++p) b_panels(p * NR, std::min<int64_t>(NR, N - p * NR), NR, packed.data() + p * K * NR);
+    for (int64_t p = p0; p < p1; ++p)
+      panels(p * width, std::min<int64_t>(width, count - p * width), width, packed.data() + p * width * K);
   }, 1);
   return packed;
+}
+
+PackedA pack_a_for(CpuIsa isa, ThreadPool* pool, int64_t M, int64_t K, const PanelFn& a_panels) {
+  return PackedA{isa, M, K, pack_panels(pool, M, K, kernels_for(isa).mr, a_panels)};
 }
 
 // Contract: dot_chunked_f32 over k ascending; see docs/arithmetic.md#gemm.
@@ -190,7 +186,7 @@ void packed_product(ThreadPool* pool, const PackedA& a, int64_t N, const PanelFn
   // Split B panels would be packed once per task that reads them: pack each once, in parallel, up front.
   std::vector<float> shared_b;
   if (!prepacked_b && splits > 1) {
-    shared_b = pack_b_panels(pool, N, K, NR, b_panels);
+    shared_b = pack_panels(pool, N, K, NR, b_panels);
     prepacked_b = shared_b.data();
   }
   // One output block: A panel mp times the B panel np (packed at pb).
@@ -249,7 +245,7 @@ PackedA pack_a(ThreadPool* pool, int64_t M, int64_t K, const PanelFn& a_panels) 
 
 PackedB pack_b(ThreadPool* pool, int64_t N, int64_t K, const PanelFn& b_panels) {
   const CpuIsa isa = cpu_isa();
-  return PackedB{isa, N, K, pack_b_panels(pool, N, K, kernels_for(isa).nr, b_panels)};
+  return PackedB{isa, N, K, pack_panels(pool, N, K, kernels_for(isa).nr, b_panels)};
 }
 
 void gemm_f32(ThreadPool* pool, int64_t M, int64_t N, int64_t K, const PanelFn& a_panels, const PanelFn& b_panels,
@@ -267,10 +263,14 @@ void gemm_f32_packed_b(ThreadPool* pool, int64_t M, const PanelFn& a_panels, con
   packed_product(pool, pack_a_for(b.isa, pool, M, b.K, a_panels), b.N, nullptr, b.data.data(), out);
 }
 
+namespace {
+/// A narrow product (N < 8) runs transposed, C' = B' A', so that the lanes run along M.
+bool runs_transposed(int64_t M, int64_t N) { return N < 8 && M > N; }
+}  // namespace
+
 void gemm_f32_strided(ThreadPool* pool, int64_t M, int64_t N, int64_t K, const float* a, int64_t a_rs,
                       int64_t a_cs, const float* b, int64_t b_rs, int64_t b_cs, const GemmOut& out) {
-  // A narrow product (N < 8) runs transposed, C' = B' A', so that the lanes run along M.
-  if (N < 8 && M > N && out.init_row == nullptr) {
+  if (runs_transposed(M, N) && out.init_row == nullptr) {
     GemmOut t{out.data, out.cs, out.rs, nullptr};
     gemm_f32(pool, N, M, K, strided_panels({b, b_cs, b_rs}, K), strided_panels({a, a_rs, a_cs}, K), t);
     return;
@@ -284,8 +284,7 @@ namespace {
 /// kept in the node's state (packed on the first run, again only if the ISA changes). a is indexed (m, k), b (n, k).
 void product_of_strided(KernelContext& ctx, int64_t M, int64_t N, int64_t K, StridedOperand a, StridedOperand b,
                         const GemmOut& out) {
-  const bool narrow = N < 8 && M > N;  // gemm_f32_strided runs these transposed
-  if (!ctx.state || !ctx.input_is_constant(1) || narrow || M <= 0 || N <= 0) {
+  if (!ctx.state || !ctx.input_is_constant(1) || runs_transposed(M, N) || M <= 0 || N <= 0) {
     gemm_f32_strided(ctx.pool, M, N, K, a.data, a.is, a.ks, b.data, b.ks, b.is, out);
     return;
   }

@@ -38,31 +38,29 @@ inline std::vector<float> random_floats(size_t n, uint32_t seed, float lo = -1.0
 
 inline Tensor tensor_of(const std::vector<float>& v, Shape s) { return Tensor::from_bytes(DType::Float, std::move(s), v.data()); }
 
-inline onnx::Attribute int_attr(const char* name, int64_t v) {
+inline onnx::Attribute attribute(const char* name, onnx::Attribute::Type type) {
   onnx::Attribute a;
   a.name = name;
-  a.type = onnx::Attribute::Int;
+  a.type = type;
+  return a;
+}
+inline onnx::Attribute int_attr(const char* name, int64_t v) {
+  onnx::Attribute a = attribute(name, onnx::Attribute::Int);
   a.i = v;
   return a;
 }
 inline onnx::Attribute ints_attr(const char* name, std::vector<int64_t> v) {
-  onnx::Attribute a;
-  a.name = name;
-  a.type = onnx::Attribute::Ints;
+  onnx::Attribute a = attribute(name, onnx::Attribute::Ints);
   a.ints = std::move(v);
   return a;
 }
 inline onnx::Attribute string_attr(const char* name, const char* v) {
-  onnx::Attribute a;
-  a.name = name;
-  a.type = onnx::Attribute::String;
+  onnx::Attribute a = attribute(name, onnx::Attribute::String);
   a.s = v;
   return a;
 }
 inline onnx::Attribute float_attr(const char* name, float v) {
-  onnx::Attribute a;
-  a.name = name;
-  a.type = onnx::Attribute::Float;
+  onnx::Attribute a = attribute(name, onnx::Attribute::Float);
   a.f = v;
   return a;
 }
