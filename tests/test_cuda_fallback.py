@@ -39,3 +39,21 @@ def test_op_without_cuda_kernel_falls_back_with_same_bits():
     assert "fallback: Conv" in run.stdout
     assert "identical: True" in run.stdout
     assert "no kernel for Conv" in run.stderr and "conv0" in run.stderr
+
+
+DISABLED_FALLBACK_SCRIPT = SCRIPT.split("x = rng")[0] + r"""
+options = lockstep.SessionOptions()
+options.add_session_config_entry("session.disable_cpu_ep_fallback", "1")
+try:
+    lockstep.InferenceSession(model, options, providers=["CUDAExecutionProvider"])
+    print("created")
+except lockstep.NotImplemented as e:
+    print("refused:", e)
+"""
+
+
+def test_disabled_cpu_fallback_refuses_the_session_naming_the_node():
+    env = {**os.environ, "LOCKSTEP_CUDA_DISABLE_OPS": "Conv"}
+    run = subprocess.run([sys.executable, "-c", DISABLED_FALLBACK_SCRIPT], env=env, capture_output=True, text=True)
+    assert run.returncode == 0, run.stderr
+    assert "refused:" in run.stdout and "conv0" in run.stdout and "no kernel for Conv" in run.stdout

@@ -30,6 +30,14 @@ struct SessionOptions {
   bool enable_profiling = false;
   /// end_profiling() writes `<prefix>_<YYYY-MM-DD_HH-MM-SS_mmm>.json` in the current directory, as onnxruntime does.
   std::string profile_file_prefix = "onnxruntime_profile_";
+  /// Fixes symbolic dims of the graph inputs before the session is built, as onnxruntime's
+  /// AddFreeDimensionOverrideByName / AddFreeDimensionOverride (by denotation) do: a dim whose dim_param (or
+  /// denotation) is a key becomes that value, so inputs() reports it and feeds must match it. Values must be >= 0.
+  std::map<std::string, int64_t> free_dimension_overrides_by_name;
+  std::map<std::string, int64_t> free_dimension_overrides_by_denotation;
+  /// With a CUDA provider: refuse (Error NotImplemented, naming the node) a model with a node that has no CUDA
+  /// kernel, instead of running that node on the CPU (onnxruntime's session.disable_cpu_ep_fallback).
+  bool disable_cpu_fallback = false;
 };
 
 /// The element type and dims of one node input or output in a profile event.

@@ -10,6 +10,7 @@ import numpy as np
 
 from . import _core
 from ._core import Fail, InvalidArgument, InvalidGraph, NoSuchFile, NotImplemented, RuntimeException
+from ._options import ExecutionMode, ExecutionOrder, GraphOptimizationLevel, RunOptions, SessionOptions
 
 __version__ = "0.1.0"
 
@@ -33,44 +34,36 @@ def get_device():
     return "GPU" if CUDA in get_available_providers() else "CPU"
 
 
-class GraphOptimizationLevel:
-    ORT_DISABLE_ALL = 0
-    ORT_ENABLE_BASIC = 1
-    ORT_ENABLE_EXTENDED = 2
-    ORT_ENABLE_ALL = 99
+def get_version_string():
+    return __version__
 
 
-class ExecutionMode:
-    ORT_SEQUENTIAL = 0
-    ORT_PARALLEL = 1
+def get_build_info():
+    cuda = "CUDA provider built" if _core.built_with_cuda() else "no CUDA provider"
+    return f"lockstep {__version__}, {cuda}, float32 results bit-identical across providers"
 
 
-class SessionOptions:
-    """Session settings. Thread counts never change a bit of the results."""
-
-    def __init__(self):
-        self.intra_op_num_threads = 0
-        self.inter_op_num_threads = 0
-        self.graph_optimization_level = GraphOptimizationLevel.ORT_ENABLE_ALL
-        self.log_severity_level = 2
-        self.log_verbosity_level = 0
-        self.execution_mode = ExecutionMode.ORT_SEQUENTIAL
-        self.enable_cpu_mem_arena = True
-        self.enable_mem_pattern = True
-        self.optimized_model_filepath = ""
-        self.logid = ""
-        # One event per executed node, written by InferenceSession.end_profiling() to
-        # <profile_file_prefix>_<date_time>.json, as onnxruntime does.
-        self.enable_profiling = False
-        self.profile_file_prefix = "onnxruntime_profile_"
+_default_logger = {"severity": 2, "verbosity": 0}
 
 
-class RunOptions:
-    def __init__(self):
-        self.log_severity_level = 2
-        self.log_verbosity_level = 0
-        self.logid = ""
-        self.terminate = False
+def set_default_logger_severity(severity):
+    """The log level of sessions whose options leave log_severity_level at -1: 0 verbose .. 4 fatal."""
+    if not isinstance(severity, int) or not 0 <= severity <= 4:
+        raise ValueError(f"log severity must be an int from 0 (verbose) to 4 (fatal), got {severity!r}")
+    _default_logger["severity"] = severity
+
+
+def set_default_logger_verbosity(verbosity):
+    """Kept for onnxruntime compatibility; lockstep has no verbose-level log messages."""
+    if not isinstance(verbosity, int):
+        raise TypeError(f"log verbosity must be an int, got {verbosity!r}")
+    _default_logger["verbosity"] = verbosity
+
+
+def set_seed(seed):
+    """Kept for onnxruntime compatibility: lockstep has no random ops, so no result depends on a seed."""
+    if not isinstance(seed, int):
+        raise TypeError(f"seed must be an int, got {seed!r}")
 
 
 class NodeArg:
@@ -141,14 +134,19 @@ class InferenceSession:
     def _create(self, providers, provider_options):
         provider, opts = _resolve_providers(providers, provider_options)
         o = self._sess_options
+        o.check_config_entries()
+        severity = o.log_severity_level if o.log_severity_level >= 0 else _default_logger["severity"]
         native_options = {
             "provider": "cuda" if provider == CUDA else "cpu",
             "device_id": int(opts.get("device_id", 0)),
             "intra_op_num_threads": int(o.intra_op_num_threads or 0),
             "graph_optimization_level": int(o.graph_optimization_level),
-            "log_severity_level": int(o.log_severity_level),
+            "log_severity_level": int(severity),
             "enable_profiling": bool(o.enable_profiling),
             "profile_file_prefix": str(o.profile_file_prefix),
+            "free_dimension_overrides_by_name": dict(o._free_dims_by_name),
+            "free_dimension_overrides_by_denotation": dict(o._free_dims_by_denotation),
+            "disable_cpu_fallback": o.config_entries().get("session.disable_cpu_ep_fallback") == "1",
         }
         source = self._model_path if self._model_path is not None else self._model_bytes
         self._sess = _core.Session(source, native_options)
@@ -205,13 +203,36 @@ class InferenceSession:
         missing = [n for n in required if n not in input_feed]
         if missing:
             raise ValueError(f"Required inputs ({missing}) are missing from input feed ({list(input_feed)}).")
-        # np.ascontiguousarray would turn a rank-0 feed into rank 1.
-        feeds = {name: np.asarray(value, order="C") for name, value in input_feed.items()}
+        if run_options is not None and run_options.terminate:
+            raise Fail("Exiting due to terminate flag being set to true.")
+        declared = {i.name: i.type for i in self._inputs}
+        feeds = {name: _feed_array(name, value, declared.get(name)) for name, value in input_feed.items()}
         return self._sess.run(list(output_names or []), feeds)
 
 
+_NUMPY_TYPES = {
+    "tensor(float)": np.float32, "tensor(double)": np.float64, "tensor(float16)": np.float16,
+    "tensor(int8)": np.int8, "tensor(int16)": np.int16, "tensor(int32)": np.int32, "tensor(int64)": np.int64,
+    "tensor(uint8)": np.uint8, "tensor(uint16)": np.uint16, "tensor(uint32)": np.uint32,
+    "tensor(uint64)": np.uint64, "tensor(bool)": np.bool_,
+}
+
+
+def _feed_array(name, value, declared_type):
+    """A C-contiguous array for a feed. Lists and scalars take the input's declared type, as in onnxruntime; an
+    array keeps its own (a mismatch is reported by the session, naming the input)."""
+    if not isinstance(value, np.ndarray):
+        value = np.asarray(value, dtype=_NUMPY_TYPES.get(declared_type))
+    if value.dtype.kind in "OSU":
+        raise NotImplemented(f"input '{name}' is a {value.dtype} array (declared {declared_type}): string, bytes "
+                             "and object tensors are not supported by lockstep yet")
+    # np.ascontiguousarray would turn a rank-0 feed into rank 1.
+    return np.asarray(value, order="C")
+
+
 __all__ = [
-    "InferenceSession", "SessionOptions", "RunOptions", "GraphOptimizationLevel", "ExecutionMode", "NodeArg",
-    "ModelMetadata", "get_available_providers", "get_all_providers", "get_device", "Fail", "InvalidArgument",
-    "InvalidGraph", "NoSuchFile", "NotImplemented", "RuntimeException",
+    "InferenceSession", "SessionOptions", "RunOptions", "GraphOptimizationLevel", "ExecutionMode", "ExecutionOrder",
+    "NodeArg", "ModelMetadata", "get_available_providers", "get_all_providers", "get_device", "get_version_string",
+    "get_build_info", "set_default_logger_severity", "set_default_logger_verbosity", "set_seed", "Fail",
+    "InvalidArgument", "InvalidGraph", "NoSuchFile", "NotImplemented", "RuntimeException",
 ]

@@ -87,6 +87,12 @@ SessionOptions options_from(const nb::dict& d) {
   if (d.contains("log_severity_level")) o.log_severity_level = nb::cast<int>(d["log_severity_level"]);
   if (d.contains("enable_profiling")) o.enable_profiling = nb::cast<bool>(d["enable_profiling"]);
   if (d.contains("profile_file_prefix")) o.profile_file_prefix = nb::cast<std::string>(d["profile_file_prefix"]);
+  if (d.contains("disable_cpu_fallback")) o.disable_cpu_fallback = nb::cast<bool>(d["disable_cpu_fallback"]);
+  if (d.contains("free_dimension_overrides_by_name"))
+    o.free_dimension_overrides_by_name = nb::cast<std::map<std::string, int64_t>>(d["free_dimension_overrides_by_name"]);
+  if (d.contains("free_dimension_overrides_by_denotation"))
+    o.free_dimension_overrides_by_denotation =
+        nb::cast<std::map<std::string, int64_t>>(d["free_dimension_overrides_by_denotation"]);
   return o;
 }
 

@@ -20,6 +20,7 @@ struct Graph;
 struct Dim {
   std::optional<int64_t> value;
   std::string param;
+  std::string denotation;  // e.g. "DATA_BATCH"; only free-dimension overrides read it
 };
 
 /// TypeProto restricted to tensors: element type and (optional) shape.

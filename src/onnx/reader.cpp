@@ -602,6 +602,7 @@ Dim Parser::read_dim(Span s) {
   while (fields.next(f)) {
     if (f.number == 1) d.value = as_int64(f, "dim_value");
     if (f.number == 2) d.param = as_string(f, "dim_param");
+    if (f.number == 3) d.denotation = as_string(f, "denotation");
   }
   return d;
 }

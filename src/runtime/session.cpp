@@ -35,6 +35,38 @@ void check_opsets(const onnx::Model& model) {
                                                " is not supported (lockstep supports opsets 7 to 23)");
 }
 
+const int64_t* override_of(const std::map<std::string, int64_t>& overrides, const std::string& key) {
+  auto it = key.empty() ? overrides.end() : overrides.find(key);
+  return it == overrides.end() ? nullptr : &it->second;
+}
+
+// Fixes the graph inputs' symbolic dims named (by dim_param, else by denotation) in the options' overrides.
+void apply_free_dimension_overrides(onnx::Graph& graph, const SessionOptions& options) {
+  for (const auto* overrides : {&options.free_dimension_overrides_by_name, &options.free_dimension_overrides_by_denotation})
+    for (const auto& [key, value] : *overrides)
+      if (value < 0)
+        throw Error(ErrorCode::InvalidArgument, "free dimension override '" + key + "' must be >= 0, got " +
+                                                    std::to_string(value));
+  for (auto& input : graph.inputs)
+    for (auto& d : input.dims) {
+      if (d.value) continue;
+      const int64_t* value = override_of(options.free_dimension_overrides_by_name, d.param);
+      if (!value) value = override_of(options.free_dimension_overrides_by_denotation, d.denotation);
+      if (value) d.value = *value;
+    }
+}
+
+// Throws NotImplemented for the first node (If branches included) the provider has no kernel for.
+void check_no_cpu_fallback(const Plan& plan, const Provider& provider) {
+  for (const PlannedNode& pn : plan.nodes) {
+    if (pn.entry && !provider.kernel(*pn.entry))
+      throw pn.node->error(ErrorCode::NotImplemented, std::string(provider.name()) + " has no kernel for " +
+                                                          pn.node->op_type + " and CPU fallback is disabled");
+    if (pn.then_branch) check_no_cpu_fallback(*pn.then_branch, provider);
+    if (pn.else_branch) check_no_cpu_fallback(*pn.else_branch, provider);
+  }
+}
+
 std::string dims_text(const ValueInfo& v) {
   std::string s = "[";
   for (size_t i = 0; i < v.dims.size(); ++i)
@@ -50,14 +82,18 @@ class SessionImpl {
       : profiler_(options.enable_profiling ? std::make_unique<Profiler>() : nullptr), model_(std::move(model)),
         options_(options), log_(options.log_severity_level), pool_(options.intra_op_num_threads) {
     check_opsets(model_);
+    apply_free_dimension_overrides(model_.graph, options);
     opset_ = model_.default_opset();
     if (options.graph_optimization_level > 0) fold_constants(model_.graph, opset_);
     plan_ = build_plan(model_.graph, opset_, {});
     cpu_ = make_cpu_provider();
     if (options.provider == Device::CUDA) provider_ = make_cuda_provider(options.device_id);
+    if (provider_ && options.disable_cpu_fallback) check_no_cpu_fallback(*plan_, *provider_);
     Provider& active = provider_ ? *provider_ : *cpu_;
     executor_ = std::make_unique<Executor>(*plan_, opset_, active, *cpu_, pool_, log_);
     describe();
+    log_.info(std::string("session created on ") + active.name() + ": " + std::to_string(plan_->nodes.size()) +
+              " nodes, " + std::to_string(plan_->constants.size()) + " constants, opset " + std::to_string(opset_));
     if (profiler_) {
       executor_->set_profiler(profiler_.get());
       profiler_->record(session_event("session_initialization", 0));

@@ -1,0 +1,183 @@
+"""SessionOptions and RunOptions as onnxruntime has them: a fixed set of typed attributes (a misspelt name raises
+AttributeError, a value of the wrong type TypeError), config entries kept as strings, free-dimension overrides."""
+
+import enum
+
+import numpy as np
+
+
+class GraphOptimizationLevel(enum.IntEnum):
+    ORT_DISABLE_ALL = 0
+    ORT_ENABLE_BASIC = 1
+    ORT_ENABLE_EXTENDED = 2
+    ORT_ENABLE_LAYOUT = 3
+    ORT_ENABLE_ALL = 99
+
+
+class ExecutionMode(enum.IntEnum):
+    ORT_SEQUENTIAL = 0
+    ORT_PARALLEL = 1
+
+
+class ExecutionOrder(enum.IntEnum):
+    DEFAULT = 0
+    PRIORITY_BASED = 1
+    MEMORY_EFFICIENT = 2
+
+
+def _as_int(name, value):
+    if isinstance(value, (bool, int, np.integer)):
+        return int(value)
+    raise TypeError(f"{name} must be an int, got {type(value).__name__} {value!r}")
+
+
+def _as_bool(name, value):
+    if isinstance(value, (bool, int, np.integer, np.bool_)):
+        return bool(value)
+    raise TypeError(f"{name} must be a bool, got {type(value).__name__} {value!r}")
+
+
+def _as_str(name, value):
+    if isinstance(value, str):
+        return value
+    raise TypeError(f"{name} must be a str, got {type(value).__name__} {value!r}")
+
+
+def _as_enum(cls):
+    def convert(name, value):
+        # onnxruntime takes only enum members; lockstep also takes their int values, which older scripts pass.
+        if isinstance(value, (int, np.integer)) and not isinstance(value, bool):
+            try:
+                return cls(int(value))
+            except ValueError:
+                pass
+        raise TypeError(f"{name} must be a {cls.__name__} ({', '.join(m.name for m in cls)}), got {value!r}")
+    return convert
+
+
+class _Attribute:
+    """A typed attribute: assignments are converted (or refused) by `convert`; each instance keeps its own value."""
+
+    def __init__(self, convert, default):
+        self.convert, self.default = convert, default
+
+    def __set_name__(self, owner, name):
+        self.name = name
+
+    def __get__(self, obj, owner=None):
+        return self if obj is None else obj._values.get(self.name, self.default)
+
+    def __set__(self, obj, value):
+        obj._values[self.name] = self.convert(self.name, value)
+
+
+class _ConfigEntries:
+    """Key/value strings as onnxruntime's session and run config entries: unknown keys are kept and readable."""
+
+    __slots__ = ("_values", "_entries")
+    _what = "configuration"
+
+    def __init__(self):
+        self._values = {}
+        self._entries = {}
+
+    def _add_entry(self, key, value):
+        self._entries[_as_str("config key", key)] = _as_str(f"config value of '{key}'", value)
+
+    def _get_entry(self, key):
+        if key not in self._entries:
+            raise RuntimeError(f"{type(self).__name__} does not have {self._what} with key: {key}")
+        return self._entries[key]
+
+    def config_entries(self):
+        """All entries set so far (a lockstep extension)."""
+        return dict(self._entries)
+
+
+# Session config keys lockstep acts on, with the values it accepts; every other key is kept and has no effect.
+SESSION_CONFIG_KEYS = {
+    # "1": creating a CUDA session fails when a node has no CUDA kernel (it would run on the CPU).
+    "session.disable_cpu_ep_fallback": ("0", "1"),
+    # Denormals are kept: flushing them to zero would change bits (docs/arithmetic.md, build rules).
+    "session.set_denormal_as_zero": ("0",),
+    # Only ONNX models load; the ORT flatbuffer format is not supported.
+    "session.load_model_format": ("ONNX",),
+}
+
+
+class SessionOptions(_ConfigEntries):
+    """Session settings, as onnxruntime.SessionOptions. Thread counts never change a bit of the results."""
+
+    __slots__ = ("_free_dims_by_name", "_free_dims_by_denotation")
+
+    intra_op_num_threads = _Attribute(_as_int, 0)
+    inter_op_num_threads = _Attribute(_as_int, 0)
+    graph_optimization_level = _Attribute(_as_enum(GraphOptimizationLevel), GraphOptimizationLevel.ORT_ENABLE_ALL)
+    execution_mode = _Attribute(_as_enum(ExecutionMode), ExecutionMode.ORT_SEQUENTIAL)
+    execution_order = _Attribute(_as_enum(ExecutionOrder), ExecutionOrder.DEFAULT)
+    # -1: the default logger's severity (set_default_logger_severity, 2 = warning unless changed).
+    log_severity_level = _Attribute(_as_int, -1)
+    log_verbosity_level = _Attribute(_as_int, 0)
+    logid = _Attribute(_as_str, "")
+    enable_cpu_mem_arena = _Attribute(_as_bool, True)
+    enable_mem_pattern = _Attribute(_as_bool, True)
+    enable_mem_reuse = _Attribute(_as_bool, True)
+    # lockstep is deterministic whatever this says.
+    use_deterministic_compute = _Attribute(_as_bool, False)
+    use_per_session_threads = _Attribute(_as_bool, True)
+    optimized_model_filepath = _Attribute(_as_str, "")
+    # One event per executed node, written by InferenceSession.end_profiling() to
+    # <profile_file_prefix>_<date_time>.json, as onnxruntime does.
+    enable_profiling = _Attribute(_as_bool, False)
+    profile_file_prefix = _Attribute(_as_str, "onnxruntime_profile_")
+
+    def __init__(self):
+        super().__init__()
+        self._free_dims_by_name = {}
+        self._free_dims_by_denotation = {}
+
+    def add_session_config_entry(self, key, value):
+        self._add_entry(key, value)
+
+    def get_session_config_entry(self, key):
+        return self._get_entry(key)
+
+    def add_free_dimension_override_by_name(self, dim_name, dim_value):
+        """Fixes every graph-input dim whose dim_param is `dim_name` to `dim_value`."""
+        self._free_dims_by_name[_as_str("dim_name", dim_name)] = _as_int("dim_value", dim_value)
+
+    def add_free_dimension_override_by_denotation(self, dim_denotation, dim_value):
+        """Fixes every symbolic graph-input dim whose denotation (e.g. "DATA_BATCH") is `dim_denotation`."""
+        self._free_dims_by_denotation[_as_str("dim_denotation", dim_denotation)] = _as_int("dim_value", dim_value)
+
+    def register_custom_ops_library(self, library_path):
+        from ._core import NotImplemented as _NotImplemented
+        raise _NotImplemented(f"custom op libraries are not supported (asked for '{library_path}'): lockstep can "
+                              "only promise identical bits for kernels it implements on both providers")
+
+    def check_config_entries(self):
+        """Raises ValueError for a value lockstep cannot honour of a key it acts on (see SESSION_CONFIG_KEYS)."""
+        for key, accepted in SESSION_CONFIG_KEYS.items():
+            value = self._entries.get(key)
+            if value is not None and value not in accepted:
+                raise ValueError(f"session config entry '{key}' = '{value}' is not supported by lockstep "
+                                 f"(accepted: {', '.join(accepted)})")
+
+
+class RunOptions(_ConfigEntries):
+    """Per-run settings, as onnxruntime.RunOptions."""
+
+    __slots__ = ()
+
+    log_severity_level = _Attribute(_as_int, -1)
+    log_verbosity_level = _Attribute(_as_int, 0)
+    logid = _Attribute(_as_str, "")
+    # A run started with it set raises, as in onnxruntime (lockstep does not stop a run already going).
+    terminate = _Attribute(_as_bool, False)
+    only_execute_path_to_fetches = _Attribute(_as_bool, False)
+
+    def add_run_config_entry(self, key, value):
+        self._add_entry(key, value)
+
+    def get_run_config_entry(self, key):
+        return self._get_entry(key)
