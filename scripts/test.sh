@@ -5,6 +5,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
+. scripts/env.sh
 
 build=build/cpp-tests
 cmake -S . -B "$build" -G Ninja -DLOCKSTEP_CUDA=OFF -DLOCKSTEP_TESTS=ON >/dev/null
