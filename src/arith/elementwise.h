@@ -297,6 +297,8 @@ LOCKSTEP_F32_UNARY(ErfOp, erf_f32(x))
 LOCKSTEP_F32_UNARY(ExpOp, exp_f32(x))
 LOCKSTEP_F32_UNARY(LogOp, log_f32(x))
 LOCKSTEP_F32_UNARY(SoftplusOp, softplus_f32(x))
+// Sigmoid then Mul(x, sigmoid(x)) fused (src/graph/fuse.cpp): the same two results, each rounded as unfused.
+LOCKSTEP_F32_UNARY(SiluOp, x * sigmoid_f32(x))
 #undef LOCKSTEP_F32_UNARY
 
 /// Softmax's steps (docs/arithmetic.md#softmax--logsoftmax): e^(x - m); e / s; LogSoftmax's (x - m) - log s.

@@ -20,6 +20,9 @@ int add_value(Plan& plan, const std::string& name) {
 }
 
 const OpEntry* resolve_op(const onnx::Node& node, int64_t opset) {
+  if (node.domain == kFusedDomain) {
+    if (const OpEntry* fused = find_fused_op(node.op_type)) return fused;
+  }
   if (!is_default_domain(node.domain))
     throw node.error(ErrorCode::NotImplemented, "ops of domain '" + node.domain + "' are not supported");
   if (node.op_type == "If") return nullptr;

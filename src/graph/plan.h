@@ -41,6 +41,13 @@ struct Plan {
 /// both naming the node.
 std::unique_ptr<Plan> build_plan(const onnx::Graph& graph, int64_t opset, const std::set<std::string>& outer_scope);
 
+/// The rewrites that fuse nodes (docs/arithmetic.md#graph-rewrites): each fused node computes the same sequence of
+/// operations as the nodes it replaces, so the bits do not depend on whether it runs. Main graph only.
+void fuse_nodes(onnx::Graph& graph);
+/// Throws NotImplemented, naming the node, for a model's own node (subgraphs included) in lockstep's domain
+/// (kFusedDomain), which only fuse_nodes may create.
+void refuse_fused_domain(const onnx::Graph& graph);
+
 /// Constant folding: every node whose inputs are all constants is run once on the CPU and replaced by
 /// initializers. It runs before provider selection, so every provider sees the same graph.
 void fold_constants(onnx::Graph& graph, int64_t opset);

@@ -242,8 +242,14 @@ const OpEntry kRows[] = {
 #undef V
 #undef LOCKSTEP_ROW
 
+// The ops of the lockstep domain that the graph rewrites create (src/graph/fuse.cpp).
+const OpEntry kFusedRows[] = {
+    {"Silu", 1, 23, &cpu::unary, LOCKSTEP_CUDA_KERNEL(unary), int(UnaryOp::Silu)},
+};
+
 }  // namespace
 
 std::span<const OpEntry> elementwise_ops() { return kRows; }
+std::span<const OpEntry> fused_elementwise_ops() { return kFusedRows; }
 
 }  // namespace lockstep

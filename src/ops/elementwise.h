@@ -17,6 +17,7 @@ namespace lockstep {
 enum class UnaryOp : int {
   Relu, LeakyRelu, Elu, Selu, Sigmoid, HardSigmoid, HardSwish, Tanh, Erf, Gelu, Softplus, Exp, Log, Sqrt,
   Reciprocal, Neg, Abs, Floor, Ceil, Round, Sign, Sin, Cos, IsNaN, IsInf, Not,
+  Silu,  // lockstep.Silu, made by the graph rewrites only
 };
 /// OpEntry::variant of the `binary` kernel rows.
 enum class BinaryOp : int {
@@ -170,6 +171,7 @@ void visit_unary(UnaryOp op, const ElementwiseParams& p, Fn&& fn) {
     case UnaryOp::IsNaN: return fn(IsNaNOp{});
     case UnaryOp::IsInf: return fn(IsInfOp{p.flag_a, p.flag_b});
     case UnaryOp::Not: return fn(NotOp{});
+    case UnaryOp::Silu: return fn(SiluOp{});
   }
 }
 

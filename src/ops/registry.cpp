@@ -22,4 +22,10 @@ const OpEntry* find_op(const std::string& op_type, int64_t opset) {
   return nullptr;
 }
 
+const OpEntry* find_fused_op(const std::string& op_type) {
+  for (const OpEntry& e : fused_elementwise_ops())
+    if (op_type == e.op_type) return &e;
+  return nullptr;
+}
+
 }  // namespace lockstep

@@ -9,8 +9,14 @@
 
 namespace lockstep {
 
-/// The row for op_type at opset, or nullptr.
+/// The row for a default-domain op_type at opset, or nullptr.
 const OpEntry* find_op(const std::string& op_type, int64_t opset);
+
+/// The domain of the ops that only lockstep's graph rewrites create (src/graph/fuse.cpp); a model's own nodes of
+/// this domain are refused.
+constexpr const char* kFusedDomain = "lockstep";
+/// The row for a fused op (domain kFusedDomain), or nullptr.
+const OpEntry* find_fused_op(const std::string& op_type);
 /// Every row, in family order (for `lockstep info` and coverage listings).
 std::vector<const OpEntry*> all_ops();
 
@@ -23,6 +29,7 @@ std::span<const OpEntry> normalization_ops();
 std::span<const OpEntry> pool_ops();
 std::span<const OpEntry> tensor_ops();
 std::span<const OpEntry> resize_ops();
+std::span<const OpEntry> fused_elementwise_ops();
 
 }  // namespace lockstep
 

@@ -160,4 +160,5 @@ TEST(Elementwise, LaneKernelsMatchScalarByteForByte) {
   expect_lanes_match_scalar("LeakyRelu", LeakyReluOp{0.01f}, x);
   expect_lanes_match_scalar("HardSigmoid", HardSigmoidOp{0.2f, 0.5f}, x);
   expect_lanes_match_scalar("HardSwish", HardSwishOp{}, x);
+  expect_lanes_match_scalar("Silu", SiluOp{}, x);
 }
