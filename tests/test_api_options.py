@@ -164,6 +164,12 @@ def test_string_bytes_and_object_feeds_are_a_clear_error(value):
         lockstep.InferenceSession(add_model()).run(None, {"x": value})
 
 
+def test_unsupported_numpy_dtype_feed_is_a_clear_error():
+    x = np.zeros((1, 3), dtype=[("a", np.float32)])  # a structured dtype, as ml_dtypes' bfloat16 or float8
+    with pytest.raises(lockstep.NotImplemented, match="input 'x' has numpy dtype .* which lockstep does not support"):
+        lockstep.InferenceSession(add_model()).run(None, {"x": x})
+
+
 def test_register_custom_ops_library_is_refused_clearly():
     with pytest.raises(lockstep.NotImplemented, match="custom op libraries are not supported"):
         lockstep.SessionOptions().register_custom_ops_library("libcustom.so")

@@ -226,6 +226,10 @@ def _feed_array(name, value, declared_type):
     if value.dtype.kind in "OSU":
         raise NotImplemented(f"input '{name}' is a {value.dtype} array (declared {declared_type}): string, bytes "
                              "and object tensors are not supported by lockstep yet")
+    if value.dtype.type not in _NUMPY_TYPES.values():
+        supported = ", ".join(t[len("tensor("):-1] for t in _NUMPY_TYPES)
+        raise NotImplemented(f"input '{name}' has numpy dtype {value.dtype} (declared {declared_type}), which "
+                             f"lockstep does not support (supported: {supported})")
     # np.ascontiguousarray would turn a rank-0 feed into rank 1.
     return np.asarray(value, order="C")
 

@@ -1,4 +1,4 @@
-// The conv family's definitions: Conv and ConvTranspose, opsets 1..23 (11 clarified auto_pad, 22 only types).
+// The conv family's definitions: Conv and ConvTranspose, opsets 1..28 (11 clarified auto_pad, 22 only types).
 #include "ops/conv.h"
 
 #include <string>
@@ -173,8 +173,8 @@ arith::ConvDims conv_transpose_geometry(const KernelContext& ctx, Shape* out_sha
 
 namespace {
 const OpEntry kRows[] = {
-    {"Conv", 1, 23, &cpu::conv, LOCKSTEP_CUDA_KERNEL(conv)},
-    {"ConvTranspose", 1, 23, &cpu::conv_transpose, LOCKSTEP_CUDA_KERNEL(conv_transpose)},
+    {"Conv", 1, kNewestOpset, &cpu::conv, LOCKSTEP_CUDA_KERNEL(conv)},
+    {"ConvTranspose", 1, kNewestOpset, &cpu::conv_transpose, LOCKSTEP_CUDA_KERNEL(conv_transpose)},
 };
 }  // namespace
 

@@ -55,8 +55,12 @@ ElementwiseParams binary_params(const KernelContext& ctx, BinaryOp op) {
 
 void validate_binary(const KernelContext& ctx, BinaryOp op, DType dtype, const ElementwiseParams& p) {
   bool is_float = dtype == DType::Float || dtype == DType::Double || dtype == DType::Float16;
-  if (op == BinaryOp::Mod && is_float && !p.flag_a)
+  if (op == BinaryOp::Mod && is_float && !p.flag_a) {
+    if (ctx.opset >= 28)
+      throw ctx.error("Mod with fmod=0 on floating-point inputs (opset 28's floor remainder) is not supported yet",
+                      ErrorCode::NotImplemented);
     throw ctx.error("fmod must be 1 for floating-point inputs");
+  }
 }
 
 void require_same_dtype(const KernelContext& ctx, std::initializer_list<const Tensor*> inputs) {
@@ -219,7 +223,7 @@ DType cast_target(const KernelContext& ctx) {
 namespace {
 
 #define LOCKSTEP_ROW(name, since, kernel, variant) \
-  {name, since, 23, &cpu::kernel, LOCKSTEP_CUDA_KERNEL(kernel), int(variant)}
+  {name, since, kNewestOpset, &cpu::kernel, LOCKSTEP_CUDA_KERNEL(kernel), int(variant)}
 #define U(name, since) LOCKSTEP_ROW(#name, since, unary, UnaryOp::name)
 #define B(name, since) LOCKSTEP_ROW(#name, since, binary, BinaryOp::name)
 #define V(name, since) LOCKSTEP_ROW(#name, since, variadic, VariadicOp::name)
@@ -244,7 +248,7 @@ const OpEntry kRows[] = {
 
 // The ops of the lockstep domain that the graph rewrites create (src/graph/fuse.cpp).
 const OpEntry kFusedRows[] = {
-    {"Silu", 1, 23, &cpu::unary, LOCKSTEP_CUDA_KERNEL(unary), int(UnaryOp::Silu)},
+    {"Silu", 1, kNewestOpset, &cpu::unary, LOCKSTEP_CUDA_KERNEL(unary), int(UnaryOp::Silu)},
 };
 
 }  // namespace

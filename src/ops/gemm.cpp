@@ -1,4 +1,4 @@
-// The gemm family's definitions: Gemm (opsets 7..23; C optional from 11) and MatMul (1..23).
+// The gemm family's definitions: Gemm (opsets 7..28; C optional from 11) and MatMul (1..28).
 #include "ops/gemm.h"
 
 #include "ops/registry.h"
@@ -117,8 +117,8 @@ MatMulParams matmul_params(const KernelContext& ctx) {
 
 namespace {
 const OpEntry kRows[] = {
-    {"Gemm", 7, 23, &cpu::gemm, LOCKSTEP_CUDA_KERNEL(gemm)},
-    {"MatMul", 1, 23, &cpu::matmul, LOCKSTEP_CUDA_KERNEL(matmul)},
+    {"Gemm", 7, kNewestOpset, &cpu::gemm, LOCKSTEP_CUDA_KERNEL(gemm)},
+    {"MatMul", 1, kNewestOpset, &cpu::matmul, LOCKSTEP_CUDA_KERNEL(matmul)},
 };
 }  // namespace
 

@@ -123,9 +123,9 @@ ChannelPlan plan_instance_norm(const KernelContext& ctx) {
 
 namespace {
 const OpEntry kRows[] = {
-    {"LayerNormalization", 17, 23, &cpu::layer_norm, LOCKSTEP_CUDA_KERNEL(layer_norm)},
-    {"BatchNormalization", 7, 23, &cpu::batch_norm, LOCKSTEP_CUDA_KERNEL(batch_norm)},
-    {"InstanceNormalization", 7, 23, &cpu::instance_norm, LOCKSTEP_CUDA_KERNEL(instance_norm)},
+    {"LayerNormalization", 17, kNewestOpset, &cpu::layer_norm, LOCKSTEP_CUDA_KERNEL(layer_norm)},
+    {"BatchNormalization", 7, kNewestOpset, &cpu::batch_norm, LOCKSTEP_CUDA_KERNEL(batch_norm)},
+    {"InstanceNormalization", 7, kNewestOpset, &cpu::instance_norm, LOCKSTEP_CUDA_KERNEL(instance_norm)},
 };
 }  // namespace
 

@@ -106,10 +106,10 @@ GlobalPlan plan_global_pool(const KernelContext& ctx, Shape& out_shape) {
 
 namespace {
 const OpEntry kRows[] = {
-    {"MaxPool", 7, 23, &cpu::max_pool, LOCKSTEP_CUDA_KERNEL(max_pool)},
-    {"AveragePool", 7, 23, &cpu::average_pool, LOCKSTEP_CUDA_KERNEL(average_pool)},
-    {"GlobalAveragePool", 7, 23, &cpu::global_pool, LOCKSTEP_CUDA_KERNEL(global_pool), int(GlobalKind::Average)},
-    {"GlobalMaxPool", 7, 23, &cpu::global_pool, LOCKSTEP_CUDA_KERNEL(global_pool), int(GlobalKind::Max)},
+    {"MaxPool", 7, kNewestOpset, &cpu::max_pool, LOCKSTEP_CUDA_KERNEL(max_pool)},
+    {"AveragePool", 7, kNewestOpset, &cpu::average_pool, LOCKSTEP_CUDA_KERNEL(average_pool)},
+    {"GlobalAveragePool", 7, kNewestOpset, &cpu::global_pool, LOCKSTEP_CUDA_KERNEL(global_pool), int(GlobalKind::Average)},
+    {"GlobalMaxPool", 7, kNewestOpset, &cpu::global_pool, LOCKSTEP_CUDA_KERNEL(global_pool), int(GlobalKind::Max)},
 };
 }  // namespace
 

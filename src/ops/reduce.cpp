@@ -148,19 +148,19 @@ using arith::ReduceKind;
 constexpr int v(ReduceKind k) { return static_cast<int>(k); }
 
 const OpEntry kRows[] = {
-    {"ReduceSum", 7, 23, &cpu::reduce, LOCKSTEP_CUDA_KERNEL(reduce), v(ReduceKind::Sum)},
-    {"ReduceMean", 7, 23, &cpu::reduce, LOCKSTEP_CUDA_KERNEL(reduce), v(ReduceKind::Mean)},
-    {"ReduceProd", 7, 23, &cpu::reduce, LOCKSTEP_CUDA_KERNEL(reduce), v(ReduceKind::Prod)},
-    {"ReduceMax", 7, 23, &cpu::reduce, LOCKSTEP_CUDA_KERNEL(reduce), v(ReduceKind::Max)},
-    {"ReduceMin", 7, 23, &cpu::reduce, LOCKSTEP_CUDA_KERNEL(reduce), v(ReduceKind::Min)},
-    {"ReduceL1", 7, 23, &cpu::reduce, LOCKSTEP_CUDA_KERNEL(reduce), v(ReduceKind::L1)},
-    {"ReduceL2", 7, 23, &cpu::reduce, LOCKSTEP_CUDA_KERNEL(reduce), v(ReduceKind::L2)},
-    {"ReduceSumSquare", 7, 23, &cpu::reduce, LOCKSTEP_CUDA_KERNEL(reduce), v(ReduceKind::SumSquare)},
-    {"ReduceLogSumExp", 7, 23, &cpu::reduce, LOCKSTEP_CUDA_KERNEL(reduce), v(ReduceKind::LogSumExp)},
-    {"ArgMax", 7, 23, &cpu::arg_reduce, LOCKSTEP_CUDA_KERNEL(arg_reduce), int(ArgKind::ArgMax)},
-    {"ArgMin", 7, 23, &cpu::arg_reduce, LOCKSTEP_CUDA_KERNEL(arg_reduce), int(ArgKind::ArgMin)},
-    {"Softmax", 7, 23, &cpu::softmax, LOCKSTEP_CUDA_KERNEL(softmax), int(SoftmaxKind::Softmax)},
-    {"LogSoftmax", 7, 23, &cpu::softmax, LOCKSTEP_CUDA_KERNEL(softmax), int(SoftmaxKind::LogSoftmax)},
+    {"ReduceSum", 7, kNewestOpset, &cpu::reduce, LOCKSTEP_CUDA_KERNEL(reduce), v(ReduceKind::Sum)},
+    {"ReduceMean", 7, kNewestOpset, &cpu::reduce, LOCKSTEP_CUDA_KERNEL(reduce), v(ReduceKind::Mean)},
+    {"ReduceProd", 7, kNewestOpset, &cpu::reduce, LOCKSTEP_CUDA_KERNEL(reduce), v(ReduceKind::Prod)},
+    {"ReduceMax", 7, kNewestOpset, &cpu::reduce, LOCKSTEP_CUDA_KERNEL(reduce), v(ReduceKind::Max)},
+    {"ReduceMin", 7, kNewestOpset, &cpu::reduce, LOCKSTEP_CUDA_KERNEL(reduce), v(ReduceKind::Min)},
+    {"ReduceL1", 7, kNewestOpset, &cpu::reduce, LOCKSTEP_CUDA_KERNEL(reduce), v(ReduceKind::L1)},
+    {"ReduceL2", 7, kNewestOpset, &cpu::reduce, LOCKSTEP_CUDA_KERNEL(reduce), v(ReduceKind::L2)},
+    {"ReduceSumSquare", 7, kNewestOpset, &cpu::reduce, LOCKSTEP_CUDA_KERNEL(reduce), v(ReduceKind::SumSquare)},
+    {"ReduceLogSumExp", 7, kNewestOpset, &cpu::reduce, LOCKSTEP_CUDA_KERNEL(reduce), v(ReduceKind::LogSumExp)},
+    {"ArgMax", 7, kNewestOpset, &cpu::arg_reduce, LOCKSTEP_CUDA_KERNEL(arg_reduce), int(ArgKind::ArgMax)},
+    {"ArgMin", 7, kNewestOpset, &cpu::arg_reduce, LOCKSTEP_CUDA_KERNEL(arg_reduce), int(ArgKind::ArgMin)},
+    {"Softmax", 7, kNewestOpset, &cpu::softmax, LOCKSTEP_CUDA_KERNEL(softmax), int(SoftmaxKind::Softmax)},
+    {"LogSoftmax", 7, kNewestOpset, &cpu::softmax, LOCKSTEP_CUDA_KERNEL(softmax), int(SoftmaxKind::LogSoftmax)},
 };
 }  // namespace
 

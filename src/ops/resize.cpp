@@ -276,7 +276,7 @@ ResizePlan resize_plan(const KernelContext& ctx) {
 namespace {
 const OpEntry kRows[] = {
     {"Upsample", 7, 9, &cpu::resize, LOCKSTEP_CUDA_KERNEL(resize)},
-    {"Resize", 10, 23, &cpu::resize, LOCKSTEP_CUDA_KERNEL(resize)},
+    {"Resize", 10, kNewestOpset, &cpu::resize, LOCKSTEP_CUDA_KERNEL(resize)},
 };
 }  // namespace
 

@@ -13,7 +13,7 @@ namespace lockstep {
 
 namespace {
 
-constexpr int64_t kMinOpset = 7, kMaxOpset = 23;
+constexpr int64_t kMinOpset = 7, kMaxOpset = kNewestOpset;
 
 ValueInfo public_info(const onnx::ValueInfo& v) {
   ValueInfo out;
@@ -32,7 +32,7 @@ void check_opsets(const onnx::Model& model) {
   if (opset == 0) throw Error(ErrorCode::InvalidGraph, "the model imports no opset of the default ONNX domain");
   if (opset < kMinOpset || opset > kMaxOpset)
     throw Error(ErrorCode::NotImplemented, "default-domain opset " + std::to_string(opset) +
-                                               " is not supported (lockstep supports opsets 7 to 23)");
+                                               " is not supported (lockstep supports opsets 7 to " + std::to_string(kMaxOpset) + ")");
 }
 
 const int64_t* override_of(const std::map<std::string, int64_t>& overrides, const std::string& key) {
