@@ -8,8 +8,10 @@ import warnings
 
 import numpy as np
 
-from . import _core
+from . import _core, _values
 from ._core import Fail, InvalidArgument, InvalidGraph, NoSuchFile, NotImplemented, RuntimeException
+from ._values import (IOBinding, OrtAllocatorType, OrtDevice, OrtDeviceMemoryType, OrtMemoryInfo, OrtMemType,
+                      OrtValue)
 
 __version__ = "0.1.0"
 
@@ -205,13 +207,38 @@ class InferenceSession:
         missing = [n for n in required if n not in input_feed]
         if missing:
             raise ValueError(f"Required inputs ({missing}) are missing from input feed ({list(input_feed)}).")
+        if any(isinstance(value, OrtValue) for value in input_feed.values()):
+            return _values.run_with_values_in_feed(self, output_names, input_feed)
         # np.ascontiguousarray would turn a rank-0 feed into rank 1.
         feeds = {name: np.asarray(value, order="C") for name, value in input_feed.items()}
         return self._sess.run(list(output_names or []), feeds)
+
+    def run_with_ort_values(self, output_names, input_dict_ort_values, run_options=None):
+        """Runs on OrtValue feeds (read in place on the session's device) and returns OrtValues, left on the session's
+        device (CUDA outputs stay on the GPU)."""
+        return _values.run_with_ort_values(self, output_names, input_dict_ort_values)
+
+    def run_async(self, output_names, input_feed, callback, user_data, run_options=None):
+        """Runs on another thread; calls callback(outputs, user_data, error_message) when done."""
+        _values.run_async(self, output_names, input_feed, callback, user_data, run_options)
+
+    def io_binding(self):
+        return IOBinding(self)
+
+    def run_with_iobinding(self, iobinding, run_options=None):
+        """Runs with the inputs and outputs bound in `iobinding`; its get_outputs() then holds the results."""
+        _values.run_with_iobinding(self, iobinding)
+
+    def get_input_memory_infos(self):
+        return _values.input_memory_infos(self)
+
+    def get_output_memory_infos(self):
+        return _values.output_memory_infos(self)
 
 
 __all__ = [
     "InferenceSession", "SessionOptions", "RunOptions", "GraphOptimizationLevel", "ExecutionMode", "NodeArg",
     "ModelMetadata", "get_available_providers", "get_all_providers", "get_device", "Fail", "InvalidArgument",
-    "InvalidGraph", "NoSuchFile", "NotImplemented", "RuntimeException",
+    "InvalidGraph", "NoSuchFile", "NotImplemented", "RuntimeException", "OrtValue", "OrtDevice", "OrtMemoryInfo",
+    "OrtAllocatorType", "OrtMemType", "OrtDeviceMemoryType", "IOBinding",
 ]
