@@ -241,6 +241,24 @@ def test_outputs_never_share_memory_with_feeds_or_constants():
     assert s.run(["c"], {"x": x})[0].tolist() == [1.5, -2.0, 4.0]
 
 
+def test_concurrent_runs_on_one_session_give_the_same_bytes():
+    s = session(conv_model())
+    x = lockstep.OrtValue.ortvalue_from_numpy(conv_input())
+    want = [v.numpy().tobytes() for v in s.run_with_ort_values(None, {"x": x})]
+    results = []
+
+    def work():
+        for _ in range(10):
+            results.append([v.numpy().tobytes() for v in s.run_with_ort_values(None, {"x": x})])
+
+    threads = [threading.Thread(target=work) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert len(results) == 40 and all(r == want for r in results)
+
+
 # ---- IOBinding on the CPU ----
 
 def test_iobinding_cpu_input_and_output():

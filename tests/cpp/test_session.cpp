@@ -452,19 +452,6 @@ bool cuda_usable() {
   return std::find(p.begin(), p.end(), "CUDAExecutionProvider") != p.end();
 }
 
-}  // namespace
-
-TEST(DeviceValuesTest, OutputDevicesOnTheHostMatchPlainRun) {
-  Session s = make_session();
-  std::vector<Tensor> want = s.run(good_feeds());
-  std::vector<Tensor> got = s.run(good_feeds(), {}, {lockstep::Device::CPU, lockstep::Device::CPU});
-  ASSERT_EQ(got.size(), want.size());
-  for (size_t i = 0; i < got.size(); ++i) {
-    EXPECT_EQ(got[i].device(), lockstep::Device::CPU);
-    EXPECT_EQ(values_of<float>(got[i]), values_of<float>(want[i]));
-  }
-}
-
 void expect_outputs_unshared(Session& s) {
   std::vector<float> x = kX;
   Tensor feed = Tensor::wrap(DType::Float, {2, 3}, x.data(), lockstep::Device::CPU, 0, nullptr);
@@ -483,6 +470,19 @@ void expect_outputs_unshared(Session& s) {
   EXPECT_EQ(x, kX);
   std::vector<Tensor> again = s.run({{"x", feed}}, {"b"});
   EXPECT_EQ(values_of<float>(again[0]), std::vector<float>(kBias, kBias + 3));
+}
+
+}  // namespace
+
+TEST(DeviceValuesTest, OutputDevicesOnTheHostMatchPlainRun) {
+  Session s = make_session();
+  std::vector<Tensor> want = s.run(good_feeds());
+  std::vector<Tensor> got = s.run(good_feeds(), {}, {lockstep::Device::CPU, lockstep::Device::CPU});
+  ASSERT_EQ(got.size(), want.size());
+  for (size_t i = 0; i < got.size(); ++i) {
+    EXPECT_EQ(got[i].device(), lockstep::Device::CPU);
+    EXPECT_EQ(values_of<float>(got[i]), values_of<float>(want[i]));
+  }
 }
 
 TEST(DeviceValuesTest, OutputsNeverShareMemoryWithFeedsConstantsOrEachOther) {
