@@ -93,11 +93,22 @@ class Session {
   const ModelMetadata& metadata() const;
   const SessionOptions& options() const;
 
-  /// Runs the graph. `feeds` are host tensors keyed by input name; every input without an initializer
+  /// Runs the graph. `feeds` are tensors keyed by input name (host tensors here; see the overload below); every input without an initializer
   /// must be fed. `output_names` empty means all outputs, in graph order. Returns host tensors.
   /// Throws Error(InvalidArgument) naming the input for a wrong name, dtype, rank or dims.
   std::vector<Tensor> run(const std::map<std::string, Tensor>& feeds,
                           const std::vector<std::string>& output_names = {});
+
+  /// run() with device-resident values. Feeds may be host tensors or tensors on the session's device, which are
+  /// read in place (no copy; a CUDA feed to a CPU session is copied to the host, one on another CUDA device is an
+  /// error). Work queued on the CUDA legacy default stream (cudaMemcpy, torch's default stream) is complete before
+  /// the run reads a device feed; work on other streams must be synchronized by the caller first.
+  /// `output_devices` has one entry per output asked for (per graph output when `output_names` is empty):
+  /// Device::CPU returns that output on the host, the session's provider device leaves it there (no copy).
+  /// Outputs never share memory with a feed, a constant of the model or another output, and are complete when
+  /// run() returns. Throws Error(InvalidArgument) naming the output for a device the session cannot place it on.
+  std::vector<Tensor> run(const std::map<std::string, Tensor>& feeds, const std::vector<std::string>& output_names,
+                          const std::vector<Device>& output_devices);
 
   /// Ops that ran on the CPU although the session's provider is CUDA (no CUDA kernel), by op type.
   std::vector<std::string> fallback_ops() const;

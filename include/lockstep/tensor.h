@@ -50,7 +50,9 @@ struct Buffer {
   void* data = nullptr;
   size_t bytes = 0;
   Device device = Device::CPU;
-  std::shared_ptr<void> owner;  // keeps the allocation alive; its deleter returns it to the pool
+  int device_id = 0;            // the CUDA ordinal of device memory; 0 on the host
+  std::shared_ptr<void> owner;  // keeps the allocation alive; its deleter returns it to the pool (may be null for
+                                // memory the caller keeps alive, see wrap())
 };
 
 /// A dense, row-major tensor. Copying a Tensor shares its buffer; use clone() for a deep copy.
@@ -63,6 +65,11 @@ class Tensor {
   static Tensor from_bytes(DType dtype, Shape shape, const void* bytes);
   /// A tensor of `dtype` and `shape` over an existing buffer (which must be large enough).
   static Tensor over(DType dtype, Shape shape, std::shared_ptr<Buffer> buffer);
+  /// A tensor over memory that lockstep did not allocate (no copy): `data` on `device` (CUDA ordinal
+  /// `device_id`), at least numel*dtype_size bytes. `owner` is kept with the tensor and released with its last
+  /// copy; pass nullptr when the caller keeps the memory alive for as long as the tensor is used.
+  /// Use lockstep::wrap_memory (lockstep/device.h) to have a CUDA pointer checked first.
+  static Tensor wrap(DType dtype, Shape shape, void* data, Device device, int device_id, std::shared_ptr<void> owner);
 
   DType dtype() const { return dtype_; }
   const Shape& shape() const { return shape_; }
@@ -71,6 +78,8 @@ class Tensor {
   int64_t numel() const { return shape_numel(shape_); }
   size_t bytes() const { return static_cast<size_t>(numel()) * dtype_size(dtype_); }
   Device device() const { return buffer_ ? buffer_->device : Device::CPU; }
+  /// The CUDA ordinal of a device tensor (0 for host tensors).
+  int device_id() const { return buffer_ ? buffer_->device_id : 0; }
   bool defined() const { return dtype_ != DType::Undefined; }
 
   void* raw() { return buffer_ ? buffer_->data : nullptr; }

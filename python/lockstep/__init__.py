@@ -8,9 +8,11 @@ import warnings
 
 import numpy as np
 
-from . import _core
+from . import _core, _values
 from ._core import Fail, InvalidArgument, InvalidGraph, NoSuchFile, NotImplemented, RuntimeException
 from ._options import ExecutionMode, ExecutionOrder, GraphOptimizationLevel, RunOptions, SessionOptions
+from ._values import (IOBinding, OrtAllocatorType, OrtDevice, OrtDeviceMemoryType, OrtMemoryInfo, OrtMemType,
+                      OrtValue)
 
 __version__ = "0.1.0"
 
@@ -203,11 +205,41 @@ class InferenceSession:
         missing = [n for n in required if n not in input_feed]
         if missing:
             raise ValueError(f"Required inputs ({missing}) are missing from input feed ({list(input_feed)}).")
-        if run_options is not None and run_options.terminate:
-            raise Fail("Exiting due to terminate flag being set to true.")
+        _check_terminate(run_options)
+        if any(isinstance(value, OrtValue) for value in input_feed.values()):
+            return _values.run_with_values_in_feed(self, output_names, input_feed)
         declared = {i.name: i.type for i in self._inputs}
         feeds = {name: _feed_array(name, value, declared.get(name)) for name, value in input_feed.items()}
         return self._sess.run(list(output_names or []), feeds)
+
+    def run_with_ort_values(self, output_names, input_dict_ort_values, run_options=None):
+        """Runs on OrtValue feeds (read in place on the session's device) and returns OrtValues, left on the session's
+        device (CUDA outputs stay on the GPU)."""
+        _check_terminate(run_options)
+        return _values.run_with_ort_values(self, output_names, input_dict_ort_values)
+
+    def run_async(self, output_names, input_feed, callback, user_data, run_options=None):
+        """Runs on another thread; calls callback(outputs, user_data, error_message) when done."""
+        _values.run_async(self, output_names, input_feed, callback, user_data, run_options)
+
+    def io_binding(self):
+        return IOBinding(self)
+
+    def run_with_iobinding(self, iobinding, run_options=None):
+        """Runs with the inputs and outputs bound in `iobinding`; its get_outputs() then holds the results."""
+        _check_terminate(run_options)
+        _values.run_with_iobinding(self, iobinding)
+
+    def get_input_memory_infos(self):
+        return _values.input_memory_infos(self)
+
+    def get_output_memory_infos(self):
+        return _values.output_memory_infos(self)
+
+
+def _check_terminate(run_options):
+    if run_options is not None and run_options.terminate:
+        raise Fail("Exiting due to terminate flag being set to true.")
 
 
 _NUMPY_TYPES = {
@@ -238,5 +270,6 @@ __all__ = [
     "InferenceSession", "SessionOptions", "RunOptions", "GraphOptimizationLevel", "ExecutionMode", "ExecutionOrder",
     "NodeArg", "ModelMetadata", "get_available_providers", "get_all_providers", "get_device", "get_version_string",
     "get_build_info", "set_default_logger_severity", "set_default_logger_verbosity", "set_seed", "Fail",
-    "InvalidArgument", "InvalidGraph", "NoSuchFile", "NotImplemented", "RuntimeException",
+    "InvalidArgument", "InvalidGraph", "NoSuchFile", "NotImplemented", "RuntimeException", "OrtValue", "OrtDevice",
+    "OrtMemoryInfo", "OrtAllocatorType", "OrtMemType", "OrtDeviceMemoryType", "IOBinding",
 ]

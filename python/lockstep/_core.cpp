@@ -1,5 +1,6 @@
-// The native half of the Python package: Session, tensors to and from numpy, and exception classes.
-// The onnxruntime-compatible API (InferenceSession, NodeArg...) is built on this in lockstep/__init__.py.
+// The native half of the Python package: Session, tensors to and from numpy and DLPack, and exception classes.
+// The onnxruntime-compatible API (InferenceSession, NodeArg...) is built on this in lockstep/__init__.py, and
+// OrtValue / IOBinding on the Tensor class below in lockstep/_values.py.
 #include <nanobind/nanobind.h>
 #include <nanobind/ndarray.h>
 #include <nanobind/stl/map.h>
@@ -9,6 +10,7 @@
 
 #include <cstring>
 
+#include "lockstep/device.h"
 #include "lockstep/session.h"
 
 namespace nb = nanobind;
@@ -33,30 +35,90 @@ constexpr DTypeMap kDTypes[] = {
 // Read-only arrays (np.frombuffer, numpy_helper.to_array) are valid feeds, as in onnxruntime.
 using AnyArray = nb::ndarray<nb::ro, nb::numpy, nb::c_contig, nb::device::cpu>;
 
-DType dtype_of(const AnyArray& a, const std::string& name) {
-  nb::dlpack::dtype d = a.dtype();
+DType dtype_of_dlpack(nb::dlpack::dtype d, const std::string& what) {
   for (const auto& m : kDTypes)
     if (static_cast<uint8_t>(m.code) == d.code && m.bits == d.bits && d.lanes == 1) return m.dtype;
-  throw Error(ErrorCode::InvalidArgument, "input '" + name + "' has a numpy dtype lockstep does not support");
+  throw Error(ErrorCode::InvalidArgument, what + " has an element type lockstep does not support (DLPack code " +
+                                              std::to_string(d.code) + ", " + std::to_string(d.bits) + " bits)");
 }
 
-Tensor tensor_from_numpy(const AnyArray& a, const std::string& name) {
+nb::dlpack::dtype dlpack_of(DType t) {
+  for (const auto& m : kDTypes)
+    if (m.dtype == t) return {static_cast<uint8_t>(m.code), static_cast<uint8_t>(m.bits), 1};
+  throw Error(ErrorCode::NotImplemented, std::string("cannot return a tensor of type ") + dtype_name(t));
+}
+
+template <typename Array>
+Shape shape_of_array(const Array& a) {
   Shape shape;
   for (size_t i = 0; i < a.ndim(); ++i) shape.push_back(static_cast<int64_t>(a.shape(i)));
-  return Tensor::from_bytes(dtype_of(a, name), shape, a.data());
+  return shape;
 }
 
-nb::object tensor_to_numpy(const Tensor& t) {
-  for (const auto& m : kDTypes) {
-    if (m.dtype != t.dtype()) continue;
-    auto* owner = new Tensor(t);
-    nb::capsule keep(owner, [](void* p) noexcept { delete static_cast<Tensor*>(p); });
-    std::vector<size_t> shape(t.shape().begin(), t.shape().end());
-    nb::dlpack::dtype d{static_cast<uint8_t>(m.code), static_cast<uint8_t>(m.bits), 1};
-    return nb::cast(nb::ndarray<nb::numpy>(owner->raw(), shape.size(), shape.data(), keep, nullptr, d));
-  }
-  throw Error(ErrorCode::NotImplemented, std::string("cannot return a tensor of type ") + dtype_name(t.dtype()));
+Shape shape_of(const std::vector<int64_t>& dims) { return Shape(dims.begin(), dims.end()); }
+
+// Keeps a Python object alive for as long as a Tensor uses its memory. The last Tensor may be dropped on a
+// thread that does not hold the GIL (a run's worker), so the release takes it.
+template <typename T>
+std::shared_ptr<void> python_owner(T value) {
+  return std::shared_ptr<void>(new T(std::move(value)), [](void* p) {
+    if (!Py_IsInitialized()) return;  // at interpreter exit: leave it rather than touch a finalized runtime
+    nb::gil_scoped_acquire gil;
+    delete static_cast<T*>(p);
+  });
 }
+
+Device device_named(const std::string& name) {
+  if (name == "cpu") return Device::CPU;
+  if (name == "cuda") return Device::CUDA;
+  throw Error(ErrorCode::InvalidArgument, "unknown device '" + name + "' (lockstep has 'cpu' and 'cuda')");
+}
+
+const char* device_label(Device d) { return d == Device::CPU ? "cpu" : "cuda"; }
+
+Tensor tensor_from_numpy(const AnyArray& a, const std::string& name) {
+  return Tensor::from_bytes(dtype_of_dlpack(a.dtype(), "input '" + name + "'"), shape_of_array(a), a.data());
+}
+
+// A host array as a Tensor: over the array's own memory when `share` (the array is kept alive with it), else a copy.
+Tensor tensor_over_numpy(const AnyArray& a, bool share) {
+  if (!share) return tensor_from_numpy(a, "the array");
+  return Tensor::wrap(dtype_of_dlpack(a.dtype(), "the array"), shape_of_array(a), const_cast<void*>(a.data()),
+                      Device::CPU, 0, python_owner(a));
+}
+
+// Any object with __dlpack__ (torch, cupy, jax, numpy...) as a Tensor over its memory, which it keeps alive.
+using DLPackArray = nb::ndarray<nb::ro>;
+Tensor tensor_from_dlpack(const DLPackArray& a) {
+  int type = a.device_type();
+  if (type != nb::device::cpu::value && type != nb::device::cuda::value && type != nb::device::cuda_managed::value)
+    throw Error(ErrorCode::InvalidArgument, "from_dlpack: lockstep takes CPU and CUDA tensors, not DLPack device type " +
+                                                std::to_string(type));
+  int64_t expected_stride = 1;
+  for (size_t i = a.ndim(); i-- > 0;) {
+    if (a.shape(i) != 1 && a.stride(i) != expected_stride)
+      throw Error(ErrorCode::InvalidArgument, "from_dlpack: the tensor is not C-contiguous (make it so first, e.g. "
+                                              "with torch's .contiguous())");
+    expected_stride *= static_cast<int64_t>(a.shape(i));
+  }
+  Device device = type == nb::device::cpu::value ? Device::CPU : Device::CUDA;
+  return Tensor::wrap(dtype_of_dlpack(a.dtype(), "from_dlpack: the tensor"), shape_of_array(a),
+                      const_cast<void*>(a.data()), device, device == Device::CPU ? 0 : a.device_id(), python_owner(a));
+}
+
+// A Tensor as a numpy array (host tensors) or, without a framework, a DLPack capsule (any device), over the tensor's
+// memory, which the array or capsule keeps alive.
+template <typename Framework>
+nb::object tensor_as_array(const Tensor& t) {
+  nb::dlpack::dtype d = dlpack_of(t.dtype());
+  auto* owner = new Tensor(t);
+  nb::capsule keep(owner, [](void* p) noexcept { delete static_cast<Tensor*>(p); });
+  std::vector<size_t> shape(t.shape().begin(), t.shape().end());
+  int type = t.device() == Device::CPU ? nb::device::cpu::value : nb::device::cuda::value;
+  return nb::cast(nb::ndarray<Framework>(owner->raw(), shape.size(), shape.data(), keep, nullptr, d, type, t.device_id()));
+}
+
+nb::object tensor_to_numpy(const Tensor& t) { return tensor_as_array<nb::numpy>(t); }
 
 nb::object dims_of(const ValueInfo& v) {
   if (!v.has_shape) return nb::none();
@@ -110,6 +172,64 @@ nb::list run_session(Session& s, const std::vector<std::string>& names, const nb
   nb::list result;
   for (const auto& t : outputs) result.append(tensor_to_numpy(t));
   return result;
+}
+
+// Session.run with Tensors in and out: each output on the host ("cpu") or left on the session's device ("cuda").
+nb::list run_tensors(Session& s, const std::vector<std::string>& names, const std::map<std::string, Tensor>& feeds,
+                     const std::vector<std::string>& places) {
+  std::vector<Device> devices;
+  for (const auto& p : places) devices.push_back(device_named(p));
+  std::vector<Tensor> outputs;
+  {
+    nb::gil_scoped_release release;
+    outputs = s.run(feeds, names, devices);
+  }
+  nb::list result;
+  for (const auto& t : outputs) result.append(nb::cast(t));
+  return result;
+}
+
+void bind_tensor(nb::module_& m) {
+  nb::class_<Tensor>(m, "Tensor")
+      .def_static("from_numpy", [](const AnyArray& a, bool share) { return tensor_over_numpy(a, share); })
+      .def_static("from_dlpack", [](const DLPackArray& a) { return tensor_from_dlpack(a); })
+      .def_static("from_pointer", [](uintptr_t ptr, int dtype, const std::vector<int64_t>& shape,
+                                     const std::string& device, int device_id) {
+        return wrap_memory(static_cast<DType>(dtype), shape_of(shape), reinterpret_cast<void*>(ptr),
+                           device_named(device), device_id, nullptr);
+      })
+      .def_static("empty", [](const std::vector<int64_t>& shape, int dtype, const std::string& device, int device_id) {
+        Device d = device_named(device);
+        return d == Device::CPU ? Tensor::empty(static_cast<DType>(dtype), shape_of(shape))
+                                : cuda_empty(static_cast<DType>(dtype), shape_of(shape), device_id);
+      })
+      .def_prop_ro("dtype", [](const Tensor& t) { return static_cast<int>(t.dtype()); })
+      .def_prop_ro("shape", [](const Tensor& t) { return std::vector<int64_t>(t.shape().begin(), t.shape().end()); })
+      .def_prop_ro("device", [](const Tensor& t) { return std::string(device_label(t.device())); })
+      .def_prop_ro("device_id", &Tensor::device_id)
+      .def_prop_ro("data_ptr", [](const Tensor& t) { return reinterpret_cast<uintptr_t>(t.raw()); })
+      .def_prop_ro("nbytes", &Tensor::bytes)
+      .def("numpy", [](const Tensor& t) {
+        if (t.device() != Device::CPU) throw Error(ErrorCode::InvalidArgument, "numpy() of a device tensor: copy it to the host first");
+        return tensor_to_numpy(t);
+      })
+      .def("dlpack", &tensor_as_array<nb::no_framework>)
+      .def("to_host", [](const Tensor& t) {
+        nb::gil_scoped_release release;
+        return copy_to_host(t);
+      })
+      .def("to_cuda", [](const Tensor& t, int device_id) {
+        nb::gil_scoped_release release;
+        return copy_to_cuda(t, device_id);
+      })
+      .def("copy_from", [](const Tensor& self, const Tensor& src) {
+        nb::gil_scoped_release release;
+        copy_into(src, self);
+      });
+  m.def("synchronize_device", [](const std::string& device, int device_id) {
+    nb::gil_scoped_release release;
+    synchronize_device(device_named(device), device_id);
+  });
 }
 
 nb::list typed_shapes_list(const std::vector<TypedShape>& shapes) {
@@ -181,7 +301,9 @@ NB_MODULE(_core, m) {
       .def("profile_events", &profile_events_list)
       .def("end_profiling", &Session::end_profiling)
       .def("profiling_start_time_ns", &Session::profiling_start_time_ns)
-      .def("run", &run_session);
+      .def("run", &run_session)
+      .def("run_tensors", &run_tensors);
+  bind_tensor(m);
 
   m.def("available_providers", &available_providers);
   m.def("built_with_cuda", [] { return LOCKSTEP_WITH_CUDA != 0; });

@@ -33,18 +33,47 @@ std::set<std::string> ops_from_environment(const char* variable) {
   return ops;
 }
 
+// Makes `device` current for a scope and restores the caller's device after it.
+class DeviceGuard {
+ public:
+  explicit DeviceGuard(int device) {
+    check_cuda(cudaGetDevice(&previous_), "cudaGetDevice");
+    if (previous_ != device) check_cuda(cudaSetDevice(device), "cudaSetDevice");
+    changed_ = previous_ != device;
+  }
+  ~DeviceGuard() {
+    if (changed_) cudaSetDevice(previous_);
+  }
+  DeviceGuard(const DeviceGuard&) = delete;
+  DeviceGuard& operator=(const DeviceGuard&) = delete;
+
+ private:
+  int previous_ = 0;
+  bool changed_ = false;
+};
+
+int device_count() {
+  int count = 0;
+  check_cuda(cudaGetDeviceCount(&count), "cudaGetDeviceCount");
+  return count;
+}
+
+void check_device_id(int device) {
+  int count = device_count();
+  if (device < 0 || device >= count)
+    throw Error(ErrorCode::InvalidArgument, "CUDA device_id " + std::to_string(device) + " does not exist (" +
+                                                std::to_string(count) + " devices)");
+}
+
 class CudaProvider : public Provider {
  public:
   explicit CudaProvider(int device) : device_(device) {
-    int count = 0;
-    check_cuda(cudaGetDeviceCount(&count), "cudaGetDeviceCount");
-    if (device < 0 || device >= count)
-      throw Error(ErrorCode::InvalidArgument, "CUDA device_id " + std::to_string(device) + " does not exist (" +
-                                                  std::to_string(count) + " devices)");
+    check_device_id(device);
     check_cuda(cudaSetDevice(device), "cudaSetDevice");
     check_cuda(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking), "cudaStreamCreate");
+    check_cuda(cudaEventCreateWithFlags(&default_stream_mark_, cudaEventDisableTiming), "cudaEventCreate");
     // Blocks of 256 bytes or more, as cudaMalloc aligns them. Freed blocks go back on the provider's device.
-    RawMemory memory{Device::CUDA, 256,
+    RawMemory memory{Device::CUDA, device, 256,
                      [](size_t bytes) -> void* {
                        void* p = nullptr;
                        return cudaMalloc(&p, bytes) == cudaSuccess ? p : nullptr;
@@ -55,6 +84,7 @@ class CudaProvider : public Provider {
   }
   ~CudaProvider() override {
     cudaStreamSynchronize(stream_);
+    cudaEventDestroy(default_stream_mark_);
     cudaStreamDestroy(stream_);
   }
 
@@ -85,11 +115,28 @@ class CudaProvider : public Provider {
     return host;
   }
 
+  Tensor copy(const Tensor& t) override {
+    Tensor out = Tensor::over(t.dtype(), t.shape(), allocator_->allocate(t.bytes()));
+    if (t.bytes())
+      check_cuda(cudaMemcpyAsync(out.raw(), t.raw(), t.bytes(), cudaMemcpyDeviceToDevice, stream_), "copy");
+    check_cuda(cudaStreamSynchronize(stream_), "copy");
+    return out;
+  }
+
+  // The session's stream does not synchronize with the legacy stream (cudaStreamNonBlocking), so without this
+  // event a kernel could read a device feed before the cudaMemcpy or torch kernel writing it has finished.
+  void wait_for_default_stream() override {
+    DeviceGuard on(device_);
+    check_cuda(cudaEventRecord(default_stream_mark_, cudaStreamLegacy), "cudaEventRecord");
+    check_cuda(cudaStreamWaitEvent(stream_, default_stream_mark_, 0), "cudaStreamWaitEvent");
+  }
+
   void synchronize() override { check_cuda(cudaStreamSynchronize(stream_), "a kernel of this run"); }
 
  private:
   int device_;
   cudaStream_t stream_ = nullptr;
+  cudaEvent_t default_stream_mark_ = nullptr;  // recorded on the legacy stream before a run reads device feeds
   std::set<std::string> disabled_ops_;  // ops forced onto the CPU fallback (tests of the fallback path)
   std::unique_ptr<Allocator> allocator_;
 };
@@ -101,6 +148,53 @@ std::unique_ptr<Provider> make_cuda_provider(int device_id) { return std::make_u
 bool cuda_available() {
   int count = 0;
   return cudaGetDeviceCount(&count) == cudaSuccess && count > 0;
+}
+
+std::shared_ptr<Buffer> cuda_buffer(size_t bytes, int device_id) {
+  check_device_id(device_id);
+  DeviceGuard on(device_id);
+  void* p = nullptr;
+  if (cudaMalloc(&p, bytes ? bytes : 1) != cudaSuccess) {
+    cudaGetLastError();  // clears the error, so that the next CUDA call does not report it again
+    throw Error(ErrorCode::RuntimeError, "out of GPU memory allocating " + std::to_string(bytes) + " bytes on cuda:" +
+                                             std::to_string(device_id));
+  }
+  auto buf = std::make_shared<Buffer>();
+  buf->data = p;
+  buf->bytes = bytes;
+  buf->device = Device::CUDA;
+  buf->device_id = device_id;
+  buf->owner = std::shared_ptr<void>(p, [](void* q) { cudaFree(q); });
+  return buf;
+}
+
+void cuda_pointer_location(const void* p, Device& device, int& device_id) {
+  cudaPointerAttributes a{};
+  if (cudaPointerGetAttributes(&a, p) != cudaSuccess) {
+    cudaGetLastError();
+    a.type = cudaMemoryTypeUnregistered;
+  }
+  bool on_device = a.type == cudaMemoryTypeDevice || a.type == cudaMemoryTypeManaged;
+  device = on_device ? Device::CUDA : Device::CPU;
+  device_id = on_device ? a.device : 0;
+}
+
+// On the legacy stream of the device holding the memory, then waited for: cudaMemcpy alone would return before a
+// device-to-device copy is done.
+void copy_device_bytes(void* dst, const void* src, size_t bytes) {
+  Device d = Device::CPU, s = Device::CPU;
+  int dst_id = 0, src_id = 0;
+  cuda_pointer_location(dst, d, dst_id);
+  cuda_pointer_location(src, s, src_id);
+  DeviceGuard on(d == Device::CUDA ? dst_id : src_id);
+  check_cuda(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDefault, cudaStreamLegacy), "a copy between devices");
+  check_cuda(cudaStreamSynchronize(cudaStreamLegacy), "a copy between devices");
+}
+
+void cuda_synchronize_device(int device_id) {
+  check_device_id(device_id);
+  DeviceGuard on(device_id);
+  check_cuda(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
 }
 
 }  // namespace lockstep

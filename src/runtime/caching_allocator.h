@@ -15,6 +15,7 @@ namespace lockstep {
 /// A device's raw memory: allocate returns nullptr on failure; release frees a block it returned.
 struct RawMemory {
   Device device = Device::CPU;
+  int device_id = 0;        // the CUDA ordinal the blocks belong to
   size_t granularity = 64;  // sizes are rounded up to a multiple of this
   void* (*allocate)(size_t bytes) = nullptr;
   void (*release)(void* block) = nullptr;
@@ -35,6 +36,7 @@ class CachingAllocator : public Allocator {
     buf->data = p;
     buf->bytes = bytes;
     buf->device = pool_->memory.device;
+    buf->device_id = pool_->memory.device_id;
     // The deleter holds the pool, so tensors handed to the user may outlive the session.
     buf->owner = std::shared_ptr<void>(p, [pool = pool_, rounded](void* q) { pool->give_back(rounded, q); });
     return buf;

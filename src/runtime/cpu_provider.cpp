@@ -1,4 +1,5 @@
 #include <cstdlib>
+#include <string>
 
 #include "runtime/caching_allocator.h"
 #include "runtime/provider.h"
@@ -16,6 +17,7 @@ class CpuProvider : public Provider {
   KernelFn kernel(const OpEntry& entry) const override { return entry.cpu; }
   Tensor upload(const Tensor& host) override { return host; }
   Tensor download(const Tensor& t) override { return t; }
+  Tensor copy(const Tensor& t) override { return t.clone(); }
 
  private:
   std::unique_ptr<Allocator> allocator_;
@@ -25,7 +27,7 @@ class CpuProvider : public Provider {
 
 std::unique_ptr<Allocator> make_host_pool_allocator() {
   // 64-byte blocks: aligned for AVX-512 loads.
-  RawMemory host{Device::CPU, 64, [](size_t bytes) { return std::aligned_alloc(64, bytes); }, std::free};
+  RawMemory host{Device::CPU, 0, 64, [](size_t bytes) { return std::aligned_alloc(64, bytes); }, std::free};
   return std::make_unique<CachingAllocator>(host);
 }
 std::unique_ptr<Provider> make_cpu_provider() { return std::make_unique<CpuProvider>(); }
@@ -35,6 +37,18 @@ std::unique_ptr<Provider> make_cuda_provider(int) {
   throw Error(ErrorCode::NotImplemented, "this lockstep build has no CUDA provider (built with LOCKSTEP_CUDA=OFF)");
 }
 bool cuda_available() { return false; }
+
+namespace {
+[[noreturn]] void no_cuda(const char* what) {
+  throw Error(ErrorCode::NotImplemented,
+              std::string(what) + " needs CUDA, and this lockstep build has none (built with LOCKSTEP_CUDA=OFF)");
+}
+}  // namespace
+
+std::shared_ptr<Buffer> cuda_buffer(size_t, int) { no_cuda("allocating a CUDA tensor"); }
+void copy_device_bytes(void*, const void*, size_t) { no_cuda("copying a CUDA tensor"); }
+void cuda_pointer_location(const void*, Device&, int&) { no_cuda("checking a CUDA pointer"); }
+void cuda_synchronize_device(int) { no_cuda("synchronizing a CUDA device"); }
 #endif
 
 }  // namespace lockstep

@@ -5,7 +5,10 @@ namespace lockstep {
 Executor::Executor(const Plan& plan, int64_t opset, Provider& provider, Provider& cpu, ThreadPool& pool, Logger& log)
     : plan_(plan), opset_(opset), provider_(provider), cpu_(cpu), pool_(pool), log_(log) {
   constants_.resize(plan.value_names.size());
-  for (const auto& [id, t] : plan.constants) constants_[id] = provider.upload(t);
+  for (const auto& [id, t] : plan.constants) {
+    constants_[id] = provider.upload(t);
+    constant_buffers_.insert(constants_[id].buffer().get());
+  }
   for (const PlannedNode& pn : plan.nodes) {
     node_states_.push_back(std::make_unique<NodeState>());
     std::vector<bool> constant;
@@ -18,6 +21,13 @@ Executor::Executor(const Plan& plan, int64_t opset, Provider& provider, Provider
     branches_[i] = {std::make_unique<Executor>(*pn.then_branch, opset, provider, cpu, pool, log),
                     std::make_unique<Executor>(*pn.else_branch, opset, provider, cpu, pool, log)};
   }
+}
+
+bool Executor::holds_constant(const Buffer* buffer) const {
+  if (constant_buffers_.count(buffer)) return true;
+  for (const auto& [i, pair] : branches_)
+    if (pair.first->holds_constant(buffer) || pair.second->holds_constant(buffer)) return true;
+  return false;
 }
 
 std::set<std::string> Executor::fallback_ops() const {

@@ -27,6 +27,9 @@ class Executor {
   /// Returns the graph outputs on the provider's device.
   std::vector<Tensor> run(const std::vector<Tensor>& inputs, const std::map<std::string, Tensor>& outer = {});
 
+  /// Whether `buffer` holds one of the graph's constants (If branches' too): a run hands out copies of those.
+  bool holds_constant(const Buffer* buffer) const;
+
   /// Op types that ran on the CPU because the provider has no kernel for them.
   std::set<std::string> fallback_ops() const;
 
@@ -50,6 +53,7 @@ class Executor {
   Logger& log_;
   Profiler* profiler_ = nullptr;  // null unless profiling: the only cost of profiling when it is off is testing this
   std::vector<Tensor> constants_;  // by value id, on the provider's device
+  std::set<const Buffer*> constant_buffers_;  // the buffers of constants_
   std::map<size_t, std::pair<std::unique_ptr<Executor>, std::unique_ptr<Executor>>> branches_;  // If, by node index
   // By node index: what its kernel keeps between runs, and which of its inputs are constants.
   std::vector<std::unique_ptr<NodeState>> node_states_;

@@ -23,6 +23,11 @@ class Provider {
   virtual Tensor upload(const Tensor& host) = 0;
   /// Copies a tensor of this device to the host (shares it when the device is the host).
   virtual Tensor download(const Tensor& t) = 0;
+  /// A deep copy of a tensor of this device, on this device; returns once the copy is complete.
+  virtual Tensor copy(const Tensor& t) = 0;
+  /// Orders this provider's later work after everything queued so far on the CUDA legacy default stream (where
+  /// cudaMemcpy and torch's default stream write device feeds); nothing to do on the host.
+  virtual void wait_for_default_stream() {}
   /// The stream kernels launch on (CUDA), or nullptr.
   virtual void* stream() { return nullptr; }
   /// Waits for all queued work; throws RuntimeError if the device reported a failure.
@@ -34,6 +39,15 @@ std::unique_ptr<Provider> make_cpu_provider();
 std::unique_ptr<Provider> make_cuda_provider(int device_id);
 /// True when the build has the CUDA provider and a GPU with a working driver is present.
 bool cuda_available();
+
+/// The CUDA primitives under lockstep/device.h (src/cuda/provider.cu; without CUDA they throw NotImplemented).
+/// Memory of CUDA device `device_id` outside any session, freed with cudaFree when the last Tensor drops it.
+std::shared_ptr<Buffer> cuda_buffer(size_t bytes, int device_id);
+/// Copies `bytes` between any two places (host or CUDA memory, told apart by unified addressing); returns when done.
+void copy_device_bytes(void* dst, const void* src, size_t bytes);
+/// Where CUDA says `p` points: Device::CPU for host memory it does not manage, else CUDA and its ordinal.
+void cuda_pointer_location(const void* p, Device& device, int& device_id);
+void cuda_synchronize_device(int device_id);
 
 /// A host allocator that keeps freed blocks by size and hands them out again: the memory plan's buffer reuse.
 std::unique_ptr<Allocator> make_host_pool_allocator();

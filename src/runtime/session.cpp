@@ -2,6 +2,9 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <set>
+
+#include "lockstep/device.h"
 
 #include "graph/plan.h"
 #include "onnx/model.h"
@@ -104,27 +107,35 @@ class SessionImpl {
     }
   }
 
-  std::vector<Tensor> run(const std::map<std::string, Tensor>& feeds, const std::vector<std::string>& names) {
-    if (!profiler_) return run_unprofiled(feeds, names);
+  std::vector<Tensor> run(const std::map<std::string, Tensor>& feeds, const std::vector<std::string>& names,
+                          const std::vector<Device>& places) {
+    if (!profiler_) return run_unprofiled(feeds, names, places);
     int64_t start = profiler_->now_ns();
-    std::vector<Tensor> result = run_unprofiled(feeds, names);
+    std::vector<Tensor> result = run_unprofiled(feeds, names, places);
     profiler_->record(session_event("model_run", start));
     return result;
   }
 
-  std::vector<Tensor> run_unprofiled(const std::map<std::string, Tensor>& feeds, const std::vector<std::string>& names) {
+  std::vector<Tensor> run_unprofiled(const std::map<std::string, Tensor>& feeds, const std::vector<std::string>& names,
+                                     const std::vector<Device>& places) {
     std::vector<size_t> wanted = select_outputs(names);
+    check_places(wanted, places);
     Provider& active = provider_ ? *provider_ : *cpu_;
     std::vector<Tensor> inputs(plan_->graph_inputs.size());
+    bool read_in_place = false;
     for (const auto& [name, tensor] : feeds) {
       size_t index = check_feed(name, tensor);
-      inputs[index] = active.upload(tensor);
+      inputs[index] = place_feed(name, tensor, active);
+      read_in_place |= tensor.device() != Device::CPU && active.device() != Device::CPU;
     }
     check_all_fed(feeds);
+    if (read_in_place) active.wait_for_default_stream();
     std::vector<Tensor> outputs = executor_->run(inputs);
     active.synchronize();
+    std::set<const Buffer*> taken;  // memory the caller already holds: the feeds and the outputs delivered so far
+    for (const auto& [name, tensor] : feeds) taken.insert(tensor.buffer().get());
     std::vector<Tensor> result;
-    for (size_t i : wanted) result.push_back(active.download(outputs[i]));
+    for (size_t k = 0; k < wanted.size(); ++k) result.push_back(deliver(outputs[wanted[k]], places[k], taken, active));
     return result;
   }
 
@@ -186,6 +197,40 @@ class SessionImpl {
     return wanted;
   }
 
+  void check_places(const std::vector<size_t>& wanted, const std::vector<Device>& places) const {
+    if (places.size() != wanted.size())
+      throw Error(ErrorCode::InvalidArgument, "run() was given " + std::to_string(places.size()) +
+                                                  " output devices for " + std::to_string(wanted.size()) + " outputs");
+    Device here = provider_ ? Device::CUDA : Device::CPU;
+    for (size_t k = 0; k < wanted.size(); ++k)
+      if (places[k] != Device::CPU && places[k] != here)
+        throw Error(ErrorCode::InvalidArgument, "output '" + outputs_[wanted[k]].name +
+                                                    "' cannot be left on CUDA: this session runs on the CPU");
+  }
+
+  // A feed as the executor reads it: on the session's device, in place where it already is there.
+  Tensor place_feed(const std::string& name, const Tensor& t, Provider& active) const {
+    if (t.device() == Device::CPU) return active.upload(t);
+    if (active.device() == Device::CPU) return copy_to_host(t);
+    if (t.device_id() != options_.device_id)
+      throw Error(ErrorCode::InvalidArgument, "input '" + name + "' is on " + device_string(t.device(), t.device_id()) +
+                                                  " but the session runs on " +
+                                                  device_string(Device::CUDA, options_.device_id));
+    return t;
+  }
+
+  // An output as the caller receives it: on `place`, in memory nobody else holds. Outputs that are a feed, a
+  // constant or an earlier output (Identity, Reshape and graph outputs listed twice share buffers) are copied, so
+  // that writing to one can neither change another nor the session's next runs.
+  Tensor deliver(Tensor t, Device place, std::set<const Buffer*>& taken, Provider& active) const {
+    if (place == Device::CPU && t.device() != Device::CPU)
+      t = active.download(t);
+    else if (taken.count(t.buffer().get()) || executor_->holds_constant(t.buffer().get()))
+      t = t.device() == Device::CPU ? t.clone() : active.copy(t);
+    taken.insert(t.buffer().get());
+    return t;
+  }
+
   // Returns the graph-input index of a feed after checking its name, type, rank and fixed dims.
   size_t check_feed(const std::string& name, const Tensor& t) const {
     const auto& declared = model_.graph.inputs;
@@ -196,7 +241,6 @@ class SessionImpl {
       throw Error(ErrorCode::InvalidArgument, "Invalid input name: " + name + ". Expected one of: " + expected);
     }
     ValueInfo v = public_info(*it);
-    if (t.device() != Device::CPU) throw Error(ErrorCode::InvalidArgument, "input '" + name + "' must be a host tensor");
     if (v.dtype != DType::Undefined && t.dtype() != v.dtype)
       throw Error(ErrorCode::InvalidArgument, "Unexpected input data type for input '" + name + "'. Actual: (tensor(" +
                                                   dtype_name(t.dtype()) + ")) , expected: (tensor(" +
@@ -253,7 +297,12 @@ std::string Session::end_profiling() { return impl_->end_profiling(); }
 int64_t Session::profiling_start_time_ns() const { return impl_->profiling_start_time_ns(); }
 
 std::vector<Tensor> Session::run(const std::map<std::string, Tensor>& feeds, const std::vector<std::string>& output_names) {
-  return impl_->run(feeds, output_names);
+  size_t count = output_names.empty() ? impl_->outputs().size() : output_names.size();
+  return impl_->run(feeds, output_names, std::vector<Device>(count, Device::CPU));
+}
+std::vector<Tensor> Session::run(const std::map<std::string, Tensor>& feeds, const std::vector<std::string>& output_names,
+                                 const std::vector<Device>& output_devices) {
+  return impl_->run(feeds, output_names, output_devices);
 }
 
 namespace {

@@ -60,6 +60,11 @@ std::string shape_string(const Shape& s) {
 }
 
 namespace {
+void check_dims(const Shape& shape) {
+  for (int64_t d : shape)
+    if (d < 0) throw Error(ErrorCode::InvalidArgument, "negative dimension in shape " + shape_string(shape));
+}
+
 std::shared_ptr<Buffer> host_buffer(size_t bytes) {
   auto buf = std::make_shared<Buffer>();
   // 64-byte alignment for AVX-512 loads; at least one byte so empty tensors still have an address.
@@ -75,8 +80,7 @@ std::shared_ptr<Buffer> host_buffer(size_t bytes) {
 }  // namespace
 
 Tensor Tensor::empty(DType dtype, Shape shape) {
-  for (int64_t d : shape)
-    if (d < 0) throw Error(ErrorCode::InvalidArgument, "negative dimension in shape " + shape_string(shape));
+  check_dims(shape);
   size_t bytes = static_cast<size_t>(shape_numel(shape)) * dtype_size(dtype);
   return over(dtype, std::move(shape), host_buffer(bytes));
 }
@@ -93,6 +97,17 @@ Tensor Tensor::over(DType dtype, Shape shape, std::shared_ptr<Buffer> buffer) {
   t.shape_ = std::move(shape);
   t.buffer_ = std::move(buffer);
   return t;
+}
+
+Tensor Tensor::wrap(DType dtype, Shape shape, void* data, Device device, int device_id, std::shared_ptr<void> owner) {
+  check_dims(shape);
+  auto buf = std::make_shared<Buffer>();
+  buf->data = data;
+  buf->bytes = static_cast<size_t>(shape_numel(shape)) * dtype_size(dtype);
+  buf->device = device;
+  buf->device_id = device == Device::CPU ? 0 : device_id;
+  buf->owner = std::move(owner);
+  return over(dtype, std::move(shape), std::move(buf));
 }
 
 Tensor Tensor::reshaped(Shape shape) const {

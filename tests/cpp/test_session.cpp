@@ -17,9 +17,11 @@
 #include <fstream>
 #include <functional>
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 
+#include "lockstep/device.h"
 #include "lockstep/session.h"
 
 namespace fs = std::filesystem;
@@ -418,4 +420,117 @@ TEST(SessionTest, MovedSessionStillRuns) {
 TEST(SessionTest, AvailableProvidersListsCpu) {
   std::vector<std::string> p = lockstep::available_providers();
   EXPECT_NE(std::find(p.begin(), p.end(), "CPUExecutionProvider"), p.end());
+}
+
+// ---- device-resident values (lockstep/device.h and run() with output devices) ----
+
+namespace {
+
+// inputs x: float [2,3]; initializer c: float [3] = kBias. a = Identity(x), b = Identity(c), r = Reshape(x, [3,2]):
+// every output shares a buffer with a feed or a constant unless run() copies it.
+std::string alias_model_bytes() {
+  const int64_t shape[2] = {3, 2};
+  std::vector<Dim> x_dims = {2, 3}, c_dims = {3}, r_dims = {3, 2};
+  Pb graph;
+  graph.msg(graph_f::node, node("Identity", {"x"}, {"a"}, "id_x"))
+      .msg(graph_f::node, node("Identity", {"c"}, {"b"}, "id_c"))
+      .msg(graph_f::node, node("Reshape", {"x", "shape"}, {"r"}, "reshape_x"))
+      .str(graph_f::name, "aliases")
+      .msg(graph_f::initializer, tensor_proto("c", DType::Float, {3}, kBias, sizeof kBias))
+      .msg(graph_f::initializer, tensor_proto("shape", DType::Int64, {2}, shape, sizeof shape))
+      .msg(graph_f::input, value_info("x", DType::Float, &x_dims))
+      .msg(graph_f::output, value_info("a", DType::Float, &x_dims))
+      .msg(graph_f::output, value_info("b", DType::Float, &c_dims))
+      .msg(graph_f::output, value_info("r", DType::Float, &r_dims));
+  Pb model;
+  model.varint(model_f::ir_version, 8).msg(model_f::graph, graph).msg(model_f::opset_import, Pb().str(1, "").varint(2, 17));
+  return model.bytes;
+}
+
+bool cuda_usable() {
+  std::vector<std::string> p = lockstep::available_providers();
+  return std::find(p.begin(), p.end(), "CUDAExecutionProvider") != p.end();
+}
+
+void expect_outputs_unshared(Session& s) {
+  std::vector<float> x = kX;
+  Tensor feed = Tensor::wrap(DType::Float, {2, 3}, x.data(), lockstep::Device::CPU, 0, nullptr);
+  std::vector<Tensor> out = s.run({{"x", feed}}, {"a", "b", "r", "a"}, std::vector<lockstep::Device>(4));
+  ASSERT_EQ(out.size(), 4u);
+  std::set<const void*> addresses = {x.data()};
+  for (const Tensor& t : out) EXPECT_TRUE(addresses.insert(t.raw()).second) << "an output shares memory";
+  EXPECT_EQ(values_of<float>(out[0]), kX);
+  EXPECT_EQ(values_of<float>(out[1]), std::vector<float>(kBias, kBias + 3));
+  EXPECT_EQ(values_of<float>(out[2]), kX);
+  EXPECT_EQ(out[2].shape(), (lockstep::Shape{3, 2}));
+  EXPECT_EQ(values_of<float>(out[3]), kX);
+  // Writing to the outputs changes neither the caller's feed nor the constant the next run returns.
+  std::fill_n(out[0].data<float>(), 6, 9.0f);
+  std::fill_n(out[1].data<float>(), 3, 9.0f);
+  EXPECT_EQ(x, kX);
+  std::vector<Tensor> again = s.run({{"x", feed}}, {"b"});
+  EXPECT_EQ(values_of<float>(again[0]), std::vector<float>(kBias, kBias + 3));
+}
+
+}  // namespace
+
+TEST(DeviceValuesTest, OutputDevicesOnTheHostMatchPlainRun) {
+  Session s = make_session();
+  std::vector<Tensor> want = s.run(good_feeds());
+  std::vector<Tensor> got = s.run(good_feeds(), {}, {lockstep::Device::CPU, lockstep::Device::CPU});
+  ASSERT_EQ(got.size(), want.size());
+  for (size_t i = 0; i < got.size(); ++i) {
+    EXPECT_EQ(got[i].device(), lockstep::Device::CPU);
+    EXPECT_EQ(values_of<float>(got[i]), values_of<float>(want[i]));
+  }
+}
+
+TEST(DeviceValuesTest, OutputsNeverShareMemoryWithFeedsConstantsOrEachOther) {
+  const std::string bytes = alias_model_bytes();
+  for (int level : {0, 99}) {  // without and with constant folding (which makes b a constant of the plan)
+    SessionOptions options;
+    options.graph_optimization_level = level;
+    Session s(bytes.data(), bytes.size(), options);
+    expect_outputs_unshared(s);
+  }
+}
+
+TEST(DeviceValuesTest, BadOutputDevicesNameTheOutput) {
+  Session s = make_session();
+  expect_error([&] { s.run(good_feeds(), {"z"}, {lockstep::Device::CUDA}); }, ErrorCode::InvalidArgument,
+               {"output 'z'", "CUDA", "runs on the CPU"});
+  expect_error([&] { s.run(good_feeds(), {"z", "y"}, {lockstep::Device::CPU}); }, ErrorCode::InvalidArgument,
+               {"1 output devices for 2 outputs"});
+  expect_good_run(s);
+}
+
+TEST(DeviceValuesTest, HostCopies) {
+  Tensor a = floats({2, 3}, kX);
+  Tensor b = lockstep::copy_to_host(a);
+  EXPECT_NE(b.raw(), a.raw());
+  EXPECT_EQ(values_of<float>(b), kX);
+  Tensor c = Tensor::empty(DType::Float, {2, 3});
+  lockstep::copy_into(a, c);
+  EXPECT_EQ(values_of<float>(c), kX);
+  expect_error([&] { lockstep::copy_into(a, Tensor::empty(DType::Float, {3, 2})); }, ErrorCode::InvalidArgument,
+               {"tensor(float)[2,3]", "tensor(float)[3,2]"});
+  expect_error([&] { lockstep::copy_into(a, Tensor::empty(DType::Int32, {2, 3})); }, ErrorCode::InvalidArgument,
+               {"tensor(int32)[2,3]"});
+  std::vector<float> x = kX;
+  Tensor wrapped = lockstep::wrap_memory(DType::Float, {2, 3}, x.data(), lockstep::Device::CPU, 0, nullptr);
+  EXPECT_EQ(wrapped.raw(), x.data());
+  lockstep::synchronize_device(lockstep::Device::CPU, 0);
+}
+
+// Without a GPU (or without CUDA in the build) every CUDA entry point says so instead of touching memory.
+TEST(DeviceValuesTest, CudaEntryPointsFailCleanlyWithoutAGpu) {
+  if (cuda_usable()) GTEST_SKIP() << "a GPU is present: tests/test_api_values.py checks these on it";
+  std::vector<float> x = kX;
+  EXPECT_THROW(lockstep::cuda_empty(DType::Float, {2, 3}, 0), Error);
+  EXPECT_THROW(lockstep::copy_to_cuda(floats({2, 3}, kX), 0), Error);
+  EXPECT_THROW(lockstep::wrap_memory(DType::Float, {2, 3}, x.data(), lockstep::Device::CUDA, 0, nullptr), Error);
+  EXPECT_THROW(lockstep::synchronize_device(lockstep::Device::CUDA, 0), Error);
+  SessionOptions cuda;
+  cuda.provider = lockstep::Device::CUDA;
+  EXPECT_THROW(make_session(cuda), Error);
 }
