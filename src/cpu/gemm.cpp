@@ -118,6 +118,7 @@ const IsaKernels kAvx512 = {8, 32,
                              micro_avx512_8x32<7>, micro_avx512_8x32<8>}};
 constexpr int kMaxTile = 8 * 32;
 constexpr int64_t kGroupBytes = 192 * 1024;  // the k-block slices of the B panels a thread runs together
+constexpr int64_t kSmallProduct = int64_t(1) << 22;  // fmas of a product too small to split over threads
 constexpr int64_t kABlockBytes = 256 * 1024;  // the A panels' slice of one k-block (kept in L2)
 
 const IsaKernels& kernels_for(CpuIsa isa) {
@@ -376,7 +377,9 @@ void matmul(KernelContext& ctx) {
     gemm_f32_strided(pool, p.M, p.N, p.K, a + p.a_offset(bi), p.K, 1, b + p.b_offset(bi), p.N, 1,
                      GemmOut{yd + bi * MN, p.N, 1, nullptr});
   };
-  if (p.batch >= 2 * ctx.pool->size()) {
+  // Batches run side by side when there are enough of them, or when each is so small (attention's 128x64x128)
+  // that splitting it over the pool costs more in round trips (pack B, pack A, product) than it gains.
+  if (p.batch >= 2 * ctx.pool->size() || (p.batch >= 2 && p.M * p.N * p.K <= kSmallProduct)) {
     ctx.pool->parallel_for(p.batch, [&](int64_t b0, int64_t b1) {
       for (int64_t bi = b0; bi < b1; ++bi) one(nullptr, bi);
     }, 1);
