@@ -117,7 +117,9 @@ const IsaKernels kAvx512 = {8, 32,
                              micro_avx512_8x32<4>, micro_avx512_8x32<5>, micro_avx512_8x32<6>,
                              micro_avx512_8x32<7>, micro_avx512_8x32<8>}};
 constexpr int kMaxTile = 8 * 32;
-constexpr int64_t kGroupBytes = 192 * 1024;  // the B panels a thread keeps packed at once (half an L2)
+constexpr int64_t kGroupBytes = 192 * 1024;  // the k-block slices of the B panels a thread runs together
+constexpr int64_t kSmallProduct = int64_t(1) << 22;  // fmas of a product too small to split over threads
+constexpr int64_t kABlockBytes = 256 * 1024;  // the A panels' slice of one k-block (kept in L2)
 
 const IsaKernels& kernels_for(CpuIsa isa) {
   switch (isa) {
@@ -154,9 +156,9 @@ namespace {
 
 /// count rows (A) or columns (B) packed as width-wide panels of K, panel p at p * width * K (the layout the
 /// micro-kernels and packed_product read).
-std::vector<float> pack_panels(ThreadPool* pool, int64_t count, int64_t K, int width, const PanelFn& panels) {
+PanelBuffer pack_panels(ThreadPool* pool, int64_t count, int64_t K, int width, const PanelFn& panels) {
   const int64_t n_panels = ceil_div(std::max<int64_t>(count, 0), width);
-  std::vector<float> packed(static_cast<size_t>(n_panels * width * K));
+  PanelBuffer packed(static_cast<size_t>(n_panels * width * K));
   run_range(pool, n_panels, [&](int64_t p0, int64_t p1) {
     for (int64_t p = p0; p < p1; ++p)
       panels(p * width, std::min<int64_t>(width, count - p * width), width, packed.data() + p * width * K);
@@ -184,21 +186,35 @@ void packed_product(ThreadPool* pool, const PackedA& a, int64_t N, const PanelFn
   const int64_t per_split = ceil_div(m_panels, splits);
   splits = ceil_div(m_panels, per_split);
   // Split B panels would be packed once per task that reads them: pack each once, in parallel, up front.
-  std::vector<float> shared_b;
-  if (!prepacked_b && splits > 1) {
+  // (Whether B is packed is kept apart from the pointer: with K = 0 a packed B has no data.)
+  bool b_packed = prepacked_b != nullptr || !b_panels;
+  PanelBuffer shared_b;
+  if (!b_packed && splits > 1) {
     shared_b = pack_panels(pool, N, K, NR, b_panels);
     prepacked_b = shared_b.data();
+    b_packed = true;
   }
-  // One output block: A panel mp times the B panel np (packed at pb).
-  auto block = [&](int64_t mp, int64_t np, const float* pb, float* tile) {
+  // K is taken in blocks of kc (a multiple of kDotChunk, so every chunk lies in one block and C holds the running
+  // total between blocks): the A panels' slice of one block stays in L2 while the B panels run across it.
+  const int64_t kc = std::max<int64_t>(
+      1, std::min(K, std::max<int64_t>(kDotChunk, kABlockBytes / (m_panels * MR * int64_t(sizeof(float))) /
+                                                      kDotChunk * kDotChunk)));
+  const int64_t k_blocks = std::max<int64_t>(1, ceil_div(K, kc));  // one when K = 0: C still gets its init
+  // One output block: A panel mp times the B panel np (packed at pb), over k in [k0, k0 + kc).
+  auto block = [&](int64_t mp, int64_t np, const float* pb, float* tile, int64_t k0) {
     const int64_t m0 = mp * MR, n0 = np * NR, nr = std::min<int64_t>(NR, N - n0);
     const int r = static_cast<int>(std::min<int64_t>(MR, M - m0));
-    // A full-width panel of a row-major C accumulates in C itself; others in a tile copied out after.
+    const float* pa = a.data.data() + mp * MR * K;
+    // A full-width panel of a row-major C accumulates in C itself; others in a tile, over all of K at once, copied
+    // out after.
     const bool in_place = nr == NR && out.cs == 1;
+    if (!in_place && k0 > 0) return;
     float* c = in_place ? out.data + m0 * out.rs + n0 : tile;
     const int64_t ldc = in_place ? out.rs : NR;
-    for (int i = 0; i < r; ++i) std::fill_n(c + i * ldc, NR, out.init_row ? out.init_row[m0 + i] : 0.0f);
-    ker.micro[r](K, a.data.data() + mp * MR * K, pb, c, ldc);
+    if (k0 == 0)
+      for (int i = 0; i < r; ++i) std::fill_n(c + i * ldc, NR, out.init_row ? out.init_row[m0 + i] : 0.0f);
+    const int64_t k1 = in_place ? std::min(K, k0 + kc) : K;
+    ker.micro[r](k1 - k0, pa + k0 * MR, pb + k0 * NR, c, ldc);
     if (in_place) return;
     for (int i = 0; i < r; ++i) {
       float* dst = out.data + (m0 + i) * out.rs + n0 * out.cs;
@@ -208,21 +224,22 @@ void packed_product(ThreadPool* pool, const PackedA& a, int64_t N, const PanelFn
     }
   };
   if (splits == 1) {
-    // Tasks are B panels. A thread takes its panels in groups that fit in L2 and runs each A panel over the whole
-    // group, so that C is written along its rows (one B panel at a time would touch every row of C per panel:
-    // with long rows, rows a power-of-two-ish stride apart fight for the same L1 sets).
-    const int64_t group = std::clamp<int64_t>(kGroupBytes / (K * NR * int64_t(sizeof(float)) + 1), 1, 64);
+    // Tasks are B panels. A thread takes its panels in groups whose k-block slices fit in L2 and runs each A panel
+    // over the whole group, so that C is written along its rows (one B panel at a time would touch every row of C
+    // per panel: with long rows, rows a power-of-two-ish stride apart fight for the same L1 sets).
+    const int64_t group = std::clamp<int64_t>(kGroupBytes / (kc * NR * int64_t(sizeof(float)) + 1), 1, 64);
     run_range(pool, n_panels, [&](int64_t t0, int64_t t1) {
-      std::vector<float> own_b(prepacked_b ? 0 : static_cast<size_t>(std::min(group, t1 - t0) * K * NR));
+      PanelBuffer own_b(b_packed ? 0 : static_cast<size_t>(std::min(group, t1 - t0) * K * NR));
       alignas(64) float tile[kMaxTile];
       for (int64_t g0 = t0; g0 < t1; g0 += group) {
         const int64_t g1 = std::min(t1, g0 + group);
-        const float* pbs = prepacked_b ? prepacked_b + g0 * K * NR : own_b.data();
-        if (!prepacked_b)
+        const float* pbs = b_packed ? prepacked_b + g0 * K * NR : own_b.data();
+        if (!b_packed)
           for (int64_t np = g0; np < g1; ++np)
             b_panels(np * NR, std::min<int64_t>(NR, N - np * NR), NR, own_b.data() + (np - g0) * K * NR);
-        for (int64_t mp = 0; mp < m_panels; ++mp)
-          for (int64_t np = g0; np < g1; ++np) block(mp, np, pbs + (np - g0) * K * NR, tile);
+        for (int64_t kb = 0; kb < k_blocks; ++kb)
+          for (int64_t mp = 0; mp < m_panels; ++mp)
+            for (int64_t np = g0; np < g1; ++np) block(mp, np, pbs + (np - g0) * K * NR, tile, kb * kc);
       }
     }, 1);
     return;
@@ -231,8 +248,9 @@ void packed_product(ThreadPool* pool, const PackedA& a, int64_t N, const PanelFn
     alignas(64) float tile[kMaxTile];
     for (int64_t t = t0; t < t1; ++t) {
       const int64_t np = t / splits, s = t % splits;
-      for (int64_t mp = s * per_split; mp < std::min(m_panels, (s + 1) * per_split); ++mp)
-        block(mp, np, prepacked_b + np * K * NR, tile);
+      for (int64_t kb = 0; kb < k_blocks; ++kb)
+        for (int64_t mp = s * per_split; mp < std::min(m_panels, (s + 1) * per_split); ++mp)
+          block(mp, np, prepacked_b + np * K * NR, tile, kb * kc);
     }
   }, 1);
 }
@@ -359,7 +377,9 @@ void matmul(KernelContext& ctx) {
     gemm_f32_strided(pool, p.M, p.N, p.K, a + p.a_offset(bi), p.K, 1, b + p.b_offset(bi), p.N, 1,
                      GemmOut{yd + bi * MN, p.N, 1, nullptr});
   };
-  if (p.batch >= 2 * ctx.pool->size()) {
+  // Batches run side by side when there are enough of them, or when each is so small (attention's 128x64x128)
+  // that splitting it over the pool costs more in round trips (pack B, pack A, product) than it gains.
+  if (p.batch >= 2 * ctx.pool->size() || (p.batch >= 2 && p.M * p.N * p.K <= kSmallProduct)) {
     ctx.pool->parallel_for(p.batch, [&](int64_t b0, int64_t b1) {
       for (int64_t bi = b0; bi < b1; ++bi) one(nullptr, bi);
     }, 1);

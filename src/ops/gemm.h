@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <new>
 #include <vector>
 
 #include "cpu/isa.h"
@@ -45,6 +46,21 @@ MatMulParams matmul_params(const KernelContext& ctx);
 
 namespace cpu {
 
+/// Allocates on 64-byte boundaries, so that every row of a packed panel (32 or 16 floats) is whole cache lines
+/// and the micro-kernels' vector loads never split one.
+template <class T>
+struct CacheLineAllocator {
+  using value_type = T;
+  CacheLineAllocator() = default;
+  template <class U>
+  CacheLineAllocator(const CacheLineAllocator<U>&) {}
+  T* allocate(size_t n) { return static_cast<T*>(::operator new(n * sizeof(T), std::align_val_t(64))); }
+  void deallocate(T* p, size_t) { ::operator delete(p, std::align_val_t(64)); }
+  bool operator==(const CacheLineAllocator&) const { return true; }
+};
+/// Packed panels of A or B.
+using PanelBuffer = std::vector<float, CacheLineAllocator<float>>;
+
 /// Fills a packed panel: for i in [0, count) and k in [0, K): dst[k*width + i] = operand(i0 + i, k);
 /// for i in [count, width): dst[k*width + i] = 0. For A the index i is the row m; for B it is the column n.
 using PanelFn = std::function<void(int64_t i0, int64_t count, int width, float* dst)>;
@@ -75,7 +91,7 @@ void gemm_f32(ThreadPool* pool, int64_t M, int64_t N, int64_t K, const PanelFn& 
 struct PackedA {
   CpuIsa isa;
   int64_t M, K;
-  std::vector<float> data;
+  PanelBuffer data;
 };
 /// Packs A(m, k), m < M, k < K, for cpu_isa().
 PackedA pack_a(ThreadPool* pool, int64_t M, int64_t K, const PanelFn& a_panels);
@@ -88,7 +104,7 @@ void gemm_f32_packed(ThreadPool* pool, const PackedA& a, int64_t N, const PanelF
 struct PackedB {
   CpuIsa isa;
   int64_t N, K;
-  std::vector<float> data;
+  PanelBuffer data;
 };
 /// Packs B(k, n), n < N, k < K (b_panels indexes it by column n), for cpu_isa().
 PackedB pack_b(ThreadPool* pool, int64_t N, int64_t K, const PanelFn& b_panels);
