@@ -100,12 +100,14 @@ PanelFn conv_tap_panels(const ConvGeom& g, const ValidColumns& cols, const float
 }
 
 /// Whether the GEMM runs transposed, C' = taps x weights': lanes along output channels instead of output pixels.
-/// Worth it when the pixels fill the tile's lanes worse than the channels do (7x7 and 14x14 planes, the 1x1 planes
-/// of squeeze-excitation blocks). Judged on the AVX-512 tile (8 x 32); every choice gives the same bits.
+/// Worth it for fewer pixels than two tile widths (7x7 planes, the 1x1 planes of squeeze-excitation blocks) when
+/// the channels fill the lanes better; measured slower at 14x14 and 28x28, where the pixels fill them well (the
+/// taps of the whole plane are packed up front). Judged on the AVX-512 tile (8 x 32); every choice gives the
+/// same bits.
 bool lanes_on_channels(const ConvGeom& g) {
   auto fill = [](int64_t n, int64_t width) { return double(n) / double((n + width - 1) / width * width); };
   const int64_t P = g.out_pixels();
-  return fill(g.cout_g, 32) * fill(P, 8) > fill(P, 32) * fill(g.cout_g, 8);
+  return P < 2 * 32 && fill(g.cout_g, 32) * fill(P, 8) > fill(P, 32) * fill(g.cout_g, 8);
 }
 
 /// Every group's weights packed for one ISA's micro-kernel: as A = W[group] (cout_g x K, k = (c, kd, kh, kw)), or
