@@ -1,7 +1,9 @@
 // CPU kernels of the conv family. Conv runs as one GEMM per (image, group) on the shared core (src/cpu/gemm.cpp):
 // A = the group's weights (cout_g x K, ONNX layout, so k = (c, kd, kh, kw) ascending; packed once per node when W is
 // an initializer), B = the image's taps gathered panel by panel (im2col without the full matrix), padding taps
-// packed as +0 and fma'd like any other. Packing and gathering only move values: the k order stays the contract's.
+// packed as +0 and fma'd like any other. Below 64 output pixels the product may run transposed (lanes along output
+// channels, the weights as B, the bias as the column init). Packing and gathering only move values: the k order
+// stays the contract's.
 
 #include <algorithm>
 #include <vector>
