@@ -1,4 +1,5 @@
-"""Single-Conv latency on the CPU: lockstep vs onnxruntime on the convolution shapes of ResNet-50 (batch 1),
+"""Single-Conv latency on the CPU: lockstep vs onnxruntime on the convolution shapes of ResNet-50, MobileNetV3-Large
+and EfficientNet-B0 (batch 1),
 runs interleaved one by one (the timing is lockstep.bench's, as in `lockstep bench --against onnxruntime`).
   python3 bench/conv_cpu.py [--threads 1,2] [--runs R] [--warmup W] [--shapes stem,3x3_64_56,...]
 Prints one row per shape and thread count: p50 in ms of each runtime, the ratio, and lockstep's GFLOP/s."""
@@ -11,7 +12,8 @@ from onnx import TensorProto, helper, numpy_helper
 
 from lockstep import bench
 
-# name: (c_in, h_w, c_out, kernel, stride, pad); ResNet-50's conv shapes at input 224.
+# name: (c_in, h_w, c_out, kernel, stride, pad[, group]); ResNet-50's conv shapes at input 224, then depthwise
+# (group = c_in) and small-K pointwise convs of MobileNetV3-Large and EfficientNet-B0.
 SHAPES = {
     "stem_7x7_s2": (3, 224, 64, 7, 2, 3),
     "3x3_64_56": (64, 56, 64, 3, 1, 1),
@@ -24,23 +26,40 @@ SHAPES = {
     "1x1_1024_256_14": (1024, 14, 256, 1, 1, 0),
     "1x1_256_512_56_s2": (256, 56, 512, 1, 2, 0),
     "1x1_1024_2048_14_s2": (1024, 14, 2048, 1, 2, 0),
+    "dw3x3_32_112": (32, 112, 32, 3, 1, 1, 32),
+    "dw3x3_s2_96_112": (96, 112, 96, 3, 2, 1, 96),
+    "dw5x5_s2_144_56": (144, 56, 144, 5, 2, 2, 144),
+    "dw3x3_72_56": (72, 56, 72, 3, 1, 1, 72),
+    "dw5x5_120_28": (120, 28, 120, 5, 1, 2, 120),
+    "dw3x3_240_28": (240, 28, 240, 3, 1, 1, 240),
+    "dw5x5_480_14": (480, 14, 480, 5, 1, 2, 480),
+    "dw5x5_s2_672_14": (672, 14, 672, 5, 2, 2, 672),
+    "dw5x5_960_7": (960, 7, 960, 5, 1, 2, 960),
+    "dw3x3_1152_7": (1152, 7, 1152, 3, 1, 1, 1152),
+    "1x1_16_96_112": (16, 112, 96, 1, 1, 0),
+    "1x1_24_72_56": (24, 56, 72, 1, 1, 0),
+    "1x1_40_240_28": (40, 28, 240, 1, 1, 0),
+    "1x1_80_480_14": (80, 14, 480, 1, 1, 0),
+    "1x1_672_112_14": (672, 14, 112, 1, 1, 0),
+    "1x1_192_1152_7": (192, 7, 1152, 1, 1, 0),
+    "1x1_1152_192_7": (1152, 7, 192, 1, 1, 0),
 }
 
 
-def conv_model(c_in, hw, c_out, kernel, stride, pad):
+def conv_model(c_in, hw, c_out, kernel, stride, pad, group=1):
     rng = np.random.default_rng(0)
-    w = rng.uniform(-0.1, 0.1, (c_out, c_in, kernel, kernel)).astype(np.float32)
+    w = rng.uniform(-0.1, 0.1, (c_out, c_in // group, kernel, kernel)).astype(np.float32)
     b = rng.uniform(-0.1, 0.1, c_out).astype(np.float32)
-    node = helper.make_node("Conv", ["x", "w", "b"], ["y"], strides=[stride, stride], pads=[pad] * 4)
+    node = helper.make_node("Conv", ["x", "w", "b"], ["y"], strides=[stride, stride], pads=[pad] * 4, group=group)
     graph = helper.make_graph([node], "conv", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, c_in, hw, hw])],
                               [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
                               [numpy_helper.from_array(w, "w"), numpy_helper.from_array(b, "b")])
     return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], ir_version=8).SerializeToString()
 
 
-def gflop(c_in, hw, c_out, kernel, stride, pad):
+def gflop(c_in, hw, c_out, kernel, stride, pad, group=1):
     out = (hw + 2 * pad - kernel) // stride + 1
-    return 2.0 * c_out * out * out * c_in * kernel * kernel / 1e9
+    return 2.0 * c_out * out * out * c_in // group * kernel * kernel / 1e9
 
 
 def main():
@@ -48,10 +67,12 @@ def main():
     parser.add_argument("--threads", default="1")
     parser.add_argument("--runs", type=int, default=30)
     parser.add_argument("--warmup", type=int, default=3)
-    parser.add_argument("--shapes", default=",".join(SHAPES))
+    parser.add_argument("--shapes", default=",".join(SHAPES),
+                        help="comma-separated names, or prefixes (stem, 3x3, 1x1, dw, ...), from: " + ", ".join(SHAPES))
     args = parser.parse_args()
     print(f"{'shape':<22}{'threads':>8}{'lockstep':>10}{'ort':>9}{'ratio':>7}{'GFLOP/s':>9}")
-    for name in args.shapes.split(","):
+    names = [n for p in args.shapes.split(",") for n in SHAPES if n == p or (p not in SHAPES and n.startswith(p))]
+    for name in names:
         shape = SHAPES[name]
         model = conv_model(*shape)
         x = np.random.default_rng(1).standard_normal((1, shape[0], shape[1], shape[1])).astype(np.float32)

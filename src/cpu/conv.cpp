@@ -1,16 +1,17 @@
 // CPU kernels of the conv family. Conv runs as one GEMM per (image, group) on the shared core (src/cpu/gemm.cpp):
 // A = the group's weights (cout_g x K, ONNX layout, so k = (c, kd, kh, kw) ascending; packed once per node when W is
 // an initializer), B = the image's taps gathered panel by panel (im2col without the full matrix), padding taps
-// packed as +0 and fma'd like any other. Packing and gathering only move values: the k order stays the contract's.
-#include <immintrin.h>
+// packed as +0 and fma'd like any other. Below 64 output pixels the product may run transposed (lanes along output
+// channels, the weights as B, the bias as the column init). Packing and gathering only move values: the k order
+// stays the contract's.
 
 #include <algorithm>
-#include <cstring>
 #include <vector>
 
 #include "arith/dot.h"
 #include "cpu/conv/depthwise.h"
 #include "cpu/isa.h"
+#include "cpu/tap_rows.h"
 #include "ops/conv.h"
 #include "ops/gemm.h"
 #include "runtime/thread_pool.h"
@@ -27,14 +28,14 @@ struct RowRun {
 
 /// For each kernel column kw, the output columns [lo, hi) whose tap o2*stride - pad + kw*dil is inside the
 /// input row: computed once per Conv, so that gathering tests no bound per element.
-struct TapColumns {
+struct ValidColumns {
   std::vector<int64_t> lo, hi;
 };
 
 int64_t floor_div(int64_t a, int64_t b) { return a >= 0 ? a / b : -((-a + b - 1) / b); }
 
-TapColumns tap_columns(const ConvGeom& g) {
-  TapColumns t;
+ValidColumns tap_columns(const ConvGeom& g) {
+  ValidColumns t;
   const int64_t s = g.stride[2], W = g.in[2], out = g.out[2];
   for (int64_t kw = 0; kw < g.kernel[2]; ++kw) {
     const int64_t shift = kw * g.dilation[2] - g.pad[2];  // input column = o2*s + shift
@@ -59,24 +60,6 @@ int split_rows(const ConvGeom& g, int64_t n0, int64_t count, RowRun* runs) {
   return n;
 }
 
-/// d[j] = src[2j] for j < n, sixteen at a time (even lanes of two loads). The loads stop while 2j + 31 < 2(n-1), so
-/// they never read past the last element the copy needs.
-__attribute__((target("avx512f"))) void copy_stride2_avx512(const float* src, int64_t n, float* d) {
-  const __m512i even = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
-  int64_t j = 0;
-  for (; j + 16 < n; j += 16)
-    _mm512_storeu_ps(d + j, _mm512_permutex2var_ps(_mm512_loadu_ps(src + 2 * j), even, _mm512_loadu_ps(src + 2 * j + 16)));
-  for (; j < n; ++j) d[j] = src[2 * j];
-}
-
-/// d[j] = src[j * stride] for j < n.
-void copy_strided(const float* src, int64_t n, int64_t stride, float* d) {
-  if (stride == 1) std::memcpy(d, src, static_cast<size_t>(n) * sizeof(float));
-  else if (stride == 2 && cpu_isa() == CpuIsa::Avx512) copy_stride2_avx512(src, n, d);
-  else
-    for (int64_t j = 0; j < n; ++j) d[j] = src[j * stride];
-}
-
 /// Writes one run of one panel row: the taps at input row xrow (null: the row is padding), +0 outside
 /// [lo, hi). Padding taps stay +0 terms of the chain (docs/arithmetic.md#conv), so every column keeps its k.
 void gather_run(const RowRun& r, const float* xrow, int64_t lo, int64_t hi, int64_t stride, int64_t shift,
@@ -85,13 +68,13 @@ void gather_run(const RowRun& r, const float* xrow, int64_t lo, int64_t hi, int6
   hi = std::clamp(hi - r.o2, lo, r.len);
   if (!xrow) lo = hi = r.len;
   std::fill(d, d + lo, 0.0f);
-  if (lo < hi) copy_strided(xrow + (r.o2 + lo) * stride + shift, hi - lo, stride, d + lo);
+  if (lo < hi) copy_strided_f32(xrow + (r.o2 + lo) * stride + shift, hi - lo, stride, d + lo);
   std::fill(d + hi, d + r.len, 0.0f);
 }
 
 /// The B panels of one image and group: B(k, n) = x[c][o*stride - pad + r*dil] with k = (c, kd, kh, kw), or +0
 /// where the tap falls in the padding. Rows of k are written in ascending k; each is gathered run by run.
-PanelFn conv_tap_panels(const ConvGeom& g, const TapColumns& cols, const float* xg) {
+PanelFn conv_tap_panels(const ConvGeom& g, const ValidColumns& cols, const float* xg) {
   return [&g, &cols, xg](int64_t n0, int64_t count, int width, float* dst) {
     RowRun runs[64];
     const int nruns = split_rows(g, n0, count, runs);
@@ -118,29 +101,48 @@ PanelFn conv_tap_panels(const ConvGeom& g, const TapColumns& cols, const float* 
   };
 }
 
-/// Every group's weights packed for one ISA's micro-kernel (A = W[group], cout_g x K, k = (c, kd, kh, kw)).
+/// Whether the GEMM runs transposed, C' = taps x weights': lanes along output channels instead of output pixels.
+/// Worth it for fewer pixels than two tile widths (7x7 planes, the 1x1 planes of squeeze-excitation blocks) when
+/// the channels fill the lanes better; measured slower at 14x14 and 28x28, where the pixels fill them well (the
+/// taps of the whole plane are packed up front). Judged on the AVX-512 tile (8 x 32); every choice gives the
+/// same bits.
+bool lanes_on_channels(const ConvGeom& g) {
+  auto fill = [](int64_t n, int64_t width) { return double(n) / double((n + width - 1) / width * width); };
+  const int64_t P = g.out_pixels();
+  return P < 2 * 32 && fill(g.cout_g, 32) * fill(P, 8) > fill(P, 32) * fill(g.cout_g, 8);
+}
+
+/// Every group's weights packed for one ISA's micro-kernel: as A = W[group] (cout_g x K, k = (c, kd, kh, kw)), or
+/// as B = W[group]' (K x cout_g) when the lanes run along output channels.
 struct PackedWeights {
   CpuIsa isa;
+  bool on_channels;
   std::vector<PackedA> groups;
+  std::vector<PackedB> groups_t;
 };
 
 PackedWeights pack_weights(ThreadPool* pool, const ConvGeom& g, const float* w) {
-  PackedWeights packed{cpu_isa(), {}};
+  PackedWeights packed{cpu_isa(), lanes_on_channels(g), {}, {}};
   const int64_t K = g.K();
-  for (int64_t grp = 0; grp < g.group; ++grp)
-    packed.groups.push_back(pack_a(pool, g.cout_g, K, strided_panels({w + grp * g.cout_g * K, K, 1}, K)));
+  for (int64_t grp = 0; grp < g.group; ++grp) {
+    const PanelFn rows = strided_panels({w + grp * g.cout_g * K, K, 1}, K);
+    if (packed.on_channels) packed.groups_t.push_back(pack_b(pool, g.cout_g, K, rows));
+    else packed.groups.push_back(pack_a(pool, g.cout_g, K, rows));
+  }
   return packed;
 }
 
 /// The packed weights: kept in the node's state when W is a constant (packed on the first run, again only if the
-/// ISA changes), packed for this run otherwise. Packing copies values, so it cannot change a bit.
+/// ISA or the orientation changes), packed for this run otherwise. Packing copies values, so it cannot change a bit.
 std::shared_ptr<const PackedWeights> packed_weights(KernelContext& ctx, const ConvGeom& g) {
   const float* w = ctx.input(1).data<float>();
   auto make = [&] { return pack_weights(ctx.pool, g, w); };
   if (!ctx.state || !ctx.input_is_constant(1)) return std::make_shared<const PackedWeights>(make());
   auto fits = [&](const PackedWeights& p) {
-    return p.isa == cpu_isa() && static_cast<int64_t>(p.groups.size()) == g.group && p.groups[0].M == g.cout_g &&
-           p.groups[0].K == g.K();
+    if (p.isa != cpu_isa() || p.on_channels != lanes_on_channels(g)) return false;
+    if (p.on_channels)
+      return static_cast<int64_t>(p.groups_t.size()) == g.group && p.groups_t[0].N == g.cout_g && p.groups_t[0].K == g.K();
+    return static_cast<int64_t>(p.groups.size()) == g.group && p.groups[0].M == g.cout_g && p.groups[0].K == g.K();
   };
   return ctx.state->get_or_make<PackedWeights>(fits, make);
 }
@@ -165,13 +167,16 @@ void conv(KernelContext& ctx) {
   const float* bias = g.has_bias ? ctx.input(2).data<float>() : nullptr;
   const int64_t K = g.K(), P = g.out_pixels();
   const bool pointwise = is_pointwise(g);
-  const TapColumns cols = tap_columns(g);
+  const ValidColumns cols = tap_columns(g);
   auto one = [&](ThreadPool* pool, int64_t item) {
     const int64_t img = item / g.group, grp = item % g.group;
     const float* xg = x + (img * g.c_in + grp * g.cin_g) * g.in_pixels();
-    GemmOut out{yd + (img * g.c_out + grp * g.cout_g) * P, P, 1, bias ? bias + grp * g.cout_g : nullptr};
-    PanelFn b = pointwise ? strided_panels({xg, 1, g.in_pixels()}, K) : conv_tap_panels(g, cols, xg);
-    gemm_f32_packed(pool, weights->groups[grp], P, b, out);
+    float* yg = yd + (img * g.c_out + grp * g.cout_g) * P;
+    const float* bias_g = bias ? bias + grp * g.cout_g : nullptr;
+    // The taps, pixel by pixel: B panels of the plain product, A panels of the transposed one.
+    PanelFn taps = pointwise ? strided_panels({xg, 1, g.in_pixels()}, K) : conv_tap_panels(g, cols, xg);
+    if (weights->on_channels) gemm_f32_packed_b(pool, P, taps, weights->groups_t[grp], GemmOut{yg, 1, P, nullptr, bias_g});
+    else gemm_f32_packed(pool, weights->groups[grp], P, taps, GemmOut{yg, P, 1, bias_g});
   };
   const int64_t items = g.batch * g.group;
   if (items >= 2 * ctx.pool->size()) {

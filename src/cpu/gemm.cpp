@@ -211,8 +211,11 @@ void packed_product(ThreadPool* pool, const PackedA& a, int64_t N, const PanelFn
     if (!in_place && k0 > 0) return;
     float* c = in_place ? out.data + m0 * out.rs + n0 : tile;
     const int64_t ldc = in_place ? out.rs : NR;
-    if (k0 == 0)
+    if (k0 == 0) {
       for (int i = 0; i < r; ++i) std::fill_n(c + i * ldc, NR, out.init_row ? out.init_row[m0 + i] : 0.0f);
+      if (out.init_col)
+        for (int i = 0; i < r; ++i) std::copy_n(out.init_col + n0, nr, c + i * ldc);
+    }
     const int64_t k1 = in_place ? std::min(K, k0 + kc) : K;
     ker.micro[r](k1 - k0, pa + k0 * MR, pb + k0 * NR, c, ldc);
     if (in_place) return;
@@ -289,7 +292,7 @@ bool runs_transposed(int64_t M, int64_t N) { return N < 8 && M > N; }
 void gemm_f32_strided(ThreadPool* pool, int64_t M, int64_t N, int64_t K, const float* a, int64_t a_rs,
                       int64_t a_cs, const float* b, int64_t b_rs, int64_t b_cs, const GemmOut& out) {
   if (runs_transposed(M, N) && out.init_row == nullptr) {
-    GemmOut t{out.data, out.cs, out.rs, nullptr};
+    GemmOut t{out.data, out.cs, out.rs, out.init_col};
     gemm_f32(pool, N, M, K, strided_panels({b, b_cs, b_rs}, K), strided_panels({a, a_rs, a_cs}, K), t);
     return;
   }

@@ -1,14 +1,18 @@
-// One input plane repacked for the windowed kernels that run across the output width (depthwise Conv, pools):
-// every input row is split into `stride` phases, each a zero- (or fill-) padded array, so that for any kernel
-// tap the inputs of consecutive output columns are consecutive floats. A SIMD kernel then loads 8 or 16 output
-// columns' tap values with one plain load, whatever the stride, dilation or padding; positions outside the
-// input read `fill` (+0 for Conv's padding taps, -inf for MaxPool, where -inf never replaces the running max).
+// One input plane repacked for the windowed kernels that run across the output width (the pools; depthwise Conv
+// has its own phase planes, src/cpu/conv/depthwise.cpp): every input row is split into `stride` phases, each a
+// zero- (or fill-) padded array, so that for any kernel tap the inputs of consecutive output columns are
+// consecutive floats. A SIMD kernel then loads 8 or 16 output columns' tap values with one plain load, whatever
+// the stride, dilation or padding; positions outside the input read `fill` (+0 for AveragePool, -inf for
+// MaxPool, where -inf never replaces the running max).
 #pragma once
 
 #include <cstdint>
 #include <vector>
 
 namespace lockstep::cpu {
+
+/// d[j] = src[j * stride] for j < n (one copy for stride 1, sixteen at a time for stride 2 on AVX-512). Only copies.
+void copy_strided_f32(const float* src, int64_t n, int64_t stride, float* d);
 
 /// Column geometry of a windowed op along the width: output column o, kernel column r reads input column
 /// o*stride - pad + r*dilation.

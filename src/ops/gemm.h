@@ -73,11 +73,13 @@ struct StridedOperand {
 /// The PanelFn of a strided matrix with K columns.
 PanelFn strided_panels(StridedOperand op, int64_t K);
 
-/// Where gemm_f32 writes: element (m, n) goes to data[m*rs + n*cs] and starts from init_row[m] (or +0).
+/// Where gemm_f32 writes: element (m, n) goes to data[m*rs + n*cs] and starts from init_row[m], else init_col[n]
+/// (a transposed Conv's bias), else +0.
 struct GemmOut {
   float* data;
   int64_t rs, cs;
   const float* init_row = nullptr;
+  const float* init_col = nullptr;
 };
 
 /// The CPU GEMM core. C(m,n) = dot_chunked_f32(K, init, A(m,k), B(k,n)) for m < M, n < N, vectorised across

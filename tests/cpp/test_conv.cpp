@@ -137,6 +137,16 @@ TEST(ConvCpu, MatchesDirectContractByteForByte) {
       {{2, 6, 15, 15}, {8, 3, 7, 7}, {int_attr("group", 2), ints_attr("strides", {2, 2}), ints_attr("pads", {3, 3, 3, 3})}, true},
       {{1, 3, 1, 70}, {9, 3, 1, 5}, {ints_attr("pads", {0, 4, 0, 1}), ints_attr("strides", {1, 3})}, true},
       {{1, 100, 4, 36}, {40, 100, 1, 3}, {ints_attr("pads", {0, 1, 0, 1})}, false},  // 36 pixels: two panels
+      // Few pixels, many channels: the lanes run along output channels (the transposed product), with the bias
+      // per lane, channel tails, K over several chunks, groups, 1x1 planes (squeeze-excitation).
+      {{1, 96, 1, 1}, {40, 96, 1, 1}, {}, true},
+      {{2, 150, 1, 1}, {37, 150, 1, 1}, {}, false},
+      {{1, 70, 7, 7}, {64, 70, 3, 3}, {ints_attr("pads", {1, 1, 1, 1})}, true},
+      {{1, 150, 7, 7}, {96, 150, 1, 1}, {}, true},
+      {{1, 24, 5, 9}, {96, 24, 1, 1}, {}, true},
+      {{1, 16, 14, 14}, {96, 16, 3, 3}, {ints_attr("strides", {2, 2}), ints_attr("pads", {1, 1, 1, 1})}, true},
+      {{2, 8, 7, 7}, {64, 4, 3, 3}, {int_attr("group", 2), ints_attr("pads", {1, 1, 1, 1})}, true},
+      {{1, 9, 5, 3}, {70, 9, 2, 2}, {ints_attr("pads", {1, 0, 0, 1})}, false},
   };
   for (size_t ci = 0; ci < cases.size(); ++ci) {
     const ConvCase& cc = cases[ci];
@@ -172,6 +182,25 @@ TEST(ConvCpu, WeightsPackedOnceAndRepackedPerIsa) {
     ForceIsa force(isa);
     Tensor y = run_cpu("Conv", attrs, {&xt, &wt, &bt}, 2, 17, &state);
     EXPECT_TRUE(same_bits(y.data<float>(), plain.data<float>(), y.numel())) << "isa " << int(isa);
+  }
+}
+
+TEST(ConvCpu, KeptWeightsFollowTheOrientation) {
+  // One node whose input size changes between runs: 16x16 pixels run the plain product, 7x7 the transposed one
+  // (lanes along the 64 output channels); the kept packing must follow, and the bits match a fresh node's.
+  Shape ws = {64, 20, 3, 3};
+  auto w = random_floats(shape_numel(ws), 98), b = random_floats(64, 99);
+  Tensor wt = tensor_of(w, ws), bt = tensor_of(b, {64});
+  std::vector<onnx::Attribute> attrs = {ints_attr("pads", {1, 1, 1, 1})};
+  NodeState state;
+  int run = 0;
+  for (Shape xs : {Shape{1, 20, 16, 16}, Shape{1, 20, 7, 7}, Shape{1, 20, 16, 16}, Shape{1, 20, 7, 7}}) {
+    auto x = random_floats(shape_numel(xs), 100 + run++);
+    Tensor xt = tensor_of(x, xs);
+    Tensor plain = run_cpu("Conv", attrs, {&xt, &wt, &bt}, 2);
+    Tensor kept = run_cpu("Conv", attrs, {&xt, &wt, &bt}, 2, 17, &state);
+    ASSERT_EQ(kept.shape(), plain.shape());
+    EXPECT_TRUE(same_bits(kept.data<float>(), plain.data<float>(), kept.numel())) << "run " << run;
   }
 }
 

@@ -107,6 +107,18 @@ TEST(DepthwiseCpu, StridesDilationsPadsBatches) {
       {{1, 6, 3, 2}, 1, 3, 3, {ints_attr("pads", {2, 2, 2, 2})}},                   // output wider than input
       {{2, 5, 40}, 1, 1, 7, {ints_attr("pads", {3, 2}), ints_attr("strides", {2})}},  // 1-D
       {{1, 96, 14, 14}, 1, 3, 3, {ints_attr("pads", {1, 1, 1, 1})}},
+      // The phase-plane grid: pitches well above the output width, several vectors per row or rows per vector,
+      // taps of one kernel in different stride phases, a 1-row plane, kernels that touch one phase only.
+      {{1, 5, 7, 7}, 1, 5, 5, {ints_attr("pads", {2, 2, 2, 2})}},
+      {{1, 3, 14, 14}, 1, 5, 5, {ints_attr("strides", {2, 2}), ints_attr("pads", {2, 2, 2, 2})}},
+      {{1, 2, 9, 30}, 1, 3, 3, {ints_attr("strides", {2, 3}), ints_attr("dilations", {3, 2}), ints_attr("pads", {3, 1, 2, 4})}},
+      {{1, 2, 1, 17}, 1, 1, 3, {ints_attr("pads", {0, 1, 0, 1})}},
+      {{1, 3, 6, 8}, 8, 3, 3, {ints_attr("pads", {1, 1, 1, 1})}},                   // channel multiplier 8
+      {{1, 4, 23, 23}, 1, 3, 3, {ints_attr("strides", {2, 2}), ints_attr("pads", {1, 1, 1, 1})}},
+      {{1, 3, 9, 10}, 1, 1, 1, {ints_attr("strides", {2, 2})}},
+      {{1, 2, 13, 13}, 1, 3, 3, {ints_attr("strides", {2, 2}), ints_attr("dilations", {2, 2}), ints_attr("pads", {2, 2, 2, 2})}},
+      {{1, 3, 57, 113}, 1, 3, 3, {ints_attr("strides", {2, 2}), ints_attr("pads", {0, 1, 1, 0})}},
+      {{3, 2, 4, 3}, 1, 3, 2, {ints_attr("strides", {1, 2}), ints_attr("pads", {2, 0, 1, 3})}},
   };
   uint32_t seed = 300;
   for (const auto& dc : cases) check_depthwise(dc, seed += 3);

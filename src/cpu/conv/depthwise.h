@@ -1,6 +1,8 @@
-// Depthwise Conv on the CPU (group == c_in, one input channel per group): the output plane of each channel is
-// computed across the output width, 8 or 16 output columns per SIMD register, each lane running its own
-// output's dot_chunked_f32 over the kernel taps (docs/arithmetic.md#conv). The ISA kernels only see
+// Depthwise Conv on the CPU (group == c_in, one input channel per group). Each input plane is packed into
+// stride-phase planes (+0 in the padding) whose rows share one pitch, so that an output plane becomes a flat
+// run of "grid pixels" v = oh * pitch + ow: for every kernel tap, the inputs of consecutive grid pixels are
+// consecutive floats. A SIMD lane is one grid pixel running its output's dot_chunked_f32 over the kernel taps
+// (docs/arithmetic.md#conv); the grid columns ow >= out_w are computed and dropped. The ISA kernels only see
 // DepthwisePlane; the geometry, packing and threading live in depthwise.cpp.
 #pragma once
 
@@ -17,22 +19,36 @@ namespace lockstep::cpu {
 /// nothing of arith).
 constexpr int64_t kTapChunk = 64;
 
-/// One output plane. tap_src[oh * taps + t] points at the packed inputs of kernel tap t (row-major (kh, kw))
-/// for output row oh: element ow is the input the tap reads for output column ow (+0 in the padding), and
-/// the array is readable for 16 floats from any ow < out_w.
+/// The grid is computed in blocks of kGridBlock pixels (a multiple of every ISA's lane count): `out` and every
+/// tap_src[t] are readable for `pixels` rounded up to a multiple of kGridBlock.
+constexpr int64_t kGridBlock = 16;
+
+/// One output plane on the grid. tap_src[t] + v is the input kernel tap t (row-major (kh, kw)) reads for grid
+/// pixel v (+0 in the padding).
 struct DepthwisePlane {
   const float* const* tap_src;
   const float* weights;  // taps weights in (kh, kw) row-major order
   int64_t taps;
-  float init;  // the bias, or +0
-  int64_t out_h, out_w;
-  float* out;  // out_h x out_w, rows contiguous
+  float init;      // the bias, or +0
+  int64_t pixels;  // out_h * pitch
+  float* out;      // the grid's outputs, v = oh * pitch + ow
 };
 
-/// Computes the plane: out[oh][ow] = dot_chunked_f32(taps, init, tap_src[oh*taps + t][ow], weights[t]).
+/// Computes the plane: out[v] = dot_chunked_f32(taps, init, tap_src[t][v], weights[t]).
 void depthwise_plane_f32_scalar(const DepthwisePlane& p);
 void depthwise_plane_f32_avx2(const DepthwisePlane& p);
 void depthwise_plane_f32_avx512(const DepthwisePlane& p);
+
+/// dst[r * dst_pitch + j] = src[r * src_pitch + j * step] for r < rows, j < n (packing phase planes, unpacking the
+/// grid); reads and writes nothing else.
+using CopyRowsFn = void (*)(const float* src, int64_t src_pitch, int64_t step, float* dst, int64_t dst_pitch,
+                            int64_t rows, int64_t n);
+void copy_rows_f32_scalar(const float* src, int64_t src_pitch, int64_t step, float* dst, int64_t dst_pitch,
+                          int64_t rows, int64_t n);
+void copy_rows_f32_avx2(const float* src, int64_t src_pitch, int64_t step, float* dst, int64_t dst_pitch,
+                        int64_t rows, int64_t n);
+void copy_rows_f32_avx512(const float* src, int64_t src_pitch, int64_t step, float* dst, int64_t dst_pitch,
+                          int64_t rows, int64_t n);
 
 /// Whether the CPU depthwise kernel serves this Conv (2-D or 1-D, cin_g == 1, group == c_in).
 bool is_depthwise(const ConvGeom& g);

@@ -1,5 +1,5 @@
 // Depthwise Conv plane kernel for AVX2 (compiled with the ISA's flags; see CMakeLists.txt). Lane j of a vector
-// holds output column ow0 + j and runs that output's canonical chain; see depthwise_simd.inc.
+// holds grid pixel v0 + j and runs that output's canonical chain; see depthwise_simd.inc.
 #if defined(__AVX2__)
 #include <immintrin.h>
 
@@ -16,6 +16,11 @@ namespace {
 
 // Contract: dot_chunked_f32 over the taps (kh, kw) ascending, init = bias; see docs/arithmetic.md#conv.
 void depthwise_plane_f32_avx2(const DepthwisePlane& p) { depthwise_plane(p); }
+
+void copy_rows_f32_avx2(const float* src, int64_t src_pitch, int64_t step, float* dst, int64_t dst_pitch,
+                      int64_t rows, int64_t n) {
+  copy_rows(src, src_pitch, step, dst, dst_pitch, rows, n);
+}
 
 }  // namespace lockstep::cpu
 #endif
