@@ -58,7 +58,9 @@ struct MatrixProblem {
     return {a_data + ao, b_data + bo, y + z * M * N};
   }
   __device__ float init(const Batch&, int64_t) const { return 0.0f; }
-  __device__ void store(const Batch& bt, int64_t m, int64_t n, float t) const {
+  using Column = int64_t;
+  __device__ Column column(const Batch&, int64_t n) const { return n; }
+  __device__ void store(const Batch& bt, Column n, int64_t m, float t) const {
     bt.y[m * N + n] = gemm ? arith::gemm_epilogue_f32(t, alpha, has_c, has_c ? c_data[m * c_rs + n * c_cs] : 0.0f, beta)
                            : t;
   }
@@ -67,13 +69,17 @@ struct MatrixProblem {
   /// kernel parameters at each tile instead of being held in registers.
   template <int BM, int BN>
   struct Loader {
+    struct Shared {};
     const MatrixProblem& pr;
     const float *a, *b;
-    int64_t m0, n0;
-    __device__ Loader(const MatrixProblem& pr_, const Batch& bt, int64_t m0_, int64_t n0_)
-        : pr(pr_), a(bt.a), b(bt.b), m0(m0_), n0(n0_) {}
-    __device__ void load(float (*as)[BM + kPad], float (*bs)[BN + kPad], int64_t k0) const {
+    int64_t m0, n0, k_begin;
+    __device__ Loader(const MatrixProblem& pr_, const Batch& bt, int64_t m0_, int64_t n0_, Shared&, int64_t kb)
+        : pr(pr_), a(bt.a), b(bt.b), m0(m0_), n0(n0_), k_begin(kb) {}
+    __device__ void begin() const {}
+    /// Tile t of the block's k range.
+    __device__ void load(float (*as)[BM + kPad], float (*bs)[BN + kPad], int64_t t) const {
       constexpr int kThreads = gemm_core::TileShape<BM, BN>::kThreads;
+      const int64_t k0 = k_begin + t * kTileK;
       gemm_core::load_strided_tile<BM, kThreads>(as, {a, pr.a_cs, pr.a_rs, pr.K, pr.M, pr.a_walk}, k0, m0);
       gemm_core::load_strided_tile<BN, kThreads>(bs, {b, pr.b_rs, pr.b_cs, pr.K, pr.N, pr.b_walk}, k0, n0);
     }
@@ -105,9 +111,14 @@ struct ConvProblem {
   __device__ int64_t image_of(int64_t n) const {
     return N <= UINT32_MAX ? int64_t(uint32_t(n) / uint32_t(pixels)) : n / pixels;
   }
-  __device__ void store(const Batch& bt, int64_t m, int64_t n, float t) const {
+  /// Where output column n starts in y: its image's first output plus its pixel.
+  using Column = int64_t;
+  __device__ Column column(const Batch&, int64_t n) const {
     const int64_t img = image_of(n);
-    y[(img * g.c_out + bt.grp * g.cout_g + m) * pixels + (n - img * pixels)] = t;
+    return img * g.c_out * pixels + (n - img * pixels);
+  }
+  __device__ void store(const Batch& bt, Column col, int64_t m, float t) const {
+    y[col + (bt.grp * g.cout_g + m) * pixels] = t;
   }
   /// The first input of (image, group) of output column n.
   __device__ const float* input_of(const Batch& bt, int64_t n) const {
@@ -115,20 +126,27 @@ struct ConvProblem {
   }
 
   /// Fills the shared tiles of one block. A is a strided operand. For B each thread owns one column (vector: a run
-  /// of 4 columns) for the whole k range, so the column's image and origin are decomposed once per block.
+  /// of 4 columns) for the whole k range, so the column's image and origin are decomposed once per block. The
+  /// gather's taps come from shared memory: the taps of tile t + kStages - 1 stream in (cp.async) with tile t, so
+  /// they are there when that tile's gather is issued, and no gather waits on a global load.
   template <int BM, int BN>
   struct Loader {
     static constexpr int kThreads = gemm_core::TileShape<BM, BN>::kThreads;
-    static_assert(kThreads % BN == 0, "each thread gathers one column");
+    static constexpr int kTapSlots = 2 * gemm_core::kStages;  // tile t's taps in slot t % kTapSlots
+    static_assert(kThreads % BN == 0 && kThreads >= kTileK, "each thread gathers one column");
+    struct Shared {
+      int4 taps[kTapSlots][kTileK];
+    };
     const ConvProblem& pr;
+    Shared& sh;
     const float* a;
     const float* column;  // gather: the column's input (image, group) shifted to its origin; vector: its first pixel
-    int64_t m0;
+    int64_t m0, k_begin;
     int id0, ih0, iw0;  // gather: the column's origin o*stride - pad
     bool n_valid;
 
-    __device__ Loader(const ConvProblem& pr_, const Batch& bt, int64_t m0_, int64_t n0)
-        : pr(pr_), a(pr_.w + bt.grp * pr_.g.cout_g * pr_.K), m0(m0_) {
+    __device__ Loader(const ConvProblem& pr_, const Batch& bt, int64_t m0_, int64_t n0, Shared& sh_, int64_t kb)
+        : pr(pr_), sh(sh_), a(pr_.w + bt.grp * pr_.g.cout_g * pr_.K), m0(m0_), k_begin(kb) {
       const arith::ConvDims& g = pr.g;
       const int64_t n = n0 + (pr.vector ? threadIdx.x % (BN / 4) * 4 : threadIdx.x % BN);
       n_valid = n < pr.N;
@@ -142,12 +160,25 @@ struct ConvProblem {
       iw0 = int(ow * g.stride[2] - g.pad[2]);
       column = pr.input_of(bt, n) + (int64_t(id0) * g.in[1] + ih0) * g.in[2] + iw0;
     }
-    __device__ void load(float (*as)[BM + kPad], float (*bs)[BN + kPad], int64_t k0) const {
+    /// The taps of the first kStages - 1 tiles, which no earlier tile brings in.
+    __device__ void begin() const {
+      if (pr.vector) return;
+      for (int e = threadIdx.x; e < (gemm_core::kStages - 1) * kTileK; e += kThreads) {
+        const int64_t k = k_begin + e;
+        sh.taps[e / kTileK][e % kTileK] = k < pr.K ? pr.taps[k] : make_int4(0, 0, 0, 0);
+      }
+    }
+    /// Tile t of the block's k range.
+    __device__ void load(float (*as)[BM + kPad], float (*bs)[BN + kPad], int64_t t) const {
+      const int64_t k0 = k_begin + t * kTileK;
       gemm_core::load_strided_tile<BM, kThreads>(as, {a, 1, pr.K, pr.K, pr.M, Walk::AlongK}, k0, m0);
-      if (pr.vector)
-        load_vectors(bs, k0);
-      else
-        gather_taps(bs, k0);
+      if (pr.vector) return load_vectors(bs, k0);
+      gather_taps(bs, k0, sh.taps[t % kTapSlots]);
+      if (threadIdx.x < kTileK) {
+        const int64_t ahead = t + gemm_core::kStages - 1, k = k_begin + ahead * kTileK + threadIdx.x;
+        gemm_core::copy_16_async(&sh.taps[ahead % kTapSlots][threadIdx.x], k < pr.K ? pr.taps + k : pr.taps,
+                                 k < pr.K);
+      }
     }
     __device__ void load_vectors(float (*bs)[BN + kPad], int64_t k0) const {
       constexpr int kRowsPerPass = kThreads * 4 / BN;
@@ -166,18 +197,16 @@ struct ConvProblem {
         }
       }
     }
-    __device__ void gather_taps(float (*bs)[BN + kPad], int64_t k0) const {
+    __device__ void gather_taps(float (*bs)[BN + kPad], int64_t k0, const int4 (&taps)[kTileK]) const {
       constexpr int kRowsPerPass = kThreads / BN;
       const int nn = threadIdx.x % BN, kk0 = threadIdx.x / BN;
       const int in_d = int(pr.g.in[0]), in_h = int(pr.g.in[1]), in_w = int(pr.g.in[2]);
-#pragma unroll 2
+#pragma unroll
       for (int l = 0; l < kTileK / kRowsPerPass; ++l) {
         const int kk = kk0 + l * kRowsPerPass;
-        const int64_t k = k0 + kk;
-        bool valid = n_valid && k < pr.K;
-        const int4 t = valid ? pr.taps[k] : make_int4(0, 0, 0, 0);
-        valid = valid && unsigned(id0 + t.y) < unsigned(in_d) && unsigned(ih0 + t.z) < unsigned(in_h) &&
-                unsigned(iw0 + t.w) < unsigned(in_w);
+        const int4 t = taps[kk];
+        const bool valid = n_valid && k0 + kk < pr.K && unsigned(id0 + t.y) < unsigned(in_d) &&
+                           unsigned(ih0 + t.z) < unsigned(in_h) && unsigned(iw0 + t.w) < unsigned(in_w);
         gemm_core::copy_f32_async(&bs[kk][nn], valid ? column + t.x : pr.x, valid);
       }
     }
@@ -214,7 +243,7 @@ void launch_core(const KernelContext& ctx, const Problem& prob, const SplitK& sp
   dim3 grid(unsigned(n_tiles), unsigned(std::min<int64_t>(m_tiles, 65535)),
             unsigned(std::min<int64_t>(prob.batches * split.count, 65535)));
   const auto kernel = gemm_core::gemm_f32_sm80<BM, BN, kPartials, Problem>;
-  constexpr size_t shared = gemm_core::shared_bytes<BM, BN, kPartials>();
+  constexpr size_t shared = gemm_core::shared_bytes<BM, BN, kPartials, Problem>();
   // Over 48 KB of shared memory per block needs the opt-in; the carveout lets two 128x128 blocks share an SM.
   check(ctx, cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(shared)),
         "cudaFuncSetAttribute");
@@ -239,28 +268,42 @@ SplitK plan_split(int64_t tiles, int64_t chunks, int64_t outputs, int64_t sms) {
   return split;
 }
 
-/// Picks the tile shape: 128x128 when it alone fills every multiprocessor, 64x128 for short M or a mid-sized
-/// problem, else 64x64, split along k when even those leave multiprocessors idle.
-template <class Problem>
-void run_gemm(const KernelContext& ctx, const Problem& prob) {
-  if (prob.M <= 0 || prob.N <= 0 || prob.batches <= 0) return;
-  if ((prob.N + 63) / 64 > 0x7fffffff) throw ctx.error("output too wide for the CUDA GEMM", ErrorCode::NotImplemented);
-  const int64_t sms = multiprocessors(ctx);
-  if (prob.M > 64 && output_tiles(prob, 128, 128) >= sms) return launch_core<128, 128, false>(ctx, prob, {});
-  if (output_tiles(prob, 64, 128) >= sms) return launch_core<64, 128, false>(ctx, prob, {});
-  const int64_t chunks = (prob.K + arith::kDotChunk - 1) / arith::kDotChunk;
-  SplitK split = plan_split(output_tiles(prob, 64, 64), chunks, prob.batches * prob.M * prob.N, sms);
-  if (split.count <= 1) return launch_core<64, 64, false>(ctx, prob, {});
+/// The split-K pair: chunk partials of every split, then their sums in chunk order.
+template <int BM, int BN, class Problem>
+void launch_split(const KernelContext& ctx, const Problem& prob, SplitK split) {
   // Stream-ordered scratch: released once the kernels are queued, handed out again only to later work.
   std::shared_ptr<Buffer> partials =
-      ctx.allocator->allocate(size_t(prob.batches * chunks * prob.M * prob.N) * sizeof(float));
+      ctx.allocator->allocate(size_t(prob.batches * split.chunks * prob.M * prob.N) * sizeof(float));
   split.partials = static_cast<float*>(partials->data);
-  launch_core<64, 64, true>(ctx, prob, split);
+  launch_core<BM, BN, true>(ctx, prob, split);
   const int64_t outputs = prob.batches * prob.M * prob.N;
   gemm_core::gemm_sum_chunks_f32<Problem><<<unsigned(std::min<int64_t>((outputs + kThreadsPerBlock - 1) /
                                                                            kThreadsPerBlock, 1 << 20)),
                                             kThreadsPerBlock, 0, stream_of(ctx)>>>(prob, split);
   check_launch(ctx);
+}
+
+/// Picks the tile shape: 128x128 for tall and wide outputs (split along k when its tiles leave multiprocessors
+/// idle), else 64x128 when that fills every multiprocessor, else 64x64, split along k when that leaves
+/// multiprocessors idle. Narrow outputs (N <= 64) skip the 128-wide tiles, which would mostly compute padding.
+template <class Problem>
+void run_gemm(const KernelContext& ctx, const Problem& prob) {
+  if (prob.M <= 0 || prob.N <= 0 || prob.batches <= 0) return;
+  if ((prob.N + 63) / 64 > 0x7fffffff) throw ctx.error("output too wide for the CUDA GEMM", ErrorCode::NotImplemented);
+  const int64_t sms = multiprocessors(ctx);
+  const int64_t chunks = (prob.K + arith::kDotChunk - 1) / arith::kDotChunk;
+  const int64_t outputs = prob.batches * prob.M * prob.N;
+  const bool wide = prob.N > 64;
+  if (prob.M > 64 && wide) {
+    const int64_t tiles = output_tiles(prob, 128, 128);
+    if (tiles >= sms) return launch_core<128, 128, false>(ctx, prob, {});
+    const SplitK split = plan_split(tiles, chunks, outputs, sms);
+    if (split.count > 1) return launch_split<128, 128>(ctx, prob, split);
+  }
+  if (wide && output_tiles(prob, 64, 128) >= sms) return launch_core<64, 128, false>(ctx, prob, {});
+  const SplitK split = plan_split(output_tiles(prob, 64, 64), chunks, outputs, sms);
+  if (split.count <= 1) return launch_core<64, 64, false>(ctx, prob, {});
+  launch_split<64, 64>(ctx, prob, split);
 }
 
 // Integer MatMul: exact wrapping arithmetic, one thread per output.

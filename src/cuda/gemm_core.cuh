@@ -1,5 +1,5 @@
 // The SIMT GEMM core shared by MatMul, Gemm and Conv (implicit GEMM): block tiles of BM x BN outputs, 8x8 outputs
-// per thread, k in shared-memory tiles of kTileK filled by cp.async two stages deep.
+// per thread, k in shared-memory tiles of kTileK filled by cp.async kStages deep.
 //
 // What keeps each output's canonical k order (dot_chunked_f32, docs/arithmetic.md#gemm): one thread owns an
 // output for the whole k range; it keeps the chunk partial p in a register and the running total in shared memory
@@ -14,6 +14,7 @@
 // init in ascending chunk order, which is the same sequence of operations, so the same bits.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 
 #include "arith/reduce.h"
@@ -21,15 +22,19 @@
 
 namespace lockstep::cuda::gemm_core {
 
-constexpr int kTileK = 16;
+// 8-deep k tiles four stages deep: 24 k in flight while 8 are multiplied, in the shared memory that two 128x128
+// blocks per SM leave next to their totals (16-deep tiles two stages deep measured slower and spilled).
+constexpr int kTileK = 8;
+constexpr int kStages = 4;
 constexpr int kPad = 4;  // floats of padding per shared row: rows stay 16-byte aligned for float4 reads
 static_assert(arith::kDotChunk % kTileK == 0, "a chunk must end at a tile end");
+static_assert((kStages & (kStages - 1)) == 0, "the stage of tile t is t % kStages");
 
-/// Two stages of the A tile (k-major: a[k][m]) and the B tile (b[k][n]).
+/// kStages stages of the A tile (k-major: a[k][m]) and the B tile (b[k][n]).
 template <int BM, int BN>
 struct SharedTiles {
-  float a[2][kTileK][BM + kPad];
-  float b[2][kTileK][BN + kPad];
+  float a[kStages][kTileK][BM + kPad];
+  float b[kStages][kTileK][BN + kPad];
 };
 
 // --- cp.async (sm_80+): global -> shared without passing through registers.
@@ -45,6 +50,11 @@ __device__ __forceinline__ void copy_f32_async(float* dst, const float* src, boo
 /// Four floats; dst and src 16-byte aligned.
 __device__ __forceinline__ void copy_f32x4_async(float* dst, const float* src) {
   asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(shared_address(dst)), "l"(src));
+}
+/// 16 bytes, or zeros when !valid; dst and src 16-byte aligned (src still a valid address when !valid).
+__device__ __forceinline__ void copy_16_async(void* dst, const void* src, bool valid) {
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(shared_address(dst)), "l"(src),
+               "r"(valid ? 16 : 0));
 }
 __device__ __forceinline__ void async_commit() { asm volatile("cp.async.commit_group;\n" ::); }
 template <int kPending>
@@ -177,20 +187,22 @@ __device__ __forceinline__ void store_partials(const Problem& prob, const SplitK
 }
 
 /// prob.store(total + p) per output: the end of the last chunk; just the total (the init) when the k range is empty.
+/// Column by column, so that where a column lies in the output is worked out once for its 8 rows.
 template <int BM, int BN, int kThreads, class Problem>
 __device__ __forceinline__ void store_outputs(const Problem& prob, const typename Problem::Batch& bt, int64_t m0,
                                               int64_t n0, int ty, int tx, const Totals<kThreads>& totals,
                                               const float (&p)[8][8], bool empty) {
+  const float* words = reinterpret_cast<const float*>(&totals[0][threadIdx.x]);
 #pragma unroll
-  for (int q = 0; q < 16; ++q) {
-    const float4 t = totals[q][threadIdx.x];
-    const float4 sum = empty ? t : add4(t, &p[q / 2][(q % 2) * 4]);
-    const float v[4] = {sum.x, sum.y, sum.z, sum.w};
-    const int64_t m = m0 + thread_offset<BM / 2>(ty, q / 2);
+  for (int j = 0; j < 8; ++j) {
+    const int64_t n = n0 + thread_offset<BN / 2>(tx, j);
+    if (n >= prob.N) continue;
+    const typename Problem::Column col = prob.column(bt, n);
 #pragma unroll
-    for (int c = 0; c < 4; ++c) {
-      const int64_t n = n0 + thread_offset<BN / 2>(tx, (q % 2) * 4 + c);
-      if (m < prob.M && n < prob.N) prob.store(bt, m, n, v[c]);
+    for (int i = 0; i < 8; ++i) {
+      const int64_t m = m0 + thread_offset<BM / 2>(ty, i);
+      const float total = words[(i * 2 + j / 4) * kThreads * 4 + j % 4];
+      if (m < prob.M) prob.store(bt, col, m, empty ? total : total + p[i][j]);
     }
   }
 }
@@ -202,15 +214,18 @@ struct TileShape {
   static constexpr int kMinBlocks = 512 / kThreads;  // caps registers at 128 per thread
 };
 
-/// The block's shared memory: the k-tile stages, then (unless the kernel stores chunk partials) the totals.
-template <int BM, int BN>
+/// The block's shared memory: the k-tile stages, what the problem's loader keeps there, then (unless the kernel
+/// stores chunk partials) the totals.
+template <int BM, int BN, class Problem>
 struct SharedMemory {
   SharedTiles<BM, BN> tiles;
-  Totals<TileShape<BM, BN>::kThreads> totals;
+  typename Problem::template Loader<BM, BN>::Shared loader;
+  alignas(16) Totals<TileShape<BM, BN>::kThreads> totals;
 };
-template <int BM, int BN, bool kPartials>
+template <int BM, int BN, bool kPartials, class Problem>
 constexpr size_t shared_bytes() {
-  return kPartials ? sizeof(SharedTiles<BM, BN>) : sizeof(SharedMemory<BM, BN>);
+  using Memory = SharedMemory<BM, BN, Problem>;
+  return kPartials ? offsetof(Memory, totals) : sizeof(Memory);
 }
 
 // Contract: per output, dot_chunked_f32 over k ascending with init = prob.init(m) (or, kPartials, each chunk's
@@ -220,7 +235,7 @@ __global__ void __launch_bounds__(TileShape<BM, BN>::kThreads, TileShape<BM, BN>
     gemm_f32_sm80(const __grid_constant__ Problem prob, const __grid_constant__ SplitK split) {
   using Shape = TileShape<BM, BN>;
   extern __shared__ float4 shared_words[];
-  SharedMemory<BM, BN>& sm = *reinterpret_cast<SharedMemory<BM, BN>*>(shared_words);
+  SharedMemory<BM, BN, Problem>& sm = *reinterpret_cast<SharedMemory<BM, BN, Problem>*>(shared_words);
   const int tx = threadIdx.x % Shape::kThreadsN, ty = threadIdx.x / Shape::kThreadsN;
   const int64_t M = prob.M, K = prob.K;
   const int64_t m_tiles = (M + BM - 1) / BM;
@@ -231,7 +246,7 @@ __global__ void __launch_bounds__(TileShape<BM, BN>::kThreads, TileShape<BM, BN>
       const int64_t k_end = kPartials ? min64(K, k_begin + split.chunks_per_split * arith::kDotChunk) : K;
       const int64_t m0 = mt * BM, n0 = int64_t(blockIdx.x) * BN;
       const typename Problem::Batch bt = prob.batch(batch);
-      const typename Problem::template Loader<BM, BN> loader(prob, bt, m0, n0);
+      const typename Problem::template Loader<BM, BN> loader(prob, bt, m0, n0, sm.loader, k_begin);
       float p[8][8];
 #pragma unroll
       for (int i = 0; i < 8; ++i) {
@@ -244,20 +259,27 @@ __global__ void __launch_bounds__(TileShape<BM, BN>::kThreads, TileShape<BM, BN>
         for (int j = 0; j < 8; ++j) p[i][j] = 0.0f;
       }
       const int64_t tiles = (k_end - k_begin + kTileK - 1) / kTileK;
-      __syncthreads();  // the previous output tile's last stage is no longer read
-      if (tiles > 0) loader.load(sm.tiles.a[0], sm.tiles.b[0], k_begin);
-      async_commit();
+      // The previous output tile's stages are no longer read, and no copy it issued ahead is still landing.
+      async_wait<0>();
+      __syncthreads();
+      loader.begin();
+      __syncthreads();
+#pragma unroll
+      for (int t = 0; t < kStages - 1; ++t) {
+        if (t < tiles) loader.load(sm.tiles.a[t], sm.tiles.b[t], t);
+        async_commit();  // one group per tile, empty ones too, so that the wait below counts tiles
+      }
       for (int64_t t = 0; t < tiles; ++t) {
         const int64_t k0 = k_begin + t * kTileK;
-        const int stage = int(t & 1);
+        const int stage = int(t % kStages);
         // Once every thread is past this barrier, tile t is in shared memory and nobody reads tile t-1's stage
-        // any more: the next tile streams into it while this one is multiplied.
-        async_wait<0>();
+        // any more: tile t + kStages - 1 streams into it while this one is multiplied.
+        async_wait<kStages - 2>();
         __syncthreads();
-        if (t + 1 < tiles) {
-          loader.load(sm.tiles.a[stage ^ 1], sm.tiles.b[stage ^ 1], k0 + kTileK);
-          async_commit();
-        }
+        const int next = int((t + kStages - 1) % kStages);
+        if (t + kStages - 1 < tiles)
+          loader.load(sm.tiles.a[next], sm.tiles.b[next], t + kStages - 1);
+        async_commit();
         const int kmax = int(min64(kTileK, k_end - k0));
         multiply_tile<BM, BN>(sm.tiles.a[stage], sm.tiles.b[stage], p, ty, tx, kmax);
         const int64_t kend = k0 + kmax;
@@ -290,7 +312,7 @@ __global__ void gemm_sum_chunks_f32(Problem prob, SplitK split) {
     const float* partial = split.partials + batch * split.chunks * prob.M * prob.N + m * prob.N + n;
     float total = prob.init(bt, m);
     for (int64_t c = 0; c < split.chunks; ++c) total = total + partial[c * prob.M * prob.N];
-    prob.store(bt, m, n, total);
+    prob.store(bt, prob.column(bt, n), m, total);
   }
 }
 
