@@ -236,7 +236,11 @@ __global__ void __launch_bounds__(TileShape<BM, BN>::kThreads, TileShape<BM, BN>
   using Shape = TileShape<BM, BN>;
   extern __shared__ float4 shared_words[];
   SharedMemory<BM, BN, Problem>& sm = *reinterpret_cast<SharedMemory<BM, BN, Problem>*>(shared_words);
-  const int tx = threadIdx.x % Shape::kThreadsN, ty = threadIdx.x / Shape::kThreadsN;
+  // A warp covers 4 x 8 threads: its fragment reads are 4 distinct float4 of A and 8 of B (128 bytes), one
+  // shared-memory wavefront each, where a 2 x 16 warp would need two for B.
+  constexpr int kWarpsN = Shape::kThreadsN / 8;
+  const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+  const int tx = warp % kWarpsN * 8 + lane % 8, ty = warp / kWarpsN * 4 + lane / 8;
   const int64_t M = prob.M, K = prob.K;
   const int64_t m_tiles = (M + BM - 1) / BM;
   for (int64_t z = blockIdx.z; z < prob.batches * split.count; z += gridDim.z)
