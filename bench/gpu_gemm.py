@@ -1,9 +1,11 @@
 """The CUDA GEMM core on a GPU: bit identity with the CPU provider, then kernel times against torch fp32 (TF32 off).
   python3 bench/gpu_gemm.py [--check] [--bench] [--runs R] [--out DIR]     (neither flag: both)
+  python3 bench/gpu_gemm.py --profile     (one run of each problem that scripts/gpu-gemm-check.sh profiles)
 Bit identity compares the raw float32 bits (uint32 views; NaN equals NaN whatever the payload, as the contract says)
 of lockstep CUDA and lockstep CPU on MatMul, Gemm and
 Conv shapes chosen to hit every path: odd M/N/K, K < 64, K not a multiple of 64, K = 4608, batched and broadcast
-MatMul, transposed Gemm, convs with pads, strides, dilations and groups, split-K problems.
+MatMul, transposed Gemm, convs with pads, strides, dilations and groups, split-K problems, convs whose column tiles
+span several images, 1x1 convs read as 16-byte runs and with odd pixel planes.
 Times: lockstep's kernel time is the sum of its CUDA kernels per run, read with torch.profiler (CUPTI sees
 lockstep's kernels too), so the host<->device copies of session.run are left out; torch's is timed with CUDA
 events around the op. Both are medians over the runs."""
@@ -79,6 +81,13 @@ def check_cases():
         ("conv_depthwise_32x28_3x3", (1, 32, 28, 28, 32, 3), {"group": 32, "pads": [1, 1, 1, 1]}, 32),
         ("conv_bs32_128x28_3x3_p1", (32, 128, 28, 28, 128, 3), {"pads": [1, 1, 1, 1]}, 1),
         ("conv_bs32_512x7_3x3_p1", (32, 512, 7, 7, 512, 3), {"pads": [1, 1, 1, 1]}, 1),
+        # images folded into N: tiles that span images, split-K across several images, 1x1 as 16-byte runs
+        ("conv_bs3_13x7_3x3_p1_tiles_span_images", (3, 13, 7, 7, 130, 3), {"pads": [1, 1, 1, 1]}, 1),
+        ("conv_bs2_512x7_3x3_p1_split", (2, 512, 7, 7, 512, 3), {"pads": [1, 1, 1, 1]}, 1),
+        ("conv_bs3_21x6_1x1_vector_k_tail", (3, 21, 6, 6, 10, 1), {}, 1),
+        ("conv_bs5_40x6_1x1_g2_vector", (5, 40, 6, 6, 24, 1), {"group": 2}, 2),
+        ("conv_bs3_30x5_1x1_odd_plane", (3, 30, 5, 5, 70, 1), {}, 1),
+        ("conv_bs32_256x14_1x1", (32, 256, 14, 14, 64, 1), {}, 1),
     ]
     for name, (n, c, h, w, cout, k), attrs, group in convs:
         cases.append((name, "Conv", conv_inputs(n, c, h, w, cout, k, group), attrs))
@@ -208,8 +217,11 @@ def bench(log, runs):
         ("l4 1x1 512->2048 7", (512, 7, 2048, 1, 1, 0)),
         ("ds 1x1/2 1024->2048 14", (1024, 14, 2048, 1, 2, 0)),
     ]
-    for bs in [1, 32]:
+    big = {"l1 3x3 64 56", "l1 1x1 64->256 56", "l2 3x3 128 28", "l3 3x3 256 14", "l4 3x3 512 7"}
+    for bs in [1, 32, 128]:
         for name, (c, hw, cout, k, stride, pad) in convs:
+            if bs == 128 and name not in big:
+                continue
             inputs = conv_inputs(bs, c, hw, hw, cout, k)
             attrs = {"strides": [stride, stride], "pads": [pad] * 4}
             ours, wall, kernels = lockstep_kernel_ms(model_of("Conv", inputs, attrs), inputs, runs)
@@ -220,14 +232,27 @@ def bench(log, runs):
             row(f"bs{bs} {name}", flop, ours, wall, theirs, kernels)
 
 
+def profile_targets():
+    """One run each of the problems ncu looks at (scripts/gpu-gemm-check.sh with GEMM_NCU=1)."""
+    problems = [("MatMul", {"A": rand(4096, 4096), "B": rand(4096, 4096)}, {})]
+    for n, c, hw, cout, k, pad in [(32, 128, 28, 128, 3, 1), (32, 512, 7, 512, 3, 1), (32, 64, 56, 256, 1, 0)]:
+        problems.append(("Conv", conv_inputs(n, c, hw, hw, cout, k), {"pads": [pad] * 4}))
+    for op, inputs, attrs in problems:
+        session(model_of(op, inputs, attrs), lockstep.CUDA).run(None, inputs)
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--check", action="store_true", help="bit identity only")
     parser.add_argument("--bench", action="store_true", help="timings only")
     parser.add_argument("--runs", type=int, default=10)
     parser.add_argument("--out", default=".")
+    parser.add_argument("--profile", action="store_true", help="one run of each problem ncu looks at, nothing else")
     args = parser.parse_args()
     assert lockstep.CUDA in lockstep.get_available_providers(), "no CUDA provider"
+    if args.profile:
+        profile_targets()
+        return 0
     failures = 0
     if not args.bench:
         with open(os.path.join(args.out, "gemm_bits.txt"), "w") as log:

@@ -58,29 +58,37 @@ struct MatrixProblem {
     return {a_data + ao, b_data + bo, y + z * M * N};
   }
   __device__ float init(const Batch&, int64_t) const { return 0.0f; }
-  __device__ void store(const Batch& bt, int64_t m, int64_t n, float t) const {
+  using Column = int64_t;
+  __device__ Column column(const Batch&, int64_t n) const { return n; }
+  __device__ void store(const Batch& bt, Column n, int64_t m, float t) const {
     bt.y[m * N + n] = gemm ? arith::gemm_epilogue_f32(t, alpha, has_c, has_c ? c_data[m * c_rs + n * c_cs] : 0.0f, beta)
                            : t;
   }
 
-  /// Fills the shared tiles of one block: A'(k, m) and B'(k, n) as strided operands.
+  /// Fills the shared tiles of one block: A'(k, m) and B'(k, n) as strided operands. The strides are read from the
+  /// kernel parameters at each tile instead of being held in registers.
   template <int BM, int BN>
   struct Loader {
-    StridedOperand a, b;
-    int64_t m0, n0;
-    __device__ Loader(const MatrixProblem& pr, const Batch& bt, int64_t m0_, int64_t n0_)
-        : a{bt.a, pr.a_cs, pr.a_rs, pr.K, pr.M, pr.a_walk}, b{bt.b, pr.b_rs, pr.b_cs, pr.K, pr.N, pr.b_walk},
-          m0(m0_), n0(n0_) {}
-    __device__ void load(float (*as)[BM + kPad], float (*bs)[BN + kPad], int64_t k0) const {
+    struct Shared {};
+    const MatrixProblem& pr;
+    const float *a, *b;
+    int64_t m0, n0, k_begin;
+    __device__ Loader(const MatrixProblem& pr_, const Batch& bt, int64_t m0_, int64_t n0_, Shared&, int64_t kb)
+        : pr(pr_), a(bt.a), b(bt.b), m0(m0_), n0(n0_), k_begin(kb) {}
+    __device__ void begin() const {}
+    /// Tile t of the block's k range.
+    __device__ void load(float (*as)[BM + kPad], float (*bs)[BN + kPad], int64_t t) const {
       constexpr int kThreads = gemm_core::TileShape<BM, BN>::kThreads;
-      gemm_core::load_strided_tile<BM, kThreads>(as, a, k0, m0);
-      gemm_core::load_strided_tile<BN, kThreads>(bs, b, k0, n0);
+      const int64_t k0 = k_begin + t * kTileK;
+      gemm_core::load_strided_tile<BM, kThreads>(as, {a, pr.a_cs, pr.a_rs, pr.K, pr.M, pr.a_walk}, k0, m0);
+      gemm_core::load_strided_tile<BN, kThreads>(bs, {b, pr.b_rs, pr.b_cs, pr.K, pr.N, pr.b_walk}, k0, n0);
     }
   };
 };
 
-/// Conv as implicit GEMM, one (image, group) per batch: A = weights (cout_g x K), B(k, n) = the input tap of
-/// k = (c, kd, kh, kw) for output pixel n, +0 in the padding.
+/// Conv as implicit GEMM, one group per batch: A = the group's weights (cout_g x K), B(k, n) = the input tap of
+/// k = (c, kd, kh, kw) for output pixel n, +0 in the padding. The images are folded into N (n = image * pixels +
+/// pixel), so that small images (7x7 = 49 pixels) still fill 128-wide tiles.
 struct ConvProblem {
   int64_t M, N, K, batches;
   arith::ConvDims g;
@@ -89,68 +97,117 @@ struct ConvProblem {
   // Per k: {offset of the tap's input from the pixel's origin within the (image, group), kd*dil, kh*dil, kw*dil};
   // the same for every output pixel, so computed once per conv (conv_taps_table) instead of per element.
   const int4* taps;
-  // 1x1 kernel, stride 1, no pad: B is the (image, group)'s input as a (c, pixel) matrix, read as a strided
-  // operand (16-byte vectors where the pixel planes allow) instead of through the taps.
-  bool pointwise;
-  Walk pointwise_walk;
+  int64_t pixels;  // output pixels per image
+  // 1x1 kernel, stride 1, no pad, pixel planes a whole number of 16-byte vectors, x 16-byte aligned: B is read as
+  // 16-byte runs of 4 pixels of one image instead of through the taps.
+  bool vector;
 
   struct Batch {
-    int64_t img, grp;
+    int64_t grp;
   };
-  __device__ Batch batch(int64_t z) const { return {z / g.group, z % g.group}; }
+  __device__ Batch batch(int64_t z) const { return {z}; }
   __device__ float init(const Batch& bt, int64_t m) const { return bias ? bias[bt.grp * g.cout_g + m] : 0.0f; }
-  __device__ void store(const Batch& bt, int64_t m, int64_t n, float t) const {
-    y[((bt.img * g.c_out + bt.grp * g.cout_g + m) * N) + n] = t;
+  /// The image of output column n (32-bit division when it fits: the 64-bit one is a long subroutine).
+  __device__ int64_t image_of(int64_t n) const {
+    return N <= UINT32_MAX ? int64_t(uint32_t(n) / uint32_t(pixels)) : n / pixels;
+  }
+  /// Where output column n starts in y: its image's first output plus its pixel.
+  using Column = int64_t;
+  __device__ Column column(const Batch&, int64_t n) const {
+    const int64_t img = image_of(n);
+    return img * g.c_out * pixels + (n - img * pixels);
+  }
+  __device__ void store(const Batch& bt, Column col, int64_t m, float t) const {
+    y[col + (bt.grp * g.cout_g + m) * pixels] = t;
+  }
+  /// The first input of (image, group) of output column n.
+  __device__ const float* input_of(const Batch& bt, int64_t n) const {
+    return x + (image_of(n) * g.c_in + bt.grp * g.cin_g) * (g.in[0] * g.in[1] * g.in[2]);
   }
 
-  /// Fills the shared tiles of one block. Each thread gathers B for one fixed output pixel (column nn), so the
-  /// pixel's origin (id0, ih0, iw0) is decomposed once per block and each element costs one table read, three
-  /// bound checks and one add.
+  /// Fills the shared tiles of one block. A is a strided operand. For B each thread owns one column (vector: a run
+  /// of 4 columns) for the whole k range, so the column's image and origin are decomposed once per block. The
+  /// gather's taps come from shared memory: the taps of tile t + kStages - 1 stream in (cp.async) with tile t, so
+  /// they are there when that tile's gather is issued, and no gather waits on a global load.
   template <int BM, int BN>
   struct Loader {
     static constexpr int kThreads = gemm_core::TileShape<BM, BN>::kThreads;
-    static_assert(kThreads % BN == 0, "each thread gathers one column");
-    StridedOperand a, b;
-    int64_t m0, n0, origin;
-    const float* xb;
-    const int4* taps;
-    int in_d, in_h, in_w, id0, ih0, iw0;
-    bool n_valid, pointwise;
+    static constexpr int kTapSlots = 2 * gemm_core::kStages;  // tile t's taps in slot t % kTapSlots
+    static_assert(kThreads % BN == 0 && kThreads >= kTileK, "each thread gathers one column");
+    struct Shared {
+      int4 taps[kTapSlots][kTileK];
+    };
+    const ConvProblem& pr;
+    Shared& sh;
+    const float* a;
+    const float* column;  // gather: the column's input (image, group) shifted to its origin; vector: its first pixel
+    int64_t m0, k_begin;
+    int id0, ih0, iw0;  // gather: the column's origin o*stride - pad
+    bool n_valid;
 
-    __device__ Loader(const ConvProblem& pr, const Batch& bt, int64_t m0_, int64_t n0_)
-        : m0(m0_), n0(n0_), taps(pr.taps), pointwise(pr.pointwise) {
+    __device__ Loader(const ConvProblem& pr_, const Batch& bt, int64_t m0_, int64_t n0, Shared& sh_, int64_t kb)
+        : pr(pr_), sh(sh_), a(pr_.w + bt.grp * pr_.g.cout_g * pr_.K), m0(m0_), k_begin(kb) {
       const arith::ConvDims& g = pr.g;
-      const int64_t plane = g.in[0] * g.in[1] * g.in[2];
-      xb = pr.x + (bt.img * g.c_in + bt.grp * g.cin_g) * plane;
-      a = {pr.w + bt.grp * g.cout_g * pr.K, 1, pr.K, pr.K, pr.M, Walk::AlongK};
-      b = {xb, plane, 1, pr.K, pr.N, pr.pointwise_walk};
-      const int64_t n = n0 + threadIdx.x % BN;
+      const int64_t n = n0 + (pr.vector ? threadIdx.x % (BN / 4) * 4 : threadIdx.x % BN);
       n_valid = n < pr.N;
-      const int64_t ow = n % g.out[2], oh = n / g.out[2] % g.out[1], od = n / (g.out[2] * g.out[1]);
-      in_d = int(g.in[0]), in_h = int(g.in[1]), in_w = int(g.in[2]);
+      const int64_t pix = n - pr.image_of(n) * pr.pixels;
+      if (pr.vector) {
+        column = pr.input_of(bt, n) + pix;
+        return;
+      }
+      const int64_t ow = pix % g.out[2], oh = pix / g.out[2] % g.out[1], od = pix / (g.out[2] * g.out[1]);
       id0 = int(od * g.stride[0] - g.pad[0]), ih0 = int(oh * g.stride[1] - g.pad[1]);
       iw0 = int(ow * g.stride[2] - g.pad[2]);
-      origin = (int64_t(id0) * in_h + ih0) * in_w + iw0;
+      column = pr.input_of(bt, n) + (int64_t(id0) * g.in[1] + ih0) * g.in[2] + iw0;
     }
-    __device__ void load(float (*as)[BM + kPad], float (*bs)[BN + kPad], int64_t k0) const {
-      gemm_core::load_strided_tile<BM, kThreads>(as, a, k0, m0);
-      if (pointwise)
-        gemm_core::load_strided_tile<BN, kThreads>(bs, b, k0, n0);
-      else
-        gather_taps(bs, k0);
+    /// The taps of the first kStages - 1 tiles, which no earlier tile brings in.
+    __device__ void begin() const {
+      if (pr.vector) return;
+      for (int e = threadIdx.x; e < (gemm_core::kStages - 1) * kTileK; e += kThreads) {
+        const int64_t k = k_begin + e;
+        sh.taps[e / kTileK][e % kTileK] = k < pr.K ? pr.taps[k] : make_int4(0, 0, 0, 0);
+      }
     }
-    __device__ void gather_taps(float (*bs)[BN + kPad], int64_t k0) const {
-      constexpr int kRowsPerPass = kThreads / BN;
-      const int nn = threadIdx.x % BN, kk0 = threadIdx.x / BN;
-#pragma unroll 2
+    /// Tile t of the block's k range.
+    __device__ void load(float (*as)[BM + kPad], float (*bs)[BN + kPad], int64_t t) const {
+      const int64_t k0 = k_begin + t * kTileK;
+      gemm_core::load_strided_tile<BM, kThreads>(as, {a, 1, pr.K, pr.K, pr.M, Walk::AlongK}, k0, m0);
+      if (pr.vector) return load_vectors(bs, k0);
+      gather_taps(bs, k0, sh.taps[t % kTapSlots]);
+      if (threadIdx.x < kTileK) {
+        const int64_t ahead = t + gemm_core::kStages - 1, k = k_begin + ahead * kTileK + threadIdx.x;
+        gemm_core::copy_16_async(&sh.taps[ahead % kTapSlots][threadIdx.x], k < pr.K ? pr.taps + k : pr.taps,
+                                 k < pr.K);
+      }
+    }
+    __device__ void load_vectors(float (*bs)[BN + kPad], int64_t k0) const {
+      constexpr int kRowsPerPass = kThreads * 4 / BN;
+      const int nn = threadIdx.x % (BN / 4) * 4, kk0 = threadIdx.x / (BN / 4);
+      const int64_t plane = pr.pixels;
+#pragma unroll
       for (int l = 0; l < kTileK / kRowsPerPass; ++l) {
         const int kk = kk0 + l * kRowsPerPass;
         const int64_t k = k0 + kk;
-        bool valid = n_valid && k < b.K;
-        const int4 t = valid ? taps[k] : make_int4(0, 0, 0, 0);
-        valid = valid && unsigned(id0 + t.y) < unsigned(in_d) && unsigned(ih0 + t.z) < unsigned(in_h) &&
-                unsigned(iw0 + t.w) < unsigned(in_w);
-        gemm_core::copy_f32_async(&bs[kk][nn], valid ? xb + origin + t.x : xb, valid);
+        const bool valid = n_valid && k < pr.K;
+        if (valid) {
+          gemm_core::copy_f32x4_async(&bs[kk][nn], column + k * plane);
+        } else {
+#pragma unroll
+          for (int j = 0; j < 4; ++j) gemm_core::copy_f32_async(&bs[kk][nn + j], pr.x, false);
+        }
+      }
+    }
+    __device__ void gather_taps(float (*bs)[BN + kPad], int64_t k0, const int4 (&taps)[kTileK]) const {
+      constexpr int kRowsPerPass = kThreads / BN;
+      const int nn = threadIdx.x % BN, kk0 = threadIdx.x / BN;
+      const int in_d = int(pr.g.in[0]), in_h = int(pr.g.in[1]), in_w = int(pr.g.in[2]);
+#pragma unroll
+      for (int l = 0; l < kTileK / kRowsPerPass; ++l) {
+        const int kk = kk0 + l * kRowsPerPass;
+        const int4 t = taps[kk];
+        const bool valid = n_valid && k0 + kk < pr.K && unsigned(id0 + t.y) < unsigned(in_d) &&
+                           unsigned(ih0 + t.z) < unsigned(in_h) && unsigned(iw0 + t.w) < unsigned(in_w);
+        gemm_core::copy_f32_async(&bs[kk][nn], valid ? column + t.x : pr.x, valid);
       }
     }
   };
@@ -185,8 +242,15 @@ void launch_core(const KernelContext& ctx, const Problem& prob, const SplitK& sp
   const int64_t n_tiles = (prob.N + BN - 1) / BN, m_tiles = (prob.M + BM - 1) / BM;
   dim3 grid(unsigned(n_tiles), unsigned(std::min<int64_t>(m_tiles, 65535)),
             unsigned(std::min<int64_t>(prob.batches * split.count, 65535)));
-  gemm_core::gemm_f32_sm80<BM, BN, kPartials, Problem>
-      <<<grid, gemm_core::TileShape<BM, BN>::kThreads, 0, stream_of(ctx)>>>(prob, split);
+  const auto kernel = gemm_core::gemm_f32_sm80<BM, BN, kPartials, Problem>;
+  constexpr size_t shared = gemm_core::shared_bytes<BM, BN, kPartials, Problem>();
+  // Over 48 KB of shared memory per block needs the opt-in; the carveout lets two 128x128 blocks share an SM.
+  check(ctx, cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(shared)),
+        "cudaFuncSetAttribute");
+  check(ctx, cudaFuncSetAttribute(kernel, cudaFuncAttributePreferredSharedMemoryCarveout,
+                                  cudaSharedmemCarveoutMaxShared),
+        "cudaFuncSetAttribute");
+  kernel<<<grid, gemm_core::TileShape<BM, BN>::kThreads, shared, stream_of(ctx)>>>(prob, split);
   check_launch(ctx);
 }
 
@@ -204,28 +268,42 @@ SplitK plan_split(int64_t tiles, int64_t chunks, int64_t outputs, int64_t sms) {
   return split;
 }
 
-/// Picks the tile shape: 128x128 when it alone fills every multiprocessor, 64x128 for short M or a mid-sized
-/// problem, else 64x64, split along k when even those leave multiprocessors idle.
-template <class Problem>
-void run_gemm(const KernelContext& ctx, const Problem& prob) {
-  if (prob.M <= 0 || prob.N <= 0 || prob.batches <= 0) return;
-  if ((prob.N + 63) / 64 > 0x7fffffff) throw ctx.error("output too wide for the CUDA GEMM", ErrorCode::NotImplemented);
-  const int64_t sms = multiprocessors(ctx);
-  if (prob.M > 64 && output_tiles(prob, 128, 128) >= sms) return launch_core<128, 128, false>(ctx, prob, {});
-  if (output_tiles(prob, 64, 128) >= sms) return launch_core<64, 128, false>(ctx, prob, {});
-  const int64_t chunks = (prob.K + arith::kDotChunk - 1) / arith::kDotChunk;
-  SplitK split = plan_split(output_tiles(prob, 64, 64), chunks, prob.batches * prob.M * prob.N, sms);
-  if (split.count <= 1) return launch_core<64, 64, false>(ctx, prob, {});
+/// The split-K pair: chunk partials of every split, then their sums in chunk order.
+template <int BM, int BN, class Problem>
+void launch_split(const KernelContext& ctx, const Problem& prob, SplitK split) {
   // Stream-ordered scratch: released once the kernels are queued, handed out again only to later work.
   std::shared_ptr<Buffer> partials =
-      ctx.allocator->allocate(size_t(prob.batches * chunks * prob.M * prob.N) * sizeof(float));
+      ctx.allocator->allocate(size_t(prob.batches * split.chunks * prob.M * prob.N) * sizeof(float));
   split.partials = static_cast<float*>(partials->data);
-  launch_core<64, 64, true>(ctx, prob, split);
+  launch_core<BM, BN, true>(ctx, prob, split);
   const int64_t outputs = prob.batches * prob.M * prob.N;
   gemm_core::gemm_sum_chunks_f32<Problem><<<unsigned(std::min<int64_t>((outputs + kThreadsPerBlock - 1) /
                                                                            kThreadsPerBlock, 1 << 20)),
                                             kThreadsPerBlock, 0, stream_of(ctx)>>>(prob, split);
   check_launch(ctx);
+}
+
+/// Picks the tile shape: 128x128 for tall and wide outputs (split along k when its tiles leave multiprocessors
+/// idle), else 64x128 when that fills every multiprocessor, else 64x64, split along k when that leaves
+/// multiprocessors idle. Narrow outputs (N <= 64) skip the 128-wide tiles, which would mostly compute padding.
+template <class Problem>
+void run_gemm(const KernelContext& ctx, const Problem& prob) {
+  if (prob.M <= 0 || prob.N <= 0 || prob.batches <= 0) return;
+  if ((prob.N + 63) / 64 > 0x7fffffff) throw ctx.error("output too wide for the CUDA GEMM", ErrorCode::NotImplemented);
+  const int64_t sms = multiprocessors(ctx);
+  const int64_t chunks = (prob.K + arith::kDotChunk - 1) / arith::kDotChunk;
+  const int64_t outputs = prob.batches * prob.M * prob.N;
+  const bool wide = prob.N > 64;
+  if (prob.M > 64 && wide) {
+    const int64_t tiles = output_tiles(prob, 128, 128);
+    if (tiles >= sms) return launch_core<128, 128, false>(ctx, prob, {});
+    const SplitK split = plan_split(tiles, chunks, outputs, sms);
+    if (split.count > 1) return launch_split<128, 128>(ctx, prob, split);
+  }
+  if (wide && output_tiles(prob, 64, 128) >= sms) return launch_core<64, 128, false>(ctx, prob, {});
+  const SplitK split = plan_split(output_tiles(prob, 64, 64), chunks, outputs, sms);
+  if (split.count <= 1) return launch_core<64, 64, false>(ctx, prob, {});
+  launch_split<64, 64>(ctx, prob, split);
 }
 
 // Integer MatMul: exact wrapping arithmetic, one thread per output.
@@ -252,13 +330,15 @@ __global__ void matmul_int(MatrixProblem shape, const T* a, const T* b, T* y, in
 // Contract: dot_chunked_f32 over k = (c_in, kd, kh, kw) ascending, init = bias; see docs/arithmetic.md#conv.
 void conv_implicit_gemm(const KernelContext& ctx, const ConvGeom& g, const float* x, const float* w,
                         const float* bias, float* y) {
-  ConvProblem prob{g.cout_g, g.out_pixels(), g.K(), g.batch * g.group, g.dims(), x, w, bias, y, nullptr, false, {}};
+  ConvProblem prob{};
+  prob.M = g.cout_g, prob.pixels = g.out_pixels(), prob.N = g.batch * prob.pixels, prob.K = g.K();
+  prob.batches = g.group;
+  prob.g = g.dims(), prob.x = x, prob.w = w, prob.bias = bias, prob.y = y;
   bool pointwise = true;
   for (int i = 0; i < 3; ++i) pointwise = pointwise && g.kernel[i] == 1 && g.stride[i] == 1 && g.pad[i] == 0;
-  prob.pointwise = pointwise;
-  prob.pointwise_walk = walk_of(x, g.in_pixels(), 1, nullptr, 0);
+  prob.vector = pointwise && g.in_pixels() % 4 == 0 && reinterpret_cast<uintptr_t>(x) % 16 == 0;
   std::shared_ptr<Buffer> taps;
-  if (!pointwise && prob.K > 0) {
+  if (!prob.vector && prob.K > 0) {
     // The gather indexes one (image, group) of the input with 32-bit offsets.
     if (g.cin_g * g.in_pixels() > INT_MAX)
       throw ctx.error("Conv input image too large for the CUDA implicit GEMM", ErrorCode::NotImplemented);

@@ -1,18 +1,20 @@
 // The SIMT GEMM core shared by MatMul, Gemm and Conv (implicit GEMM): block tiles of BM x BN outputs, 8x8 outputs
-// per thread, k in shared-memory tiles of kTileK filled by cp.async two stages deep.
+// per thread, k in shared-memory tiles of kTileK filled by cp.async kStages deep.
 //
 // What keeps each output's canonical k order (dot_chunked_f32, docs/arithmetic.md#gemm): one thread owns an
-// output for the whole k range; it keeps the chunk partial p and the running total in registers and walks k
-// ascending, one fma per k (arith::fma_f32 = __fmaf_rn; the build's --fmad=false keeps every other a*b+c unfused).
-// kTileK divides kDotChunk, so every chunk ends exactly at a tile end or at the end of the k range: there
-// total = total + p and p = +0. The k loop stops at the range end exactly: zero-filled shared memory past K is
-// never multiplied (fma(0, 0, -0) would turn a -0 partial into +0).
+// output for the whole k range; it keeps the chunk partial p in a register and the running total in shared memory
+// (Totals below), and walks k ascending, one fma per k (arith::fma_f32 = __fmaf_rn; the build's --fmad=false keeps
+// every other a*b+c unfused). kTileK divides kDotChunk, so every chunk ends exactly at a tile end or at the end of
+// the k range: there total = total + p and p = +0 (at the last chunk the sum goes straight to the output). The k
+// loop stops at the range end exactly: zero-filled shared memory past K is never multiplied (fma(0, 0, -0) would
+// turn a -0 partial into +0).
 //
 // Split-K (kPartials) cuts k only at chunk boundaries: a split computes the partial p of each chunk of its range
 // from +0, exactly as above, and stores it instead of adding it; gemm_sum_chunks_f32 then adds the partials to the
 // init in ascending chunk order, which is the same sequence of operations, so the same bits.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 
 #include "arith/reduce.h"
@@ -20,21 +22,19 @@
 
 namespace lockstep::cuda::gemm_core {
 
-constexpr int kTileK = 16;
+// 8-deep k tiles four stages deep: 24 k in flight while 8 are multiplied, in the shared memory that two 128x128
+// blocks per SM leave next to their totals. With 16-deep tiles two stages deep ptxas spilled in the 128x128 kernels.
+constexpr int kTileK = 8;
+constexpr int kStages = 4;
 constexpr int kPad = 4;  // floats of padding per shared row: rows stay 16-byte aligned for float4 reads
 static_assert(arith::kDotChunk % kTileK == 0, "a chunk must end at a tile end");
+static_assert((kStages & (kStages - 1)) == 0, "the stage of tile t is t % kStages");
 
-template <int BM, int BN>
-struct TileShape {
-  static constexpr int kThreads = BM * BN / 64;  // 8x8 outputs per thread
-  static constexpr int kThreadsN = BN / 8;
-};
-
-/// Two stages of the A tile (k-major: a[k][m]) and the B tile (b[k][n]).
+/// kStages stages of the A tile (k-major: a[k][m]) and the B tile (b[k][n]).
 template <int BM, int BN>
 struct SharedTiles {
-  float a[2][kTileK][BM + kPad];
-  float b[2][kTileK][BN + kPad];
+  float a[kStages][kTileK][BM + kPad];
+  float b[kStages][kTileK][BN + kPad];
 };
 
 // --- cp.async (sm_80+): global -> shared without passing through registers.
@@ -50,6 +50,11 @@ __device__ __forceinline__ void copy_f32_async(float* dst, const float* src, boo
 /// Four floats; dst and src 16-byte aligned.
 __device__ __forceinline__ void copy_f32x4_async(float* dst, const float* src) {
   asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(shared_address(dst)), "l"(src));
+}
+/// 16 bytes, or zeros when !valid; dst and src 16-byte aligned (src still a valid address when !valid).
+__device__ __forceinline__ void copy_16_async(void* dst, const void* src, bool valid) {
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(shared_address(dst)), "l"(src),
+               "r"(valid ? 16 : 0));
 }
 __device__ __forceinline__ void async_commit() { asm volatile("cp.async.commit_group;\n" ::); }
 template <int kPending>
@@ -109,13 +114,14 @@ __device__ __forceinline__ void load_strided_tile(float (*tile)[BX + kPad], cons
 
 // --- The core.
 
-/// p[i][j] = fma(a(k, m_i), b(k, n_j), p[i][j]) for the tile's k = 0 .. kmax-1 in ascending order. kFull: kmax is
-/// kTileK, known at compile time, and the loop unrolls completely.
-template <int BM, int BN, bool kFull>
+/// p[i][j] = fma(a(k, m_i), b(k, n_j), p[i][j]) for the tile's k = 0 .. kmax-1 in ascending order (kmax < kTileK
+/// only in the last tile of the k range).
+template <int BM, int BN>
 __device__ __forceinline__ void multiply_tile(const float (*as)[BM + kPad], const float (*bs)[BN + kPad],
                                               float (&p)[8][8], int ty, int tx, int kmax) {
 #pragma unroll
-  for (int kk = 0; kk < (kFull ? kTileK : kmax); ++kk) {
+  for (int kk = 0; kk < kTileK; ++kk) {
+    if (kk == kmax) break;
     float a[8], b[8];
     *reinterpret_cast<float4*>(&a[0]) = *reinterpret_cast<const float4*>(&as[kk][ty * 4]);
     *reinterpret_cast<float4*>(&a[4]) = *reinterpret_cast<const float4*>(&as[kk][BM / 2 + ty * 4]);
@@ -144,12 +150,25 @@ struct SplitK {
 
 __device__ __forceinline__ int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
 
-/// total = total + p per output: the end of a chunk.
-__device__ __forceinline__ void add_partials(float (&total)[8][8], const float (&p)[8][8]) {
+/// The running totals of a thread's 8x8 outputs live in shared memory, so that a thread holds only the chunk
+/// partials p in registers (at most 128 registers: two 256-thread blocks per SM). totals[i*2 + h][thread] holds
+/// outputs (i, 4h .. 4h+3); a warp's accesses are 512 consecutive bytes.
+template <int kThreads>
+using Totals = float4[16][kThreads];
+
+__device__ __forceinline__ float4 add4(float4 t, const float* p) {
+  return make_float4(t.x + p[0], t.y + p[1], t.z + p[2], t.w + p[3]);
+}
+
+/// total = total + p per output: the end of a chunk that is not the last. Four float4 at a time: the compiler
+/// barrier keeps it from loading all 64 totals at once, which would need 64 more registers than p.
+template <int kThreads>
+__device__ __forceinline__ void add_partials(Totals<kThreads>& totals, const float (&p)[8][8]) {
 #pragma unroll
-  for (int i = 0; i < 8; ++i)
-#pragma unroll
-    for (int j = 0; j < 8; ++j) total[i][j] = total[i][j] + p[i][j];
+  for (int q = 0; q < 16; ++q) {
+    totals[q][threadIdx.x] = add4(totals[q][threadIdx.x], &p[q / 2][(q % 2) * 4]);
+    if (q % 4 == 3) asm volatile("" ::: "memory");
+  }
 }
 
 /// Stores each output's partial of one chunk (split-K), laid out (batch, chunk, m, n).
@@ -167,15 +186,62 @@ __device__ __forceinline__ void store_partials(const Problem& prob, const SplitK
     }
 }
 
+/// prob.store(total + p) per output: the end of the last chunk; just the total (the init) when the k range is empty.
+/// Column by column, so that where a column lies in the output is worked out once for its 8 rows.
+template <int BM, int BN, int kThreads, class Problem>
+__device__ __forceinline__ void store_outputs(const Problem& prob, const typename Problem::Batch& bt, int64_t m0,
+                                              int64_t n0, int ty, int tx, const Totals<kThreads>& totals,
+                                              const float (&p)[8][8], bool empty) {
+  const float* words = reinterpret_cast<const float*>(&totals[0][threadIdx.x]);
+#pragma unroll
+  for (int j = 0; j < 8; ++j) {
+    const int64_t n = n0 + thread_offset<BN / 2>(tx, j);
+    if (n >= prob.N) continue;
+    const typename Problem::Column col = prob.column(bt, n);
+#pragma unroll
+    for (int i = 0; i < 8; ++i) {
+      const int64_t m = m0 + thread_offset<BM / 2>(ty, i);
+      const float total = words[(i * 2 + j / 4) * kThreads * 4 + j % 4];
+      if (m < prob.M) prob.store(bt, col, m, empty ? total : total + p[i][j]);
+    }
+  }
+}
+
+template <int BM, int BN>
+struct TileShape {
+  static constexpr int kThreads = BM * BN / 64;  // 8x8 outputs per thread
+  static constexpr int kThreadsN = BN / 8;
+  static constexpr int kMinBlocks = 512 / kThreads;  // caps registers at 128 per thread
+};
+
+/// The block's shared memory: the k-tile stages, what the problem's loader keeps there, then (unless the kernel
+/// stores chunk partials) the totals.
+template <int BM, int BN, class Problem>
+struct SharedMemory {
+  SharedTiles<BM, BN> tiles;
+  typename Problem::template Loader<BM, BN>::Shared loader;
+  alignas(16) Totals<TileShape<BM, BN>::kThreads> totals;
+};
+template <int BM, int BN, bool kPartials, class Problem>
+constexpr size_t shared_bytes() {
+  using Memory = SharedMemory<BM, BN, Problem>;
+  return kPartials ? offsetof(Memory, totals) : sizeof(Memory);
+}
+
 // Contract: per output, dot_chunked_f32 over k ascending with init = prob.init(m) (or, kPartials, each chunk's
 // partial p into split.partials); see docs/arithmetic.md#gemm.
 template <int BM, int BN, bool kPartials, class Problem>
-__global__ void __launch_bounds__(TileShape<BM, BN>::kThreads)
-    gemm_f32_sm80(Problem prob, SplitK split) {
+__global__ void __launch_bounds__(TileShape<BM, BN>::kThreads, TileShape<BM, BN>::kMinBlocks)
+    gemm_f32_sm80(const __grid_constant__ Problem prob, const __grid_constant__ SplitK split) {
   using Shape = TileShape<BM, BN>;
-  __shared__ __align__(16) SharedTiles<BM, BN> sm;
-  const int tx = threadIdx.x % Shape::kThreadsN, ty = threadIdx.x / Shape::kThreadsN;
-  const int64_t M = prob.M, N = prob.N, K = prob.K;
+  extern __shared__ float4 shared_words[];
+  SharedMemory<BM, BN, Problem>& sm = *reinterpret_cast<SharedMemory<BM, BN, Problem>*>(shared_words);
+  // A warp covers 4 x 8 threads: its fragment reads are 4 distinct float4 of A and 8 of B (128 bytes), one
+  // shared-memory wavefront each, where a 2 x 16 warp would need two for B.
+  constexpr int kWarpsN = Shape::kThreadsN / 8;
+  const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+  const int tx = warp % kWarpsN * 8 + lane % 8, ty = warp / kWarpsN * 4 + lane / 8;
+  const int64_t M = prob.M, K = prob.K;
   const int64_t m_tiles = (M + BM - 1) / BM;
   for (int64_t z = blockIdx.z; z < prob.batches * split.count; z += gridDim.z)
     for (int64_t mt = blockIdx.y; mt < m_tiles; mt += gridDim.y) {
@@ -184,57 +250,58 @@ __global__ void __launch_bounds__(TileShape<BM, BN>::kThreads)
       const int64_t k_end = kPartials ? min64(K, k_begin + split.chunks_per_split * arith::kDotChunk) : K;
       const int64_t m0 = mt * BM, n0 = int64_t(blockIdx.x) * BN;
       const typename Problem::Batch bt = prob.batch(batch);
-      const typename Problem::template Loader<BM, BN> loader(prob, bt, m0, n0);
-      float total[8][8], p[8][8];
+      const typename Problem::template Loader<BM, BN> loader(prob, bt, m0, n0, sm.loader, k_begin);
+      float p[8][8];
 #pragma unroll
       for (int i = 0; i < 8; ++i) {
         const int64_t m = m0 + thread_offset<BM / 2>(ty, i);
         const float init = !kPartials && m < M ? prob.init(bt, m) : 0.0f;
+        if constexpr (!kPartials)
 #pragma unroll
-        for (int j = 0; j < 8; ++j) total[i][j] = init, p[i][j] = 0.0f;
+          for (int h = 0; h < 2; ++h) sm.totals[i * 2 + h][threadIdx.x] = make_float4(init, init, init, init);
+#pragma unroll
+        for (int j = 0; j < 8; ++j) p[i][j] = 0.0f;
       }
       const int64_t tiles = (k_end - k_begin + kTileK - 1) / kTileK;
-      if (tiles > 0) loader.load(sm.a[0], sm.b[0], k_begin);
-      async_commit();
+      // The previous output tile's stages are no longer read, and no copy it issued ahead is still landing.
+      async_wait<0>();
+      __syncthreads();
+      loader.begin();
+      __syncthreads();
+#pragma unroll
+      for (int t = 0; t < kStages - 1; ++t) {
+        if (t < tiles) loader.load(sm.tiles.a[t], sm.tiles.b[t], t);
+        async_commit();  // one group per tile, empty ones too, so that the wait below counts tiles
+      }
       for (int64_t t = 0; t < tiles; ++t) {
         const int64_t k0 = k_begin + t * kTileK;
-        const int stage = int(t & 1);
-        // The next tile streams in while this one is multiplied; the barrier at the loop end keeps it from
-        // overwriting the stage that slower threads still read.
-        if (t + 1 < tiles) {
-          loader.load(sm.a[stage ^ 1], sm.b[stage ^ 1], k0 + kTileK);
-          async_commit();
-          async_wait<1>();
-        } else {
-          async_wait<0>();
-        }
+        const int stage = int(t % kStages);
+        // Once every thread is past this barrier, tile t is in shared memory and nobody reads tile t-1's stage
+        // any more: tile t + kStages - 1 streams into it while this one is multiplied.
+        async_wait<kStages - 2>();
         __syncthreads();
+        const int next = int((t + kStages - 1) % kStages);
+        if (t + kStages - 1 < tiles)
+          loader.load(sm.tiles.a[next], sm.tiles.b[next], t + kStages - 1);
+        async_commit();
         const int kmax = int(min64(kTileK, k_end - k0));
-        if (kmax == kTileK)
-          multiply_tile<BM, BN, true>(sm.a[stage], sm.b[stage], p, ty, tx, kTileK);
-        else
-          multiply_tile<BM, BN, false>(sm.a[stage], sm.b[stage], p, ty, tx, kmax);
+        multiply_tile<BM, BN>(sm.tiles.a[stage], sm.tiles.b[stage], p, ty, tx, kmax);
         const int64_t kend = k0 + kmax;
         if (kend % arith::kDotChunk == 0 || kend == k_end) {
+          // The last chunk's partial stays in p for the stores below.
+          if (kend == k_end && !kPartials) break;
           if constexpr (kPartials)
             store_partials<BM, BN>(prob, split, batch, (kend - 1) / arith::kDotChunk, m0, n0, ty, tx, p);
           else
-            add_partials(total, p);
+            add_partials<Shape::kThreads>(sm.totals, p);
 #pragma unroll
           for (int i = 0; i < 8; ++i)
 #pragma unroll
             for (int j = 0; j < 8; ++j) p[i][j] = 0.0f;
         }
-        __syncthreads();
       }
       if constexpr (!kPartials)
-#pragma unroll
-        for (int i = 0; i < 8; ++i)
-#pragma unroll
-          for (int j = 0; j < 8; ++j) {
-            const int64_t m = m0 + thread_offset<BM / 2>(ty, i), n = n0 + thread_offset<BN / 2>(tx, j);
-            if (m < M && n < N) prob.store(bt, m, n, total[i][j]);
-          }
+        store_outputs<BM, BN, Shape::kThreads>(prob, bt, m0, n0, ty, tx, sm.totals, p, tiles == 0);
     }
 }
 
@@ -249,7 +316,7 @@ __global__ void gemm_sum_chunks_f32(Problem prob, SplitK split) {
     const float* partial = split.partials + batch * split.chunks * prob.M * prob.N + m * prob.N + n;
     float total = prob.init(bt, m);
     for (int64_t c = 0; c < split.chunks; ++c) total = total + partial[c * prob.M * prob.N];
-    prob.store(bt, m, n, total);
+    prob.store(bt, prob.column(bt, n), m, total);
   }
 }
 
