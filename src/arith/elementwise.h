@@ -21,6 +21,8 @@ enum TypeBit : unsigned {
 };
 constexpr unsigned kFloats = kF32 | kF64;
 constexpr unsigned kShapeInts = kI32 | kI64;
+/// Every integer type: the exact integer binary and comparison ops (wrapping two's-complement arithmetic).
+constexpr unsigned kInts = kI8 | kI16 | kI32 | kI64 | kU8 | kU16 | kU32 | kU64;
 
 // ---------------------------------------------------------------------------------------------- scalar helpers
 
@@ -219,7 +221,8 @@ template <class T> LOCKSTEP_HD T int_div(T a, T b) {
 template <class T> LOCKSTEP_HD T int_mod(T a, T b, bool fmod) {
   if (b == 0 || is_min_over_minus_one(a, b)) return 0;
   T r = static_cast<T>(a % b);
-  if (!fmod && r != 0 && ((r < 0) != (b < 0))) r = static_cast<T>(r + b);
+  if constexpr (std::is_signed_v<T>)
+    if (!fmod && r != 0 && ((r < 0) != (b < 0))) r = static_cast<T>(r + b);
   return r;
 }
 
@@ -408,28 +411,28 @@ struct ClipOp {
 // ---------------------------------------------------------------------------------------------- binary functors
 
 struct AddOp {
-  static constexpr unsigned kTypes = kFloats | kShapeInts;
+  static constexpr unsigned kTypes = kFloats | kInts;
   static constexpr bool kBoolOut = false;
   template <class T> LOCKSTEP_HD T operator()(T a, T b) const {
     if constexpr (std::is_floating_point_v<T>) return a + b; else return wrap_add(a, b);
   }
 };
 struct SubOp {
-  static constexpr unsigned kTypes = kFloats | kShapeInts;
+  static constexpr unsigned kTypes = kFloats | kInts;
   static constexpr bool kBoolOut = false;
   template <class T> LOCKSTEP_HD T operator()(T a, T b) const {
     if constexpr (std::is_floating_point_v<T>) return a - b; else return wrap_sub(a, b);
   }
 };
 struct MulOp {
-  static constexpr unsigned kTypes = kFloats | kShapeInts;
+  static constexpr unsigned kTypes = kFloats | kInts;
   static constexpr bool kBoolOut = false;
   template <class T> LOCKSTEP_HD T operator()(T a, T b) const {
     if constexpr (std::is_floating_point_v<T>) return a * b; else return wrap_mul(a, b);
   }
 };
 struct DivOp {
-  static constexpr unsigned kTypes = kFloats | kShapeInts;
+  static constexpr unsigned kTypes = kFloats | kInts;
   static constexpr bool kBoolOut = false;
   template <class T> LOCKSTEP_HD T operator()(T a, T b) const {
     if constexpr (std::is_floating_point_v<T>) return a / b; else return int_div(a, b);
@@ -442,7 +445,7 @@ struct PowOp {
   LOCKSTEP_HD float operator()(float x, float y) const { return y == 2.0f ? x * x : pow_f32(x, y); }
 };
 struct ModOp {
-  static constexpr unsigned kTypes = kF32 | kShapeInts;
+  static constexpr unsigned kTypes = kF32 | kInts;
   static constexpr bool kBoolOut = false;
   bool fmod;
   LOCKSTEP_HD float operator()(float a, float b) const { return fmod_f32(a, b); }
@@ -455,7 +458,7 @@ struct PReluOp {
 };
 /// Max/Min: NaN if either operand is NaN; on ties (+0 vs -0) the second operand wins (as onnxruntime).
 struct MaxOp {
-  static constexpr unsigned kTypes = kFloats | kShapeInts;
+  static constexpr unsigned kTypes = kFloats | kInts;
   static constexpr bool kBoolOut = false;
   template <class T> LOCKSTEP_HD T operator()(T a, T b) const {
     if (a != a) return a;
@@ -464,7 +467,7 @@ struct MaxOp {
   }
 };
 struct MinOp {
-  static constexpr unsigned kTypes = kFloats | kShapeInts;
+  static constexpr unsigned kTypes = kFloats | kInts;
   static constexpr bool kBoolOut = false;
   template <class T> LOCKSTEP_HD T operator()(T a, T b) const {
     if (a != a) return a;
@@ -479,11 +482,11 @@ struct MinOp {
     static constexpr bool kBoolOut = true;                                                \
     template <class T> LOCKSTEP_HD uint8_t operator()(T a, T b) const { return (expr) ? 1 : 0; } \
   };
-LOCKSTEP_COMPARE(EqualOp, kFloats | kShapeInts | kBool, a == b)
-LOCKSTEP_COMPARE(GreaterOp, kFloats | kShapeInts, a > b)
-LOCKSTEP_COMPARE(LessOp, kFloats | kShapeInts, a < b)
-LOCKSTEP_COMPARE(GreaterOrEqualOp, kFloats | kShapeInts, a >= b)
-LOCKSTEP_COMPARE(LessOrEqualOp, kFloats | kShapeInts, a <= b)
+LOCKSTEP_COMPARE(EqualOp, kFloats | kInts | kBool, a == b)
+LOCKSTEP_COMPARE(GreaterOp, kFloats | kInts, a > b)
+LOCKSTEP_COMPARE(LessOp, kFloats | kInts, a < b)
+LOCKSTEP_COMPARE(GreaterOrEqualOp, kFloats | kInts, a >= b)
+LOCKSTEP_COMPARE(LessOrEqualOp, kFloats | kInts, a <= b)
 LOCKSTEP_COMPARE(AndOp, kBool, (a != 0) && (b != 0))
 LOCKSTEP_COMPARE(OrOp, kBool, (a != 0) || (b != 0))
 LOCKSTEP_COMPARE(XorOp, kBool, (a != 0) != (b != 0))

@@ -29,6 +29,8 @@ std::span<const OpEntry> normalization_ops();
 std::span<const OpEntry> pool_ops();
 std::span<const OpEntry> tensor_ops();
 std::span<const OpEntry> resize_ops();
+std::span<const OpEntry> layout_ops();
+std::span<const OpEntry> index_ops();
 std::span<const OpEntry> fused_elementwise_ops();
 
 }  // namespace lockstep

@@ -1,0 +1,188 @@
+// The index family's definitions (GatherND, ScatterND, ScatterElements, Compress, NonZero) as source maps
+// (src/ops/layout.h): every index is read and validated on the host, so out-of-range indices are errors naming
+// the node on both devices.
+#include <cstring>
+
+#include "ops/layout.h"
+
+namespace lockstep {
+
+namespace {
+
+// Index v into [0, n): negative values count from the end; anything else outside is an error.
+int64_t checked_index(const KernelContext& ctx, int64_t v, int64_t n, const char* what) {
+  int64_t i = v < 0 ? v + n : v;
+  if (i < 0 || i >= n)
+    throw ctx.error(std::string(what) + " index " + std::to_string(v) + " is out of range [-" + std::to_string(n) +
+                    ", " + std::to_string(n) + ")");
+  return i;
+}
+
+Tensor host_indices(const KernelContext& ctx, int i) {
+  Tensor t = ctx.host_input(i);
+  if (t.dtype() != DType::Int64 && t.dtype() != DType::Int32)
+    throw ctx.error(std::string("indices must be int32 or int64, got ") + dtype_name(t.dtype()));
+  return t;
+}
+
+int64_t product(const Shape& s, size_t from, size_t to) {
+  int64_t p = 1;
+  for (size_t d = from; d < to; ++d) p *= s[d];
+  return p;
+}
+
+// Reductions other than "none" add or multiply floats in index order; they are refused until the contract says so.
+void require_no_reduction(const KernelContext& ctx) {
+  std::string r = ctx.node.attr_string("reduction", "none");
+  if (r != "none") throw ctx.error("reduction '" + r + "' is not supported (only 'none')", ErrorCode::NotImplemented);
+}
+
+// The data offsets addressed by the index tuples of an (..., m) indices tensor over data's dims [b, b+m), for
+// `batch` leading batch dims shared by data and indices; one offset per tuple, in tuple order.
+std::vector<int64_t> tuple_offsets(const KernelContext& ctx, const Shape& data, const Tensor& idx, int64_t b) {
+  int64_t m = idx.dim(-1), tuples = idx.numel() / (m ? m : 1);
+  if (m == 0) tuples = product(idx.shape(), 0, idx.shape().size() - 1);
+  std::vector<int64_t> strides = strides_of(data);
+  int64_t per_batch = tuples / std::max<int64_t>(1, product(data, 0, b));
+  std::vector<int64_t> offsets(tuples);
+  for (int64_t t = 0; t < tuples; ++t) {
+    int64_t off = 0, rest = per_batch ? t / per_batch : 0;
+    for (int64_t d = b - 1; d >= 0; --d) {
+      off += (rest % data[d]) * strides[d];
+      rest /= data[d];
+    }
+    for (int64_t k = 0; k < m; ++k)
+      off += checked_index(ctx, idx.int_at(t * m + k), data[b + k], "tuple") * strides[b + k];
+    offsets[t] = off;
+  }
+  return offsets;
+}
+
+// The start of both Scatters: data unchanged (identity map), the updates (input 2) as the extra elements.
+SourceMap scatter_base(const KernelContext& ctx) {
+  require_no_reduction(ctx);
+  const Tensor& data = ctx.input(0);
+  if (ctx.input(2).dtype() != data.dtype()) throw ctx.error("updates and data differ in element type");
+  SourceMap plan{data.dtype(), data.shape(), std::vector<int64_t>(data.numel()), ctx.host_input(2)};
+  for (int64_t e = 0; e < data.numel(); ++e) plan.map[e] = e;
+  return plan;
+}
+
+}  // namespace
+
+// GatherND: out[g, r] = data[batch(g), idx[g], r] for each tuple g of indices and each trailing element r.
+SourceMap gather_nd_map(const KernelContext& ctx) {
+  const Tensor& data = ctx.input(0);
+  Tensor idx = host_indices(ctx, 1);
+  int64_t b = ctx.node.attr_int("batch_dims", 0), r = data.rank(), q = idx.rank();
+  if (q < 1 || b < 0 || b >= std::min(r, q)) throw ctx.error("batch_dims " + std::to_string(b) + " out of range");
+  int64_t m = idx.dim(-1);
+  if (m > r - b) throw ctx.error("index tuples of length " + std::to_string(m) + " exceed data rank " + std::to_string(r));
+  for (int64_t d = 0; d < b; ++d)
+    if (data.dim(d) != idx.dim(d)) throw ctx.error("batch dims of data and indices differ");
+  Shape out(idx.shape().begin(), idx.shape().end() - 1);
+  out.insert(out.end(), data.shape().begin() + b + m, data.shape().end());
+  int64_t inner = product(data.shape(), b + m, r);
+  std::vector<int64_t> offsets = tuple_offsets(ctx, data.shape(), idx, b);
+  SourceMap plan{data.dtype(), out, std::vector<int64_t>(shape_numel(out)), Tensor()};
+  for (size_t t = 0; t < offsets.size(); ++t)
+    for (int64_t i = 0; i < inner; ++i) plan.map[t * inner + i] = offsets[t] + i;
+  return plan;
+}
+
+// ScatterND: a copy of data where updates[g, r] replaces data[idx[g], r]; later tuples win on repeats.
+SourceMap scatter_nd_map(const KernelContext& ctx) {
+  const Tensor& data = ctx.input(0);
+  Tensor idx = host_indices(ctx, 1);
+  const Tensor& upd = ctx.input(2);
+  if (idx.rank() < 1 || idx.dim(-1) > data.rank()) throw ctx.error("index tuples longer than the data rank");
+  int64_t m = idx.dim(-1);
+  Shape want(idx.shape().begin(), idx.shape().end() - 1);
+  want.insert(want.end(), data.shape().begin() + m, data.shape().end());
+  if (upd.shape() != want)
+    throw ctx.error("updates shape " + shape_string(upd.shape()) + ", expected " + shape_string(want));
+  int64_t inner = product(data.shape(), m, data.rank());
+  std::vector<int64_t> offsets = tuple_offsets(ctx, data.shape(), idx, 0);
+  SourceMap plan = scatter_base(ctx);
+  for (size_t t = 0; t < offsets.size(); ++t)
+    for (int64_t i = 0; i < inner; ++i) plan.map[offsets[t] + i] = from_extra(t * inner + i);
+  return plan;
+}
+
+// ScatterElements: a copy of data where updates[p] replaces data[p with coordinate `axis` set to idx[p]].
+SourceMap scatter_elements_map(const KernelContext& ctx) {
+  const Tensor& data = ctx.input(0);
+  Tensor idx = host_indices(ctx, 1);
+  const Tensor& upd = ctx.input(2);
+  if (idx.shape() != upd.shape() || idx.rank() != data.rank())
+    throw ctx.error("indices " + shape_string(idx.shape()) + " and updates " + shape_string(upd.shape()) +
+                    " must have one shape, of data's rank");
+  int64_t axis = normalize_axis(ctx.node, ctx.node.attr_int("axis", 0), data.rank());
+  std::vector<int64_t> ds = strides_of(data.shape());
+  SourceMap plan = scatter_base(ctx);
+  for (int64_t p = 0; p < idx.numel(); ++p) {
+    int64_t off = 0, rest = p;
+    for (int64_t d = data.rank() - 1; d >= 0; --d) {
+      int64_t c = rest % idx.dim(d);
+      rest /= idx.dim(d);
+      if (d == axis) c = checked_index(ctx, idx.int_at(p), data.dim(d), "scatter");
+      else if (c >= data.dim(d)) throw ctx.error("indices exceed data's dims outside the axis");
+      off += c * ds[d];
+    }
+    plan.map[off] = from_extra(p);
+  }
+  return plan;
+}
+
+// Compress: the slices along `axis` (or the elements of the flattened input) whose condition entry is true.
+SourceMap compress_map(const KernelContext& ctx) {
+  const Tensor& x = ctx.input(0);
+  Tensor cond = ctx.host_input(1);
+  if (cond.dtype() != DType::Bool || cond.rank() != 1) throw ctx.error("condition must be a 1-D bool tensor");
+  bool flat = !ctx.node.has("axis");
+  int64_t axis = flat ? 0 : normalize_axis(ctx.node, ctx.node.attr_int("axis", 0), x.rank());
+  Shape dims = flat ? Shape{x.numel()} : x.shape();
+  int64_t n = dims[axis], inner = product(dims, axis + 1, dims.size()), outer = product(dims, 0, axis);
+  if (cond.numel() > n) throw ctx.error("condition is longer than the compressed dim");
+  std::vector<int64_t> kept;
+  for (int64_t i = 0; i < cond.numel(); ++i)
+    if (cond.data<uint8_t>()[i]) kept.push_back(i);
+  dims[axis] = static_cast<int64_t>(kept.size());
+  SourceMap plan{x.dtype(), dims, {}, Tensor()};
+  plan.map.reserve(shape_numel(dims));
+  for (int64_t o = 0; o < outer; ++o)
+    for (int64_t i : kept)
+      for (int64_t r = 0; r < inner; ++r) plan.map.push_back((o * n + i) * inner + r);
+  return plan;
+}
+
+// NonZero: the coordinates (rank x count, int64, row-major order of the input) of the elements that are not zero;
+// floats compare as values (-0 is zero, NaN is not).
+SourceMap nonzero_map(const KernelContext& ctx) {
+  Tensor x = ctx.host_input(0);
+  auto nonzero = [&](int64_t e) -> bool {
+    switch (x.dtype()) {
+      case DType::Float: return x.data<float>()[e] != 0.0f;
+      case DType::Double: return x.data<double>()[e] != 0.0;
+      case DType::Float16: case DType::BFloat16: return (x.data<uint16_t>()[e] & 0x7FFF) != 0;
+      default: return x.int_at(e) != 0;
+    }
+  };
+  std::vector<int64_t> hits;
+  for (int64_t e = 0; e < x.numel(); ++e)
+    if (nonzero(e)) hits.push_back(e);
+  int64_t rank = x.rank(), count = static_cast<int64_t>(hits.size());
+  std::vector<int64_t> coords(static_cast<size_t>(rank * count));
+  for (int64_t h = 0; h < count; ++h)
+    for (int64_t d = rank - 1, rest = hits[h]; d >= 0; --d) {
+      coords[d * count + h] = rest % x.dim(d);
+      rest /= x.dim(d);
+    }
+  Shape shape{rank, count};
+  SourceMap plan{DType::Int64, shape, std::vector<int64_t>(coords.size()),
+                 Tensor::from_bytes(DType::Int64, {static_cast<int64_t>(coords.size())}, coords.data())};
+  for (size_t e = 0; e < coords.size(); ++e) plan.map[e] = from_extra(static_cast<int64_t>(e));
+  return plan;
+}
+
+}  // namespace lockstep
