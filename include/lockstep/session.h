@@ -6,6 +6,7 @@
 //   std::vector<lockstep::Tensor> outputs = session.run({{"input", input_tensor}});
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -38,6 +39,17 @@ struct SessionOptions {
   /// With a CUDA provider: refuse (Error NotImplemented, naming the node) a model with a node that has no CUDA
   /// kernel, instead of running that node on the CPU (onnxruntime's session.disable_cpu_ep_fallback).
   bool disable_cpu_fallback = false;
+  /// The most bytes one tensor a run computes may take (0: no cap). A node whose output would be larger fails
+  /// before anything is allocated, with Error(RuntimeError) naming the node and the size; the session stays
+  /// usable. Sizes that overflow 64 bits are refused whatever the cap.
+  size_t max_tensor_bytes = 0;
+};
+
+/// Per-run settings, as onnxruntime's RunOptions. `terminate` may be set from another thread while a run that was
+/// given these options is going: the run stops before its next node and throws Error(Fail) ("Exiting due to
+/// terminate flag being set to true."); the session stays usable.
+struct RunOptions {
+  std::atomic<bool> terminate{false};
 };
 
 /// The element type and dims of one node input or output in a profile event.
@@ -107,8 +119,9 @@ class Session {
   /// Device::CPU returns that output on the host, the session's provider device leaves it there (no copy).
   /// Outputs never share memory with a feed, a constant of the model or another output, and are complete when
   /// run() returns. Throws Error(InvalidArgument) naming the output for a device the session cannot place it on.
+  /// `run_options` (not owned; may be null) lets another thread stop the run.
   std::vector<Tensor> run(const std::map<std::string, Tensor>& feeds, const std::vector<std::string>& output_names,
-                          const std::vector<Device>& output_devices);
+                          const std::vector<Device>& output_devices, const RunOptions* run_options = nullptr);
 
   /// Ops that ran on the CPU although the session's provider is CUDA (no CUDA kernel), by op type.
   std::vector<std::string> fallback_ops() const;

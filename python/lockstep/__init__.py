@@ -149,6 +149,7 @@ class InferenceSession:
             "free_dimension_overrides_by_name": dict(o._free_dims_by_name),
             "free_dimension_overrides_by_denotation": dict(o._free_dims_by_denotation),
             "disable_cpu_fallback": o.config_entries().get("session.disable_cpu_ep_fallback") == "1",
+            "max_tensor_bytes": int(o.config_entries().get("session.lockstep.max_tensor_bytes", "0")),
         }
         source = self._model_path if self._model_path is not None else self._model_bytes
         self._sess = _core.Session(source, native_options)
@@ -205,18 +206,17 @@ class InferenceSession:
         missing = [n for n in required if n not in input_feed]
         if missing:
             raise ValueError(f"Required inputs ({missing}) are missing from input feed ({list(input_feed)}).")
-        _check_terminate(run_options)
+        native = _native_run_options(run_options)
         if any(isinstance(value, OrtValue) for value in input_feed.values()):
-            return _values.run_with_values_in_feed(self, output_names, input_feed)
+            return _values.run_with_values_in_feed(self, output_names, input_feed, native)
         declared = {i.name: i.type for i in self._inputs}
         feeds = {name: _feed_array(name, value, declared.get(name)) for name, value in input_feed.items()}
-        return self._sess.run(list(output_names or []), feeds)
+        return self._sess.run(list(output_names or []), feeds, native)
 
     def run_with_ort_values(self, output_names, input_dict_ort_values, run_options=None):
         """Runs on OrtValue feeds (read in place on the session's device) and returns OrtValues, left on the session's
         device (CUDA outputs stay on the GPU)."""
-        _check_terminate(run_options)
-        return _values.run_with_ort_values(self, output_names, input_dict_ort_values)
+        return _values.run_with_ort_values(self, output_names, input_dict_ort_values, _native_run_options(run_options))
 
     def run_async(self, output_names, input_feed, callback, user_data, run_options=None):
         """Runs on another thread; calls callback(outputs, user_data, error_message) when done."""
@@ -227,8 +227,7 @@ class InferenceSession:
 
     def run_with_iobinding(self, iobinding, run_options=None):
         """Runs with the inputs and outputs bound in `iobinding`; its get_outputs() then holds the results."""
-        _check_terminate(run_options)
-        _values.run_with_iobinding(self, iobinding)
+        _values.run_with_iobinding(self, iobinding, _native_run_options(run_options))
 
     def get_input_memory_infos(self):
         return _values.input_memory_infos(self)
@@ -237,9 +236,13 @@ class InferenceSession:
         return _values.output_memory_infos(self)
 
 
-def _check_terminate(run_options):
-    if run_options is not None and run_options.terminate:
-        raise Fail("Exiting due to terminate flag being set to true.")
+def _native_run_options(run_options):
+    """The flag object a run polls between nodes (RunOptions.terminate, settable from another thread)."""
+    if run_options is None:
+        return None
+    if not isinstance(run_options, RunOptions):
+        raise TypeError(f"run_options must be a lockstep.RunOptions, got {type(run_options).__name__}")
+    return run_options._native
 
 
 _NUMPY_TYPES = {

@@ -150,6 +150,7 @@ SessionOptions options_from(const nb::dict& d) {
   if (d.contains("enable_profiling")) o.enable_profiling = nb::cast<bool>(d["enable_profiling"]);
   if (d.contains("profile_file_prefix")) o.profile_file_prefix = nb::cast<std::string>(d["profile_file_prefix"]);
   if (d.contains("disable_cpu_fallback")) o.disable_cpu_fallback = nb::cast<bool>(d["disable_cpu_fallback"]);
+  if (d.contains("max_tensor_bytes")) o.max_tensor_bytes = nb::cast<size_t>(d["max_tensor_bytes"]);
   if (d.contains("free_dimension_overrides_by_name"))
     o.free_dimension_overrides_by_name = nb::cast<std::map<std::string, int64_t>>(d["free_dimension_overrides_by_name"]);
   if (d.contains("free_dimension_overrides_by_denotation"))
@@ -158,7 +159,8 @@ SessionOptions options_from(const nb::dict& d) {
   return o;
 }
 
-nb::list run_session(Session& s, const std::vector<std::string>& names, const nb::dict& feeds) {
+nb::list run_session(Session& s, const std::vector<std::string>& names, const nb::dict& feeds,
+                     const RunOptions* run_options) {
   std::map<std::string, Tensor> tensors;
   for (auto [key, value] : feeds) {
     std::string name = nb::cast<std::string>(key);
@@ -167,7 +169,8 @@ nb::list run_session(Session& s, const std::vector<std::string>& names, const nb
   std::vector<Tensor> outputs;
   {
     nb::gil_scoped_release release;
-    outputs = s.run(tensors, names);
+    size_t count = names.empty() ? s.outputs().size() : names.size();
+    outputs = s.run(tensors, names, std::vector<Device>(count, Device::CPU), run_options);
   }
   nb::list result;
   for (const auto& t : outputs) result.append(tensor_to_numpy(t));
@@ -176,13 +179,13 @@ nb::list run_session(Session& s, const std::vector<std::string>& names, const nb
 
 // Session.run with Tensors in and out: each output on the host ("cpu") or left on the session's device ("cuda").
 nb::list run_tensors(Session& s, const std::vector<std::string>& names, const std::map<std::string, Tensor>& feeds,
-                     const std::vector<std::string>& places) {
+                     const std::vector<std::string>& places, const RunOptions* run_options) {
   std::vector<Device> devices;
   for (const auto& p : places) devices.push_back(device_named(p));
   std::vector<Tensor> outputs;
   {
     nb::gil_scoped_release release;
-    outputs = s.run(feeds, names, devices);
+    outputs = s.run(feeds, names, devices, run_options);
   }
   nb::list result;
   for (const auto& t : outputs) result.append(nb::cast(t));
@@ -301,8 +304,14 @@ NB_MODULE(_core, m) {
       .def("profile_events", &profile_events_list)
       .def("end_profiling", &Session::end_profiling)
       .def("profiling_start_time_ns", &Session::profiling_start_time_ns)
-      .def("run", &run_session)
-      .def("run_tensors", &run_tensors);
+      .def("run", &run_session, nb::arg("names"), nb::arg("feeds"), nb::arg("run_options").none() = nb::none())
+      .def("run_tensors", &run_tensors, nb::arg("names"), nb::arg("feeds"), nb::arg("places"),
+           nb::arg("run_options").none() = nb::none());
+  // The flag a run polls between nodes; Python's RunOptions.terminate sets it, from any thread.
+  nb::class_<RunOptions>(m, "RunOptions")
+      .def(nb::init<>())
+      .def_prop_rw("terminate", [](const RunOptions& r) { return r.terminate.load(); },
+                   [](RunOptions& r, bool v) { r.terminate.store(v); });
   bind_tensor(m);
 
   m.def("available_providers", &available_providers);

@@ -5,6 +5,8 @@ import enum
 
 import numpy as np
 
+from . import _core
+
 
 class GraphOptimizationLevel(enum.IntEnum):
     ORT_DISABLE_ALL = 0
@@ -102,6 +104,9 @@ SESSION_CONFIG_KEYS = {
     "session.set_denormal_as_zero": ("0",),
     # Only ONNX models load; the ORT flatbuffer format is not supported.
     "session.load_model_format": ("ONNX",),
+    # lockstep's own: the most bytes one tensor computed by a run may take ("0": no cap); a node whose output would
+    # be larger fails, naming itself, before anything is allocated (C++ SessionOptions::max_tensor_bytes).
+    "session.lockstep.max_tensor_bytes": str.isdigit,
 }
 
 
@@ -159,22 +164,35 @@ class SessionOptions(_ConfigEntries):
         """Raises ValueError for a value lockstep cannot honour of a key it acts on (see SESSION_CONFIG_KEYS)."""
         for key, accepted in SESSION_CONFIG_KEYS.items():
             value = self._entries.get(key)
-            if value is not None and value not in accepted:
-                raise ValueError(f"session config entry '{key}' = '{value}' is not supported by lockstep "
-                                 f"(accepted: {', '.join(accepted)})")
+            if value is None or (value in accepted if isinstance(accepted, tuple) else accepted(value)):
+                continue
+            expected = ", ".join(accepted) if isinstance(accepted, tuple) else "a non-negative integer"
+            raise ValueError(f"session config entry '{key}' = '{value}' is not supported by lockstep "
+                             f"(accepted: {expected})")
 
 
 class RunOptions(_ConfigEntries):
     """Per-run settings, as onnxruntime.RunOptions."""
 
-    __slots__ = ()
+    __slots__ = ("_native",)
 
     log_severity_level = _Attribute(_as_int, -1)
     log_verbosity_level = _Attribute(_as_int, 0)
     logid = _Attribute(_as_str, "")
-    # A run started with it set raises, as in onnxruntime (lockstep does not stop a run already going).
-    terminate = _Attribute(_as_bool, False)
     only_execute_path_to_fetches = _Attribute(_as_bool, False)
+
+    def __init__(self):
+        super().__init__()
+        self._native = _core.RunOptions()
+
+    @property
+    def terminate(self):
+        """Set it, from any thread, to stop the runs using these options before their next node; they raise Fail."""
+        return self._native.terminate
+
+    @terminate.setter
+    def terminate(self, value):
+        self._native.terminate = _as_bool("terminate", value)
 
     def add_run_config_entry(self, key, value):
         self._add_entry(key, value)

@@ -421,7 +421,7 @@ class IOBinding:
         self._results = []
 
 
-def run_with_iobinding(session, binding):
+def run_with_iobinding(session, binding, run_options=None):
     if not isinstance(binding, IOBinding) or binding._session is not session:
         raise ValueError("IOBinding must be used with the session that created it.")
     if not binding._outputs:
@@ -430,7 +430,7 @@ def run_with_iobinding(session, binding):
     slots = [binding._outputs[n] for n in names]
     device, _ = _session_device(session)
     feeds = {name: value._tensor for name, value in binding._inputs.items()}
-    tensors = session._sess.run_tensors(names, feeds, [slot.native_place(device) for slot in slots])
+    tensors = session._sess.run_tensors(names, feeds, [slot.native_place(device) for slot in slots], run_options)
     # Every bound buffer is checked before any is written, so a mismatch leaves all of them as they were.
     for name, slot, tensor in zip(names, slots, tensors):
         slot.check(name, tensor)
@@ -453,18 +453,19 @@ def _feed_tensors(session, feeds, what):
     return tensors
 
 
-def run_with_ort_values(session, output_names, feeds):
+def run_with_ort_values(session, output_names, feeds, run_options=None):
     """Outputs as OrtValues, left on the session's device."""
     names = list(output_names or [o.name for o in session.get_outputs()])
     place = _session_device(session)[0]
-    tensors = session._sess.run_tensors(names, _feed_tensors(session, feeds, "run_with_ort_values"), [place] * len(names))
+    tensors = session._sess.run_tensors(names, _feed_tensors(session, feeds, "run_with_ort_values"), [place] * len(names),
+                                        run_options)
     return [OrtValue(t) for t in tensors]
 
 
-def run_with_values_in_feed(session, output_names, feeds):
+def run_with_values_in_feed(session, output_names, feeds, run_options=None):
     """InferenceSession.run with some feeds given as OrtValues (read where they are): numpy outputs."""
     names = list(output_names or [o.name for o in session.get_outputs()])
-    tensors = session._sess.run_tensors(names, _feed_tensors(session, feeds, "run"), ["cpu"] * len(names))
+    tensors = session._sess.run_tensors(names, _feed_tensors(session, feeds, "run"), ["cpu"] * len(names), run_options)
     return [t.numpy() for t in tensors]
 
 

@@ -2,6 +2,7 @@
 // Every failure on malformed input is an Error(InvalidGraph) that says what was wrong and where; allocations are
 // bounded by the bytes actually present (the input or an external file), never by a count the input claims.
 #include <fcntl.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -144,6 +145,22 @@ bool pread_all(int fd, void* out, uint64_t size, uint64_t offset) {
     offset += static_cast<uint64_t>(n);
   }
   return true;
+}
+
+// External tensors of at least this size are memory-mapped instead of read.
+constexpr uint64_t kMapAtLeastBytes = uint64_t{1} << 20;
+
+// A large external tensor is mapped, not read, so that session creation does not hold a heap copy of the weights
+// besides the page cache's (a 2 GB model would otherwise need 2 GB more at its peak). MAP_PRIVATE: nothing is ever
+// written back to the file. Returns an undefined Tensor where mapping does not apply (small, misaligned, failed).
+Tensor map_external(int fd, DType dtype, const Shape& dims, uint64_t offset, uint64_t nbytes) {
+  if (nbytes < kMapAtLeastBytes || offset % dtype_size(dtype) != 0) return {};
+  const uint64_t page = static_cast<uint64_t>(::sysconf(_SC_PAGESIZE));
+  const uint64_t start = offset / page * page, span = nbytes + (offset - start);
+  void* base = ::mmap(nullptr, span, PROT_READ | PROT_WRITE, MAP_PRIVATE, fd, static_cast<off_t>(start));
+  if (base == MAP_FAILED) return {};
+  std::shared_ptr<void> mapping(base, [span](void* p) { ::munmap(p, span); });
+  return Tensor::wrap(dtype, dims, static_cast<char*>(base) + (offset - start), Device::CPU, 0, std::move(mapping));
 }
 
 class Parser {
@@ -601,6 +618,9 @@ Dim Parser::read_dim(Span s) {
   Field f;
   while (fields.next(f)) {
     if (f.number == 1) d.value = as_int64(f, "dim_value");
+    // -1 is kept (some exporters write it for "unknown", as lockstep reports such dims); below that is malformed.
+    if (f.number == 1 && *d.value < -1)
+      model_error(ErrorCode::InvalidGraph, "dim_value " + std::to_string(*d.value) + " is negative");
     if (f.number == 2) d.param = as_string(f, "dim_param");
     if (f.number == 3) d.denotation = as_string(f, "denotation");
   }
@@ -775,6 +795,7 @@ Tensor Parser::external_data(const TensorFields& tf, DType dtype, uint64_t numel
   if (nbytes != want_bytes)
     dims_mismatch(tf, dtype,
                   std::to_string(want_bytes) + " bytes expected, external data has " + std::to_string(nbytes));
+  if (Tensor mapped = map_external(fd.get(), dtype, tf.dims, offset, nbytes); mapped.defined()) return mapped;
   Tensor t = Tensor::empty(dtype, tf.dims);
   if (nbytes > 0 && !pread_all(fd.get(), t.raw(), nbytes, offset))
     model_error(ErrorCode::InvalidGraph, "reading " + std::to_string(nbytes) + " bytes of tensor '" + name +

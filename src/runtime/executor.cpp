@@ -49,7 +49,8 @@ void Executor::set_profiler(Profiler* profiler) {
   }
 }
 
-std::vector<Tensor> Executor::run(const std::vector<Tensor>& inputs, const std::map<std::string, Tensor>& outer) {
+std::vector<Tensor> Executor::run(const std::vector<Tensor>& inputs, const std::map<std::string, Tensor>& outer,
+                                  const RunControl& control) {
   std::vector<Tensor> env = constants_;
   for (size_t i = 0; i < plan_.graph_inputs.size() && i < inputs.size(); ++i)
     if (inputs[i].defined()) env[plan_.graph_inputs[i]] = inputs[i];
@@ -58,7 +59,7 @@ std::vector<Tensor> Executor::run(const std::vector<Tensor>& inputs, const std::
     if (it == outer.end()) throw Error(ErrorCode::Fail, "outer-scope value '" + name + "' is not available");
     env[plan_.id_of(name)] = it->second;
   }
-  for (size_t i = 0; i < plan_.nodes.size(); ++i) run_node(plan_.nodes[i], i, env, outer);
+  for (size_t i = 0; i < plan_.nodes.size(); ++i) run_node(plan_.nodes[i], i, env, outer, control);
   std::vector<Tensor> out;
   for (int id : plan_.graph_outputs) {
     if (!env[id].defined()) throw Error(ErrorCode::Fail, "graph output '" + plan_.value_names[id] + "' has no value");
@@ -68,22 +69,25 @@ std::vector<Tensor> Executor::run(const std::vector<Tensor>& inputs, const std::
 }
 
 void Executor::run_node(const PlannedNode& pn, size_t index, std::vector<Tensor>& env,
-                        const std::map<std::string, Tensor>& outer) {
+                        const std::map<std::string, Tensor>& outer, const RunControl& control) {
+  if (control.terminate && control.terminate->load(std::memory_order_relaxed))
+    throw Error(ErrorCode::Fail, kTerminated);
   for (size_t i = 0; i < pn.inputs.size(); ++i)
     if (pn.inputs[i] >= 0 && !env[pn.inputs[i]].defined())
       throw pn.node->error(ErrorCode::InvalidArgument, "input '" + pn.node->inputs[i] + "' has no value");
   if (!pn.entry)
-    run_if(pn, index, env, outer);  // no event of its own: the nodes of the branch it runs record theirs
+    run_if(pn, index, env, outer, control);  // no event of its own: the nodes of the branch it runs record theirs
   else if (profiler_)
-    run_kernel_profiled(pn, index, env);
+    run_kernel_profiled(pn, index, env, control);
   else
-    run_kernel(pn, index, env);
+    run_kernel(pn, index, env, control);
   for (int id : pn.release_after) env[id] = Tensor();
 }
 
-void Executor::run_kernel(const PlannedNode& pn, size_t index, std::vector<Tensor>& env) {
+void Executor::run_kernel(const PlannedNode& pn, size_t index, std::vector<Tensor>& env, const RunControl& control) {
   KernelContext ctx(*pn.node, *pn.entry);
   ctx.opset = opset_;
+  ctx.max_tensor_bytes = control.max_tensor_bytes;
   ctx.state = node_states_[index].get();
   ctx.constant_inputs = &constant_inputs_[index];
   for (int id : pn.inputs) ctx.inputs.push_back(id >= 0 ? &env[id] : nullptr);
@@ -109,7 +113,8 @@ std::vector<TypedShape> typed_shapes(const std::vector<int>& ids, const std::vec
 }
 }  // namespace
 
-void Executor::run_kernel_profiled(const PlannedNode& pn, size_t index, std::vector<Tensor>& env) {
+void Executor::run_kernel_profiled(const PlannedNode& pn, size_t index, std::vector<Tensor>& env,
+                                   const RunControl& control) {
   ProfileEvent event;
   event.category = "Node";
   event.name = pn.node->name.empty() ? pn.node->op_type + "_" + std::to_string(index) : pn.node->name;
@@ -119,7 +124,7 @@ void Executor::run_kernel_profiled(const PlannedNode& pn, size_t index, std::vec
   // Waiting for the device before and after makes the event time this node's kernel alone, not queued work.
   provider_.synchronize();
   event.start_ns = profiler_->now_ns();
-  run_kernel(pn, index, env);
+  run_kernel(pn, index, env, control);
   provider_.synchronize();
   event.duration_ns = profiler_->now_ns() - event.start_ns;
   event.outputs = typed_shapes(pn.outputs, env);
@@ -150,7 +155,7 @@ void Executor::run_on_cpu_fallback(const PlannedNode& pn, KernelContext& ctx, st
 }
 
 void Executor::run_if(const PlannedNode& pn, size_t index, std::vector<Tensor>& env,
-                      const std::map<std::string, Tensor>& outer) {
+                      const std::map<std::string, Tensor>& outer, const RunControl& control) {
   if (pn.inputs.empty() || pn.inputs[0] < 0) throw pn.node->error(ErrorCode::InvalidGraph, "If needs a condition input");
   Tensor cond = provider_.download(env[pn.inputs[0]]);
   if (cond.numel() != 1 || cond.dtype() != DType::Bool)
@@ -167,7 +172,7 @@ void Executor::run_if(const PlannedNode& pn, size_t index, std::vector<Tensor>& 
     else if (auto it = outer.find(name); it != outer.end())
       scope[name] = it->second;
   }
-  std::vector<Tensor> results = branch.run({}, scope);
+  std::vector<Tensor> results = branch.run({}, scope, control);
   for (size_t i = 0; i < pn.outputs.size() && i < results.size(); ++i)
     if (pn.outputs[i] >= 0) env[pn.outputs[i]] = results[i];
 }

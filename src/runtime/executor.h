@@ -2,6 +2,8 @@
 // their last reader, and CPU fallback for ops the provider has no kernel for.
 #pragma once
 
+#include <atomic>
+
 #include <map>
 #include <memory>
 #include <mutex>
@@ -17,6 +19,16 @@
 
 namespace lockstep {
 
+/// What one run may do: its tensor-size cap (SessionOptions::max_tensor_bytes, 0 = none) and the flag that stops it
+/// (RunOptions::terminate; null = none).
+struct RunControl {
+  size_t max_tensor_bytes = 0;
+  const std::atomic<bool>* terminate = nullptr;
+};
+
+/// What a run stopped by RunOptions::terminate throws (onnxruntime's words).
+inline constexpr const char* kTerminated = "Exiting due to terminate flag being set to true.";
+
 class Executor {
  public:
   /// `cpu` is the fallback provider (may be the same object as `provider`). Neither is owned.
@@ -25,7 +37,8 @@ class Executor {
   /// Runs the graph. `inputs` are on the provider's device, one per graph input (undefined Tensor = not fed:
   /// the initializer default is used). `outer` holds the enclosing graphs' values by name (If branches).
   /// Returns the graph outputs on the provider's device.
-  std::vector<Tensor> run(const std::vector<Tensor>& inputs, const std::map<std::string, Tensor>& outer = {});
+  std::vector<Tensor> run(const std::vector<Tensor>& inputs, const std::map<std::string, Tensor>& outer = {},
+                          const RunControl& control = {});
 
   /// Whether `buffer` holds one of the graph's constants (If branches' too): a run hands out copies of those.
   bool holds_constant(const Buffer* buffer) const;
@@ -39,11 +52,12 @@ class Executor {
 
  private:
   void run_node(const PlannedNode& pn, size_t index, std::vector<Tensor>& env,
-                const std::map<std::string, Tensor>& outer);
-  void run_kernel(const PlannedNode& pn, size_t index, std::vector<Tensor>& env);
-  void run_kernel_profiled(const PlannedNode& pn, size_t index, std::vector<Tensor>& env);
+                const std::map<std::string, Tensor>& outer, const RunControl& control);
+  void run_kernel(const PlannedNode& pn, size_t index, std::vector<Tensor>& env, const RunControl& control);
+  void run_kernel_profiled(const PlannedNode& pn, size_t index, std::vector<Tensor>& env, const RunControl& control);
   void run_on_cpu_fallback(const PlannedNode& pn, KernelContext& ctx, std::vector<Tensor>& env);
-  void run_if(const PlannedNode& pn, size_t index, std::vector<Tensor>& env, const std::map<std::string, Tensor>& outer);
+  void run_if(const PlannedNode& pn, size_t index, std::vector<Tensor>& env, const std::map<std::string, Tensor>& outer,
+              const RunControl& control);
 
   const Plan& plan_;
   int64_t opset_;

@@ -1,5 +1,8 @@
 #include "runtime/kernel.h"
 
+#include <new>
+#include <string>
+
 namespace lockstep {
 
 const Tensor& KernelContext::input(int i) const {
@@ -15,8 +18,24 @@ Tensor KernelContext::host_input(int i) const {
 Tensor& KernelContext::output(int i, DType dtype, Shape shape) {
   for (int64_t d : shape)
     if (d < 0) throw error("computed a negative output dimension " + shape_string(shape));
-  size_t bytes = static_cast<size_t>(shape_numel(shape)) * dtype_size(dtype);
-  outputs.at(i) = Tensor::over(dtype, std::move(shape), allocator->allocate(bytes));
+  const std::string what = "output " + std::to_string(i) + " (" + dtype_name(dtype) + shape_string(shape) + ")";
+  uint64_t bytes = dtype_size(dtype);
+  for (int64_t d : shape)
+    if (__builtin_mul_overflow(bytes, static_cast<uint64_t>(d), &bytes))
+      throw error(what + " has a size that overflows 64 bits", ErrorCode::RuntimeError);
+  if (max_tensor_bytes != 0 && bytes > max_tensor_bytes)
+    throw error(what + " would take " + std::to_string(bytes) + " bytes, more than the session's cap of " +
+                    std::to_string(max_tensor_bytes) + " (SessionOptions max_tensor_bytes)",
+                ErrorCode::RuntimeError);
+  std::shared_ptr<Buffer> buffer;
+  try {
+    buffer = allocator->allocate(static_cast<size_t>(bytes));
+  } catch (const std::bad_alloc&) {
+    throw error("out of memory allocating " + what + ", " + std::to_string(bytes) + " bytes", ErrorCode::RuntimeError);
+  } catch (const Error& e) {  // the allocator's own out-of-memory report: add the node
+    throw error(what + ": " + e.what(), ErrorCode::RuntimeError);
+  }
+  outputs.at(i) = Tensor::over(dtype, std::move(shape), std::move(buffer));
   return outputs[i];
 }
 

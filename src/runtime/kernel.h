@@ -68,6 +68,7 @@ struct KernelContext {
   const onnx::Node& node;
   const OpEntry& entry;
   int64_t opset = 0;                    // the model's default-domain opset
+  size_t max_tensor_bytes = 0;          // output() refuses larger outputs (SessionOptions::max_tensor_bytes; 0: none)
   std::vector<const Tensor*> inputs;    // nullptr for an absent optional input
   std::vector<Tensor> outputs;          // one per node output, filled by the kernel
   Device device = Device::CPU;
@@ -89,7 +90,8 @@ struct KernelContext {
   const Tensor& input(int i) const;
   /// Input i as a host tensor (shape-like inputs: Reshape's shape, Slice's starts...).
   Tensor host_input(int i) const;
-  /// Allocates output i on this kernel's device.
+  /// Allocates output i on this kernel's device. Throws Error(RuntimeError) naming the node, before allocating, for
+  /// a size that overflows 64 bits or exceeds max_tensor_bytes, and when the device is out of memory.
   Tensor& output(int i, DType dtype, Shape shape);
   /// Output i is `t` itself (no copy): Reshape, Identity, Squeeze share their input's buffer.
   void alias_output(int i, const Tensor& t) { outputs.at(i) = t; }

@@ -108,16 +108,19 @@ class SessionImpl {
   }
 
   std::vector<Tensor> run(const std::map<std::string, Tensor>& feeds, const std::vector<std::string>& names,
-                          const std::vector<Device>& places) {
-    if (!profiler_) return run_unprofiled(feeds, names, places);
+                          const std::vector<Device>& places, const RunOptions* run_options) {
+    RunControl control{options_.max_tensor_bytes, run_options ? &run_options->terminate : nullptr};
+    if (control.terminate && control.terminate->load())  // also for a graph without nodes
+      throw Error(ErrorCode::Fail, kTerminated);
+    if (!profiler_) return run_unprofiled(feeds, names, places, control);
     int64_t start = profiler_->now_ns();
-    std::vector<Tensor> result = run_unprofiled(feeds, names, places);
+    std::vector<Tensor> result = run_unprofiled(feeds, names, places, control);
     profiler_->record(session_event("model_run", start));
     return result;
   }
 
   std::vector<Tensor> run_unprofiled(const std::map<std::string, Tensor>& feeds, const std::vector<std::string>& names,
-                                     const std::vector<Device>& places) {
+                                     const std::vector<Device>& places, const RunControl& control) {
     std::vector<size_t> wanted = select_outputs(names);
     check_places(wanted, places);
     Provider& active = provider_ ? *provider_ : *cpu_;
@@ -130,7 +133,7 @@ class SessionImpl {
     }
     check_all_fed(feeds);
     if (read_in_place) active.wait_for_default_stream();
-    std::vector<Tensor> outputs = executor_->run(inputs);
+    std::vector<Tensor> outputs = executor_->run(inputs, {}, control);
     active.synchronize();
     std::set<const Buffer*> taken;  // memory the caller already holds: the feeds and the outputs delivered so far
     for (const auto& [name, tensor] : feeds) taken.insert(tensor.buffer().get());
@@ -298,11 +301,11 @@ int64_t Session::profiling_start_time_ns() const { return impl_->profiling_start
 
 std::vector<Tensor> Session::run(const std::map<std::string, Tensor>& feeds, const std::vector<std::string>& output_names) {
   size_t count = output_names.empty() ? impl_->outputs().size() : output_names.size();
-  return impl_->run(feeds, output_names, std::vector<Device>(count, Device::CPU));
+  return impl_->run(feeds, output_names, std::vector<Device>(count, Device::CPU), nullptr);
 }
 std::vector<Tensor> Session::run(const std::map<std::string, Tensor>& feeds, const std::vector<std::string>& output_names,
-                                 const std::vector<Device>& output_devices) {
-  return impl_->run(feeds, output_names, output_devices);
+                                 const std::vector<Device>& output_devices, const RunOptions* run_options) {
+  return impl_->run(feeds, output_names, output_devices, run_options);
 }
 
 namespace {

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <cstring>
 #include <filesystem>
@@ -19,6 +20,7 @@
 #include <map>
 #include <set>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "lockstep/device.h"
@@ -152,6 +154,28 @@ std::string test_model_bytes() {
       .msg(model_f::opset_import, Pb().str(1, "com.microsoft").varint(2, 1))
       .msg(model_f::metadata_props, Pb().str(1, "author").str(2, "tests"))
       .msg(model_f::metadata_props, Pb().str(1, "license").str(2, "MIT"));
+  return model.bytes;
+}
+
+// A model whose run uses the thread pool (a 96x64x64 MatMul, then per-row Softmax), for the concurrency tests:
+//   y = Softmax(Sigmoid(MatMul(x, W) + b)), x: float [96,64], W: [64,64], b: [64].
+std::string threaded_model_bytes() {
+  std::vector<float> w(64 * 64), b(64);
+  for (size_t i = 0; i < w.size(); ++i) w[i] = std::sin(0.37f * static_cast<float>(i));
+  for (size_t i = 0; i < b.size(); ++i) b[i] = 0.01f * static_cast<float>(i);
+  std::vector<Dim> x_dims = {96, 64}, y_dims = {96, 64};
+  Pb graph;
+  graph.msg(graph_f::node, node("MatMul", {"x", "W"}, {"h"}, "matmul0"))
+      .msg(graph_f::node, node("Add", {"h", "b"}, {"h2"}, "add0"))
+      .msg(graph_f::node, node("Sigmoid", {"h2"}, {"h3"}, "sigmoid0"))
+      .msg(graph_f::node, node("Softmax", {"h3"}, {"y"}, "softmax0"))
+      .str(graph_f::name, "threaded")
+      .msg(graph_f::initializer, tensor_proto("W", DType::Float, {64, 64}, w.data(), w.size() * 4))
+      .msg(graph_f::initializer, tensor_proto("b", DType::Float, {64}, b.data(), b.size() * 4))
+      .msg(graph_f::input, value_info("x", DType::Float, &x_dims))
+      .msg(graph_f::output, value_info("y", DType::Float, &y_dims));
+  Pb model;
+  model.varint(model_f::ir_version, 8).msg(model_f::graph, graph).msg(model_f::opset_import, Pb().str(1, "").varint(2, 17));
   return model.bytes;
 }
 
@@ -533,4 +557,78 @@ TEST(DeviceValuesTest, CudaEntryPointsFailCleanlyWithoutAGpu) {
   SessionOptions cuda;
   cuda.provider = lockstep::Device::CUDA;
   EXPECT_THROW(make_session(cuda), Error);
+}
+
+// ---- concurrency (run under ThreadSanitizer by scripts/sanitize.sh) ----
+
+namespace {
+
+Tensor threaded_input(int seed) {
+  std::vector<float> x(96 * 64);
+  for (size_t i = 0; i < x.size(); ++i) x[i] = std::cos(static_cast<float>(i * (seed + 1))) * 4.0f;
+  return floats({96, 64}, x);
+}
+
+bool same_bytes(const Tensor& a, const Tensor& b) {
+  return a.shape() == b.shape() && a.bytes() == b.bytes() && std::memcmp(a.raw(), b.raw(), a.bytes()) == 0;
+}
+
+}  // namespace
+
+// onnxruntime's promise, kept: run() may be called from many threads on one session; each call returns the bytes of
+// a serial run. 8 threads x 1000 runs, each thread with its own input, on one session with a 2-thread pool.
+TEST(SessionConcurrency, ManyThreadsOnOneSessionGiveSerialBits) {
+  constexpr int kThreads = 8, kRuns = 1000;
+  static const std::string bytes = threaded_model_bytes();
+  SessionOptions options;
+  options.intra_op_num_threads = 2;
+  Session session(bytes.data(), bytes.size(), options);
+  std::vector<Tensor> inputs, want;
+  for (int t = 0; t < kThreads; ++t) {
+    inputs.push_back(threaded_input(t));
+    want.push_back(session.run({{"x", inputs.back()}})[0]);
+  }
+  std::atomic<int> wrong{0}, failed{0}, done{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t)
+    threads.emplace_back([&, t] {
+      for (int r = 0; r < kRuns; ++r) {
+        try {
+          if (!same_bytes(session.run({{"x", inputs[t]}})[0], want[t])) ++wrong;
+          ++done;
+        } catch (const std::exception&) {
+          ++failed;
+        }
+      }
+    });
+  for (auto& th : threads) th.join();
+  EXPECT_EQ(done.load(), kThreads * kRuns);
+  EXPECT_EQ(wrong.load(), 0);
+  EXPECT_EQ(failed.load(), 0);
+}
+
+// Sessions created, run and destroyed on 8 threads at once give the bytes of one made alone.
+TEST(SessionConcurrency, SessionsCreatedAndDestroyedConcurrently) {
+  constexpr int kThreads = 8, kRounds = 10;
+  static const std::string bytes = threaded_model_bytes();
+  const Tensor x = threaded_input(3);
+  const Tensor want = Session(bytes.data(), bytes.size()).run({{"x", x}})[0];
+  std::atomic<int> wrong{0}, failed{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t)
+    threads.emplace_back([&, t] {
+      for (int r = 0; r < kRounds; ++r) {
+        try {
+          SessionOptions options;
+          options.intra_op_num_threads = 1 + (t + r) % 3;
+          Session session(bytes.data(), bytes.size(), options);
+          if (!same_bytes(session.run({{"x", x}})[0], want)) ++wrong;
+        } catch (const std::exception&) {
+          ++failed;
+        }
+      }
+    });
+  for (auto& th : threads) th.join();
+  EXPECT_EQ(wrong.load(), 0);
+  EXPECT_EQ(failed.load(), 0);
 }

@@ -1,6 +1,5 @@
 // libFuzzer harness for the ONNX protobuf reader: any input must parse or throw lockstep::Error, nothing else.
-// Build: clang++ -std=c++20 -O1 -g -fsanitize=fuzzer,address,undefined -Iinclude -Isrc
-//        src/onnx/reader.cpp src/onnx/model.cpp src/runtime/tensor.cpp tests/fuzz/fuzz_reader.cpp -o fuzz_reader
+// Built by scripts/sanitize.sh (CMake option LOCKSTEP_FUZZ, clang, ASan and UBSan).
 #include <cstddef>
 #include <cstdint>
 

@@ -17,10 +17,10 @@ namespace lockstep::cpu {
   X(arith::TwoDifferencesOp) X(arith::SiluOp)
 
 template <class F>
-constexpr bool kHasLaneKernel = false;
+inline constexpr bool kHasLaneKernel = false;
 #define LOCKSTEP_DECLARE_LANE(F) \
   template <>                    \
-  constexpr bool kHasLaneKernel<F> = true;
+  inline constexpr bool kHasLaneKernel<F> = true;
 LOCKSTEP_LANE_UNARY_FUNCTORS(LOCKSTEP_DECLARE_LANE)
 #undef LOCKSTEP_DECLARE_LANE
 
