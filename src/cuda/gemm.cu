@@ -65,23 +65,21 @@ struct MatrixProblem {
                            : t;
   }
 
-  /// Fills the shared tiles of one block: A'(k, m) and B'(k, n) as strided operands. The strides are read from the
-  /// kernel parameters at each tile instead of being held in registers.
+  /// Fills the shared tiles of one block: A'(k, m) and B'(k, n) as strided operands.
   template <int BM, int BN>
   struct Loader {
+    static constexpr int kThreads = gemm_core::TileShape<BM, BN>::kThreads;
     struct Shared {};
-    const MatrixProblem& pr;
-    const float *a, *b;
-    int64_t m0, n0, k_begin;
-    __device__ Loader(const MatrixProblem& pr_, const Batch& bt, int64_t m0_, int64_t n0_, Shared&, int64_t kb)
-        : pr(pr_), a(bt.a), b(bt.b), m0(m0_), n0(n0_), k_begin(kb) {}
+    gemm_core::StridedTileLoader<BM, kThreads> a;
+    gemm_core::StridedTileLoader<BN, kThreads> b;
+    __device__ Loader(const MatrixProblem& pr, const Batch& bt, int64_t m0, int64_t n0, Shared&, int64_t k_begin)
+        : a({bt.a, pr.a_cs, pr.a_rs, pr.K, pr.M, pr.a_walk}, k_begin, m0),
+          b({bt.b, pr.b_rs, pr.b_cs, pr.K, pr.N, pr.b_walk}, k_begin, n0) {}
     __device__ void begin() const {}
     /// Tile t of the block's k range.
     __device__ void load(float (*as)[BM + kPad], float (*bs)[BN + kPad], int64_t t) const {
-      constexpr int kThreads = gemm_core::TileShape<BM, BN>::kThreads;
-      const int64_t k0 = k_begin + t * kTileK;
-      gemm_core::load_strided_tile<BM, kThreads>(as, {a, pr.a_cs, pr.a_rs, pr.K, pr.M, pr.a_walk}, k0, m0);
-      gemm_core::load_strided_tile<BN, kThreads>(bs, {b, pr.b_rs, pr.b_cs, pr.K, pr.N, pr.b_walk}, k0, n0);
+      a.load(as, t);
+      b.load(bs, t);
     }
   };
 };
@@ -139,14 +137,17 @@ struct ConvProblem {
     };
     const ConvProblem& pr;
     Shared& sh;
-    const float* a;
+    gemm_core::StridedTileLoader<BM, kThreads> weights;
     const float* column;  // gather: the column's input (image, group) shifted to its origin; vector: its first pixel
-    int64_t m0, k_begin;
+    int64_t k_begin;
     int id0, ih0, iw0;  // gather: the column's origin o*stride - pad
     bool n_valid;
 
     __device__ Loader(const ConvProblem& pr_, const Batch& bt, int64_t m0_, int64_t n0, Shared& sh_, int64_t kb)
-        : pr(pr_), sh(sh_), a(pr_.w + bt.grp * pr_.g.cout_g * pr_.K), m0(m0_), k_begin(kb) {
+        : pr(pr_),
+          sh(sh_),
+          weights({pr_.w + bt.grp * pr_.g.cout_g * pr_.K, 1, pr_.K, pr_.K, pr_.M, Walk::AlongK}, kb, m0_),
+          k_begin(kb) {
       const arith::ConvDims& g = pr.g;
       const int64_t n = n0 + (pr.vector ? threadIdx.x % (BN / 4) * 4 : threadIdx.x % BN);
       n_valid = n < pr.N;
@@ -171,7 +172,7 @@ struct ConvProblem {
     /// Tile t of the block's k range.
     __device__ void load(float (*as)[BM + kPad], float (*bs)[BN + kPad], int64_t t) const {
       const int64_t k0 = k_begin + t * kTileK;
-      gemm_core::load_strided_tile<BM, kThreads>(as, {a, 1, pr.K, pr.K, pr.M, Walk::AlongK}, k0, m0);
+      weights.load(as, t);
       if (pr.vector) return load_vectors(bs, k0);
       gather_taps(bs, k0, sh.taps[t % kTapSlots]);
       if (threadIdx.x < kTileK) {
@@ -243,8 +244,8 @@ void launch_core(const KernelContext& ctx, const Problem& prob, const SplitK& sp
   dim3 grid(unsigned(n_tiles), unsigned(std::min<int64_t>(m_tiles, 65535)),
             unsigned(std::min<int64_t>(prob.batches * split.count, 65535)));
   const auto kernel = gemm_core::gemm_f32_sm80<BM, BN, kPartials, Problem>;
-  constexpr size_t shared = gemm_core::shared_bytes<BM, BN, kPartials, Problem>();
-  // Over 48 KB of shared memory per block needs the opt-in; the carveout lets two 128x128 blocks share an SM.
+  constexpr size_t shared = sizeof(gemm_core::SharedMemory<BM, BN, Problem>);
+  // Over 48 KB of shared memory per block needs the opt-in; the carveout lets several small blocks share an SM.
   check(ctx, cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(shared)),
         "cudaFuncSetAttribute");
   check(ctx, cudaFuncSetAttribute(kernel, cudaFuncAttributePreferredSharedMemoryCarveout,
