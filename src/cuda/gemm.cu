@@ -22,12 +22,15 @@ using gemm_core::Walk;
 
 constexpr int kMaxBatchDims = kMaxRank - 2;
 
-/// The walk of a strided operand op(k, x) = base[k*k_stride + x*x_stride] over every batch: 16-byte vectors when x
-/// is contiguous and every row of every batch starts 16-byte aligned.
-Walk walk_of(const float* base, int64_t k_stride, int64_t x_stride, const int64_t* batch_strides, int batch_rank) {
-  bool aligned = reinterpret_cast<uintptr_t>(base) % 16 == 0 && k_stride % 4 == 0;
+/// The walk of a strided operand op(k, x) = base[k*k_stride + x*x_stride] over every batch: 16-byte vectors along
+/// the contiguous axis when every run of 4 along it, in every batch, starts 16-byte aligned (along k only where
+/// the operand's loader stages copies: `vector_k`).
+Walk walk_of(const float* base, int64_t k_stride, int64_t x_stride, const int64_t* batch_strides, int batch_rank,
+             bool vector_k) {
+  bool aligned = reinterpret_cast<uintptr_t>(base) % 16 == 0;
   for (int d = 0; d < batch_rank; ++d) aligned = aligned && batch_strides[d] % 4 == 0;
-  if (x_stride == 1 && aligned) return Walk::VectorX;
+  if (x_stride == 1 && k_stride % 4 == 0 && aligned) return Walk::VectorX;
+  if (vector_k && k_stride == 1 && x_stride % 4 == 0 && aligned) return Walk::VectorK;
   return k_stride == 1 ? Walk::AlongK : Walk::AlongX;
 }
 
@@ -70,17 +73,18 @@ struct MatrixProblem {
   struct Loader {
     static constexpr int kThreads = gemm_core::TileShape<BM, BN>::kThreads;
     struct Shared {};
-    gemm_core::StridedTileLoader<BM, kThreads> a;
-    gemm_core::StridedTileLoader<BN, kThreads> b;
+    gemm_core::StridedTileLoader<BM, kThreads, true> a;
+    gemm_core::StridedTileLoader<BN, kThreads, false> b;
     __device__ Loader(const MatrixProblem& pr, const Batch& bt, int64_t m0, int64_t n0, Shared&, int64_t k_begin)
         : a({bt.a, pr.a_cs, pr.a_rs, pr.K, pr.M, pr.a_walk}, k_begin, m0),
           b({bt.b, pr.b_rs, pr.b_cs, pr.K, pr.N, pr.b_walk}, k_begin, n0) {}
     __device__ void begin() const {}
     /// Tile t of the block's k range.
-    __device__ void load(float (*as)[BM + kPad], float (*bs)[BN + kPad], int64_t t) const {
+    __device__ void load(float (*as)[BM + kPad], float (*bs)[BN + kPad], int64_t t) {
       a.load(as, t);
       b.load(bs, t);
     }
+    __device__ void store(float (*as)[BM + kPad], float (*)[BN + kPad]) const { a.store(as); }
   };
 };
 
@@ -99,6 +103,7 @@ struct ConvProblem {
   // 1x1 kernel, stride 1, no pad, pixel planes a whole number of 16-byte vectors, x 16-byte aligned: B is read as
   // 16-byte runs of 4 pixels of one image instead of through the taps.
   bool vector;
+  Walk w_walk;  // the weights as the strided operand A(k, m) = w[m * K + k]
 
   struct Batch {
     int64_t grp;
@@ -137,7 +142,7 @@ struct ConvProblem {
     };
     const ConvProblem& pr;
     Shared& sh;
-    gemm_core::StridedTileLoader<BM, kThreads> weights;
+    gemm_core::StridedTileLoader<BM, kThreads, true> weights;
     const float* column;  // gather: the column's input (image, group) shifted to its origin; vector: its first pixel
     int64_t k_begin;
     int id0, ih0, iw0;  // gather: the column's origin o*stride - pad
@@ -146,7 +151,7 @@ struct ConvProblem {
     __device__ Loader(const ConvProblem& pr_, const Batch& bt, int64_t m0_, int64_t n0, Shared& sh_, int64_t kb)
         : pr(pr_),
           sh(sh_),
-          weights({pr_.w + bt.grp * pr_.g.cout_g * pr_.K, 1, pr_.K, pr_.K, pr_.M, Walk::AlongK}, kb, m0_),
+          weights({pr_.w + bt.grp * pr_.g.cout_g * pr_.K, 1, pr_.K, pr_.K, pr_.M, pr_.w_walk}, kb, m0_),
           k_begin(kb) {
       const arith::ConvDims& g = pr.g;
       const int64_t n = n0 + (pr.vector ? threadIdx.x % (BN / 4) * 4 : threadIdx.x % BN);
@@ -170,7 +175,7 @@ struct ConvProblem {
       }
     }
     /// Tile t of the block's k range.
-    __device__ void load(float (*as)[BM + kPad], float (*bs)[BN + kPad], int64_t t) const {
+    __device__ void load(float (*as)[BM + kPad], float (*bs)[BN + kPad], int64_t t) {
       const int64_t k0 = k_begin + t * kTileK;
       weights.load(as, t);
       if (pr.vector) return load_vectors(bs, k0);
@@ -181,6 +186,7 @@ struct ConvProblem {
                                  k < pr.K);
       }
     }
+    __device__ void store(float (*as)[BM + kPad], float (*)[BN + kPad]) const { weights.store(as); }
     __device__ void load_vectors(float (*bs)[BN + kPad], int64_t k0) const {
       constexpr int kRowsPerPass = kThreads * 4 / BN;
       const int nn = threadIdx.x % (BN / 4) * 4, kk0 = threadIdx.x / (BN / 4);
@@ -338,6 +344,7 @@ void conv_implicit_gemm(const KernelContext& ctx, const ConvGeom& g, const float
   bool pointwise = true;
   for (int i = 0; i < 3; ++i) pointwise = pointwise && g.kernel[i] == 1 && g.stride[i] == 1 && g.pad[i] == 0;
   prob.vector = pointwise && g.in_pixels() % 4 == 0 && reinterpret_cast<uintptr_t>(x) % 16 == 0;
+  prob.w_walk = walk_of(w, 1, prob.K, nullptr, 0, true);
   std::shared_ptr<Buffer> taps;
   if (!prob.vector && prob.K > 0) {
     // The gather indexes one (image, group) of the input with 32-bit offsets.
@@ -365,8 +372,8 @@ void gemm(KernelContext& ctx) {
   prob.a_rs = p.a_rs, prob.a_cs = p.a_cs, prob.b_rs = p.b_rs, prob.b_cs = p.b_cs, prob.c_rs = p.c_rs,
   prob.c_cs = p.c_cs;
   prob.gemm = true, prob.has_c = p.has_c, prob.alpha = p.alpha, prob.beta = p.beta;
-  prob.a_walk = walk_of(prob.a_data, prob.a_cs, prob.a_rs, nullptr, 0);
-  prob.b_walk = walk_of(prob.b_data, prob.b_rs, prob.b_cs, nullptr, 0);
+  prob.a_walk = walk_of(prob.a_data, prob.a_cs, prob.a_rs, nullptr, 0, true);
+  prob.b_walk = walk_of(prob.b_data, prob.b_rs, prob.b_cs, nullptr, 0, false);
   run_gemm(ctx, prob);
 }
 
@@ -388,8 +395,8 @@ void matmul(KernelContext& ctx) {
     prob.b_bstride[d] = p.b_batch_strides[d];
   if (at.dtype() == DType::Float) {
     prob.a_data = at.data<float>(), prob.b_data = ctx.input(1).data<float>(), prob.y = y.data<float>();
-    prob.a_walk = walk_of(prob.a_data, prob.a_cs, prob.a_rs, prob.a_bstride, prob.batch_rank);
-    prob.b_walk = walk_of(prob.b_data, prob.b_rs, prob.b_cs, prob.b_bstride, prob.batch_rank);
+    prob.a_walk = walk_of(prob.a_data, prob.a_cs, prob.a_rs, prob.a_bstride, prob.batch_rank, true);
+    prob.b_walk = walk_of(prob.b_data, prob.b_rs, prob.b_cs, prob.b_bstride, prob.batch_rank, false);
     run_gemm(ctx, prob);
     return;
   }

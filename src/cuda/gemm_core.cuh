@@ -66,10 +66,11 @@ __device__ __forceinline__ void async_wait() {
 __device__ __forceinline__ int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
 
 
-/// How a strided operand's tile is read: 16-byte vectors along x (x stride 1, rows 16-byte aligned), or single
+/// How a strided operand's tile is read: 16-byte vectors along x (x stride 1, rows 16-byte aligned), 16-byte vectors
+/// along k (k stride 1, x stride a multiple of 4, base aligned; through registers, stored transposed), or single
 /// floats with consecutive threads walking k (k stride 1) or x (anything else), so that a warp reads runs of
 /// consecutive addresses.
-enum class Walk : int { VectorX, AlongK, AlongX };
+enum class Walk : int { VectorX, VectorK, AlongK, AlongX };
 
 /// An operand seen as op(k, x) = base[k * k_stride + x * x_stride], k < K, x < X (x is m for A, n for B).
 struct StridedOperand {
@@ -82,10 +83,14 @@ struct StridedOperand {
 /// The thread's copies sit at fixed offsets (compile-time multiples of the strides) from one source address that
 /// is worked out once per block and moves by kTileK rows per tile, so a copy costs an address add, two compares and
 /// the cp.async.
-template <int BX, int kThreads>
+/// kStaged: the operand may walk VectorK (copies through registers: load() reads them, store() writes them).
+template <int BX, int kThreads, bool kStaged>
 class StridedTileLoader {
   static_assert(kTileK * BX % (4 * kThreads) == 0 && kThreads % BX == 0, "every thread issues the same copies");
   static constexpr int kVectorsPerRow = BX / 4;
+  // VectorK: 4 threads read the 4 runs of 4 k of one x, kThreads / 4 x per pass.
+  static_assert(kTileK == 16, "VectorK takes 4 runs of 4 k per tile");
+  static constexpr int kStagedXPerPass = kThreads / 4, kStagedPasses = BX / kStagedXPerPass;
   // Along k, 8 consecutive threads take 8 consecutive k of one x (one 32-byte sector); the warp's 4 x land in 32
   // distinct banks of the (BX + kPad)-wide rows.
   static constexpr int kRun = 8, kXPerPass = kThreads / kRun, kPassesPerRun = BX / kXPerPass;
@@ -98,6 +103,8 @@ class StridedTileLoader {
     const int tid = threadIdx.x;
     if (op.walk == Walk::VectorX)
       kk0_ = tid / kVectorsPerRow, xx0_ = tid % kVectorsPerRow * 4;
+    else if (kStaged && op.walk == Walk::VectorK)
+      kk0_ = tid % 4 * 4, xx0_ = tid / 4;
     else if (op.walk == Walk::AlongK)
       kk0_ = tid % kRun, xx0_ = tid / kRun;
     else
@@ -105,11 +112,15 @@ class StridedTileLoader {
     src_ = op.base + (k_begin + kk0_) * op.k_stride + (x0 + xx0_) * op.x_stride;
   }
 
-  /// Issues the copies of tile t.
-  __device__ void load(float (*tile)[BX + kPad], int64_t t) const {
+  /// Issues the copies of tile t (VectorK: reads it into registers, for store()).
+  __device__ void load(float (*tile)[BX + kPad], int64_t t) {
     const int k_left = int(min64(op_.K - k_begin_ - t * kTileK, kTileK));
     const float* src = src_ + t * kTileK * op_.k_stride;
-    if (op_.walk == Walk::VectorX) {
+    if (kStaged && op_.walk == Walk::VectorK) {
+#pragma unroll
+      for (int l = 0; l < kStagedPasses; ++l) staged_[l] = read_run(src + l * kStagedXPerPass * op_.x_stride,
+                                                                    xx0_ + l * kStagedXPerPass < x_left_, k_left);
+    } else if (op_.walk == Walk::VectorX) {
       constexpr int kRowsPerPass = kThreads / kVectorsPerRow;
 #pragma unroll
       for (int l = 0; l < kTileK / kRowsPerPass; ++l) {
@@ -144,11 +155,35 @@ class StridedTileLoader {
     }
   }
 
+  /// VectorK: writes the tile that the last load() read into registers, one k row per float.
+  __device__ void store(float (*tile)[BX + kPad]) const {
+    if (!kStaged || op_.walk != Walk::VectorK) return;
+#pragma unroll
+    for (int l = 0; l < kStagedPasses; ++l) {
+      const int xx = xx0_ + l * kStagedXPerPass;
+      tile[kk0_][xx] = staged_[l].x, tile[kk0_ + 1][xx] = staged_[l].y;
+      tile[kk0_ + 2][xx] = staged_[l].z, tile[kk0_ + 3][xx] = staged_[l].w;
+    }
+  }
+
  private:
+  /// The run of 4 k from src (this thread's k offset kk0_ in a tile with k_left rows); +0 outside K and X.
+  __device__ float4 read_run(const float* src, bool x_valid, int k_left) const {
+    float4 v = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+    if (x_valid && kk0_ + 4 <= k_left) return __ldg(reinterpret_cast<const float4*>(src));
+    if (x_valid && kk0_ < k_left) {
+      v.x = src[0];
+      if (kk0_ + 1 < k_left) v.y = src[1];
+      if (kk0_ + 2 < k_left) v.z = src[2];
+    }
+    return v;
+  }
+
   StridedOperand op_;
   int64_t k_begin_;
   const float* src_;  // the thread's first copy of tile 0
   int x_left_, kk0_, xx0_;
+  float4 staged_[kStaged ? kStagedPasses : 1];
 };
 
 // --- The core.
@@ -278,7 +313,7 @@ __global__ void __launch_bounds__(TileShape<BM, BN>::kThreads, 1)
       const int64_t k_end = kPartials ? min64(K, k_begin + split.chunks_per_split * arith::kDotChunk) : K;
       const int64_t m0 = mt * BM, n0 = int64_t(blockIdx.x) * BN;
       const typename Problem::Batch bt = prob.batch(batch);
-      const typename Problem::template Loader<BM, BN> loader(prob, bt, m0, n0, sm.loader, k_begin);
+      typename Problem::template Loader<BM, BN> loader(prob, bt, m0, n0, sm.loader, k_begin);
       float p[8][8], total[8][8];
 #pragma unroll
       for (int i = 0; i < 8; ++i) {
@@ -293,9 +328,12 @@ __global__ void __launch_bounds__(TileShape<BM, BN>::kThreads, 1)
       __syncthreads();
       loader.begin();
       __syncthreads();
+      // Registers staged by load() are stored one iteration later (tile t + kStages - 2 at iteration t), once the
+      // barrier has freed their stage, so the global reads have a tile's compute to land.
 #pragma unroll
       for (int t = 0; t < kStages - 1; ++t) {
         if (t < tiles) loader.load(sm.tiles.a[t], sm.tiles.b[t], t);
+        if (t < tiles && t < kStages - 2) loader.store(sm.tiles.a[t], sm.tiles.b[t]);
         async_commit();  // one group per tile, empty ones too, so that the wait below counts tiles
       }
       for (int64_t t = 0; t < tiles; ++t) {
@@ -305,7 +343,8 @@ __global__ void __launch_bounds__(TileShape<BM, BN>::kThreads, 1)
         // any more: tile t + kStages - 1 streams into it while this one is multiplied.
         async_wait<kStages - 2>();
         __syncthreads();
-        const int next = int((t + kStages - 1) % kStages);
+        const int staged = int((t + kStages - 2) % kStages), next = int((t + kStages - 1) % kStages);
+        if (t + kStages - 2 < tiles) loader.store(sm.tiles.a[staged], sm.tiles.b[staged]);
         if (t + kStages - 1 < tiles)
           loader.load(sm.tiles.a[next], sm.tiles.b[next], t + kStages - 1);
         async_commit();
