@@ -17,7 +17,6 @@ namespace {
 using gemm_core::kPad;
 using gemm_core::kTileK;
 using gemm_core::SplitK;
-using gemm_core::StridedOperand;
 using gemm_core::Walk;
 
 constexpr int kMaxBatchDims = kMaxRank - 2;
