@@ -17,17 +17,19 @@ namespace {
 using gemm_core::kPad;
 using gemm_core::kTileK;
 using gemm_core::SplitK;
-using gemm_core::StridedOperand;
 using gemm_core::Walk;
 
 constexpr int kMaxBatchDims = kMaxRank - 2;
 
-/// The walk of a strided operand op(k, x) = base[k*k_stride + x*x_stride] over every batch: 16-byte vectors when x
-/// is contiguous and every row of every batch starts 16-byte aligned.
-Walk walk_of(const float* base, int64_t k_stride, int64_t x_stride, const int64_t* batch_strides, int batch_rank) {
-  bool aligned = reinterpret_cast<uintptr_t>(base) % 16 == 0 && k_stride % 4 == 0;
+/// The walk of a strided operand op(k, x) = base[k*k_stride + x*x_stride] over every batch: 16-byte vectors along
+/// the contiguous axis when every run of 4 along it, in every batch, starts 16-byte aligned (along k only where
+/// the operand's loader stages copies: `vector_k`).
+Walk walk_of(const float* base, int64_t k_stride, int64_t x_stride, const int64_t* batch_strides, int batch_rank,
+             bool vector_k) {
+  bool aligned = reinterpret_cast<uintptr_t>(base) % 16 == 0;
   for (int d = 0; d < batch_rank; ++d) aligned = aligned && batch_strides[d] % 4 == 0;
-  if (x_stride == 1 && aligned) return Walk::VectorX;
+  if (x_stride == 1 && k_stride % 4 == 0 && aligned) return Walk::VectorX;
+  if (vector_k && k_stride == 1 && x_stride % 4 == 0 && aligned) return Walk::VectorK;
   return k_stride == 1 ? Walk::AlongK : Walk::AlongX;
 }
 
@@ -65,24 +67,23 @@ struct MatrixProblem {
                            : t;
   }
 
-  /// Fills the shared tiles of one block: A'(k, m) and B'(k, n) as strided operands. The strides are read from the
-  /// kernel parameters at each tile instead of being held in registers.
+  /// Fills the shared tiles of one block: A'(k, m) and B'(k, n) as strided operands.
   template <int BM, int BN>
   struct Loader {
+    static constexpr int kThreads = gemm_core::TileShape<BM, BN>::kThreads;
     struct Shared {};
-    const MatrixProblem& pr;
-    const float *a, *b;
-    int64_t m0, n0, k_begin;
-    __device__ Loader(const MatrixProblem& pr_, const Batch& bt, int64_t m0_, int64_t n0_, Shared&, int64_t kb)
-        : pr(pr_), a(bt.a), b(bt.b), m0(m0_), n0(n0_), k_begin(kb) {}
+    gemm_core::StridedTileLoader<BM, kThreads, true> a;
+    gemm_core::StridedTileLoader<BN, kThreads, false> b;
+    __device__ Loader(const MatrixProblem& pr, const Batch& bt, int64_t m0, int64_t n0, Shared&, int64_t k_begin)
+        : a({bt.a, pr.a_cs, pr.a_rs, pr.K, pr.M, pr.a_walk}, k_begin, m0),
+          b({bt.b, pr.b_rs, pr.b_cs, pr.K, pr.N, pr.b_walk}, k_begin, n0) {}
     __device__ void begin() const {}
     /// Tile t of the block's k range.
-    __device__ void load(float (*as)[BM + kPad], float (*bs)[BN + kPad], int64_t t) const {
-      constexpr int kThreads = gemm_core::TileShape<BM, BN>::kThreads;
-      const int64_t k0 = k_begin + t * kTileK;
-      gemm_core::load_strided_tile<BM, kThreads>(as, {a, pr.a_cs, pr.a_rs, pr.K, pr.M, pr.a_walk}, k0, m0);
-      gemm_core::load_strided_tile<BN, kThreads>(bs, {b, pr.b_rs, pr.b_cs, pr.K, pr.N, pr.b_walk}, k0, n0);
+    __device__ void load(float (*as)[BM + kPad], float (*bs)[BN + kPad], int64_t t) {
+      a.load(as, t);
+      b.load(bs, t);
     }
+    __device__ void store(float (*as)[BM + kPad], float (*)[BN + kPad]) const { a.store(as); }
   };
 };
 
@@ -101,6 +102,7 @@ struct ConvProblem {
   // 1x1 kernel, stride 1, no pad, pixel planes a whole number of 16-byte vectors, x 16-byte aligned: B is read as
   // 16-byte runs of 4 pixels of one image instead of through the taps.
   bool vector;
+  Walk w_walk;  // the weights as the strided operand A(k, m) = w[m * K + k]
 
   struct Batch {
     int64_t grp;
@@ -139,14 +141,17 @@ struct ConvProblem {
     };
     const ConvProblem& pr;
     Shared& sh;
-    const float* a;
+    gemm_core::StridedTileLoader<BM, kThreads, true> weights;
     const float* column;  // gather: the column's input (image, group) shifted to its origin; vector: its first pixel
-    int64_t m0, k_begin;
+    int64_t k_begin;
     int id0, ih0, iw0;  // gather: the column's origin o*stride - pad
     bool n_valid;
 
     __device__ Loader(const ConvProblem& pr_, const Batch& bt, int64_t m0_, int64_t n0, Shared& sh_, int64_t kb)
-        : pr(pr_), sh(sh_), a(pr_.w + bt.grp * pr_.g.cout_g * pr_.K), m0(m0_), k_begin(kb) {
+        : pr(pr_),
+          sh(sh_),
+          weights({pr_.w + bt.grp * pr_.g.cout_g * pr_.K, 1, pr_.K, pr_.K, pr_.M, pr_.w_walk}, kb, m0_),
+          k_begin(kb) {
       const arith::ConvDims& g = pr.g;
       const int64_t n = n0 + (pr.vector ? threadIdx.x % (BN / 4) * 4 : threadIdx.x % BN);
       n_valid = n < pr.N;
@@ -169,9 +174,9 @@ struct ConvProblem {
       }
     }
     /// Tile t of the block's k range.
-    __device__ void load(float (*as)[BM + kPad], float (*bs)[BN + kPad], int64_t t) const {
+    __device__ void load(float (*as)[BM + kPad], float (*bs)[BN + kPad], int64_t t) {
       const int64_t k0 = k_begin + t * kTileK;
-      gemm_core::load_strided_tile<BM, kThreads>(as, {a, 1, pr.K, pr.K, pr.M, Walk::AlongK}, k0, m0);
+      weights.load(as, t);
       if (pr.vector) return load_vectors(bs, k0);
       gather_taps(bs, k0, sh.taps[t % kTapSlots]);
       if (threadIdx.x < kTileK) {
@@ -180,6 +185,7 @@ struct ConvProblem {
                                  k < pr.K);
       }
     }
+    __device__ void store(float (*as)[BM + kPad], float (*)[BN + kPad]) const { weights.store(as); }
     __device__ void load_vectors(float (*bs)[BN + kPad], int64_t k0) const {
       constexpr int kRowsPerPass = kThreads * 4 / BN;
       const int nn = threadIdx.x % (BN / 4) * 4, kk0 = threadIdx.x / (BN / 4);
@@ -243,8 +249,8 @@ void launch_core(const KernelContext& ctx, const Problem& prob, const SplitK& sp
   dim3 grid(unsigned(n_tiles), unsigned(std::min<int64_t>(m_tiles, 65535)),
             unsigned(std::min<int64_t>(prob.batches * split.count, 65535)));
   const auto kernel = gemm_core::gemm_f32_sm80<BM, BN, kPartials, Problem>;
-  constexpr size_t shared = gemm_core::shared_bytes<BM, BN, kPartials, Problem>();
-  // Over 48 KB of shared memory per block needs the opt-in; the carveout lets two 128x128 blocks share an SM.
+  constexpr size_t shared = sizeof(gemm_core::SharedMemory<BM, BN, Problem>);
+  // Over 48 KB of shared memory per block needs the opt-in; the carveout lets several small blocks share an SM.
   check(ctx, cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(shared)),
         "cudaFuncSetAttribute");
   check(ctx, cudaFuncSetAttribute(kernel, cudaFuncAttributePreferredSharedMemoryCarveout,
@@ -337,6 +343,7 @@ void conv_implicit_gemm(const KernelContext& ctx, const ConvGeom& g, const float
   bool pointwise = true;
   for (int i = 0; i < 3; ++i) pointwise = pointwise && g.kernel[i] == 1 && g.stride[i] == 1 && g.pad[i] == 0;
   prob.vector = pointwise && g.in_pixels() % 4 == 0 && reinterpret_cast<uintptr_t>(x) % 16 == 0;
+  prob.w_walk = walk_of(w, 1, prob.K, nullptr, 0, true);
   std::shared_ptr<Buffer> taps;
   if (!prob.vector && prob.K > 0) {
     // The gather indexes one (image, group) of the input with 32-bit offsets.
@@ -364,8 +371,8 @@ void gemm(KernelContext& ctx) {
   prob.a_rs = p.a_rs, prob.a_cs = p.a_cs, prob.b_rs = p.b_rs, prob.b_cs = p.b_cs, prob.c_rs = p.c_rs,
   prob.c_cs = p.c_cs;
   prob.gemm = true, prob.has_c = p.has_c, prob.alpha = p.alpha, prob.beta = p.beta;
-  prob.a_walk = walk_of(prob.a_data, prob.a_cs, prob.a_rs, nullptr, 0);
-  prob.b_walk = walk_of(prob.b_data, prob.b_rs, prob.b_cs, nullptr, 0);
+  prob.a_walk = walk_of(prob.a_data, prob.a_cs, prob.a_rs, nullptr, 0, true);
+  prob.b_walk = walk_of(prob.b_data, prob.b_rs, prob.b_cs, nullptr, 0, false);
   run_gemm(ctx, prob);
 }
 
@@ -387,8 +394,8 @@ void matmul(KernelContext& ctx) {
     prob.b_bstride[d] = p.b_batch_strides[d];
   if (at.dtype() == DType::Float) {
     prob.a_data = at.data<float>(), prob.b_data = ctx.input(1).data<float>(), prob.y = y.data<float>();
-    prob.a_walk = walk_of(prob.a_data, prob.a_cs, prob.a_rs, prob.a_bstride, prob.batch_rank);
-    prob.b_walk = walk_of(prob.b_data, prob.b_rs, prob.b_cs, prob.b_bstride, prob.batch_rank);
+    prob.a_walk = walk_of(prob.a_data, prob.a_cs, prob.a_rs, prob.a_bstride, prob.batch_rank, true);
+    prob.b_walk = walk_of(prob.b_data, prob.b_rs, prob.b_cs, prob.b_bstride, prob.batch_rank, false);
     run_gemm(ctx, prob);
     return;
   }

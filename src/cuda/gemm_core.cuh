@@ -2,12 +2,11 @@
 // per thread, k in shared-memory tiles of kTileK filled by cp.async kStages deep.
 //
 // What keeps each output's canonical k order (dot_chunked_f32, docs/arithmetic.md#gemm): one thread owns an
-// output for the whole k range; it keeps the chunk partial p in a register and the running total in shared memory
-// (Totals below), and walks k ascending, one fma per k (arith::fma_f32 = __fmaf_rn; the build's --fmad=false keeps
-// every other a*b+c unfused). kTileK divides kDotChunk, so every chunk ends exactly at a tile end or at the end of
-// the k range: there total = total + p and p = +0 (at the last chunk the sum goes straight to the output). The k
-// loop stops at the range end exactly: zero-filled shared memory past K is never multiplied (fma(0, 0, -0) would
-// turn a -0 partial into +0).
+// output for the whole k range; it keeps the chunk partial p and the running total in registers, and walks k
+// ascending, one fma per k (arith::fma_f32 = __fmaf_rn; the build's --fmad=false keeps every other a*b+c unfused).
+// kTileK divides kDotChunk, so every chunk ends exactly at a tile end or at the end of the k range: there
+// total = total + p and p = +0. The k loop stops at the range end exactly: zero-filled shared memory past K is
+// never multiplied (fma(0, 0, -0) would turn a -0 partial into +0).
 //
 // Split-K (kPartials) cuts k only at chunk boundaries: a split computes the partial p of each chunk of its range
 // from +0, exactly as above, and stores it instead of adding it; gemm_sum_chunks_f32 then adds the partials to the
@@ -22,9 +21,9 @@
 
 namespace lockstep::cuda::gemm_core {
 
-// 8-deep k tiles four stages deep: 24 k in flight while 8 are multiplied, in the shared memory that two 128x128
-// blocks per SM leave next to their totals. With 16-deep tiles two stages deep ptxas spilled in the 128x128 kernels.
-constexpr int kTileK = 8;
+// 16-deep k tiles four stages deep: 48 k in flight while 16 are multiplied, one barrier per 16 k. A 128x128 block
+// holds 128 registers of p and totals per thread, so it runs one block (8 warps) per SM with up to 255 registers.
+constexpr int kTileK = 16;
 constexpr int kStages = 4;
 constexpr int kPad = 4;  // floats of padding per shared row: rows stay 16-byte aligned for float4 reads
 static_assert(arith::kDotChunk % kTileK == 0, "a chunk must end at a tile end");
@@ -64,10 +63,14 @@ __device__ __forceinline__ void async_wait() {
 
 // --- Strided operands.
 
-/// How a strided operand's tile is read: 16-byte vectors along x (x stride 1, rows 16-byte aligned), or single
+__device__ __forceinline__ int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
+
+
+/// How a strided operand's tile is read: 16-byte vectors along x (x stride 1, rows 16-byte aligned), 16-byte vectors
+/// along k (k stride 1, x stride a multiple of 4, base aligned; through registers, stored transposed), or single
 /// floats with consecutive threads walking k (k stride 1) or x (anything else), so that a warp reads runs of
 /// consecutive addresses.
-enum class Walk : int { VectorX, AlongK, AlongX };
+enum class Walk : int { VectorX, VectorK, AlongK, AlongX };
 
 /// An operand seen as op(k, x) = base[k * k_stride + x * x_stride], k < K, x < X (x is m for A, n for B).
 struct StridedOperand {
@@ -76,61 +79,155 @@ struct StridedOperand {
   Walk walk;
 };
 
-/// Issues the copies of op(k0 .. k0+kTileK, x0 .. x0+BX) into tile[k][x]; +0 outside K and X.
-template <int BX, int kThreads>
-__device__ __forceinline__ void load_strided_tile(float (*tile)[BX + kPad], const StridedOperand& op, int64_t k0,
-                                                  int64_t x0) {
-  const int tid = threadIdx.x;
-  if (op.walk == Walk::VectorX) {
-    constexpr int kVectorsPerRow = BX / 4, kPerThread = kTileK * kVectorsPerRow / kThreads;
+/// One thread's share of the tiles op(k0 .. k0+kTileK, x0 .. x0+BX) -> tile[k][x] of a block, +0 outside K and X.
+/// The thread's copies sit at fixed offsets (compile-time multiples of the strides) from one source address that
+/// is worked out once per block and moves by kTileK rows per tile, so a copy costs an address add, two compares and
+/// the cp.async.
+/// kStaged: the operand may walk VectorK (copies through registers: load() reads them, store() writes them).
+template <int BX, int kThreads, bool kStaged>
+class StridedTileLoader {
+  static_assert(kTileK * BX % (4 * kThreads) == 0 && kThreads % BX == 0, "every thread issues the same copies");
+  static constexpr int kVectorsPerRow = BX / 4;
+  // VectorK: 4 threads read the 4 runs of 4 k of one x, kThreads / 4 x per pass.
+  static_assert(kTileK == 16, "VectorK takes 4 runs of 4 k per tile");
+  static constexpr int kStagedXPerPass = kThreads / 4, kStagedPasses = BX / kStagedXPerPass;
+  // Along k, 8 consecutive threads take 8 consecutive k of one x (one 32-byte sector); the warp's 4 x land in 32
+  // distinct banks of the (BX + kPad)-wide rows.
+  static constexpr int kRun = 8, kXPerPass = kThreads / kRun, kPassesPerRun = BX / kXPerPass;
+  static_assert(BX % kXPerPass == 0, "a pass covers whole runs of x");
+
+ public:
+  /// The tiles of k_begin, k_begin + kTileK, ... of the block whose first x is x0.
+  __device__ StridedTileLoader(const StridedOperand& op, int64_t k_begin, int64_t x0)
+      : op_(op), k_begin_(k_begin), x_left_(int(min64(op.X - x0, BX))) {
+    const int tid = threadIdx.x;
+    if (op.walk == Walk::VectorX)
+      kk0_ = tid / kVectorsPerRow, xx0_ = tid % kVectorsPerRow * 4;
+    else if (kStaged && op.walk == Walk::VectorK)
+      kk0_ = tid % 4 * 4, xx0_ = tid / 4;
+    else if (op.walk == Walk::AlongK)
+      kk0_ = tid % kRun, xx0_ = tid / kRun;
+    else
+      kk0_ = tid / BX, xx0_ = tid % BX;
+    src_ = op.base + (k_begin + kk0_) * op.k_stride + (x0 + xx0_) * op.x_stride;
+  }
+
+  /// Issues the copies of tile t (VectorK: reads it into registers, for store()).
+  __device__ void load(float (*tile)[BX + kPad], int64_t t) {
+    const int k_left = int(min64(op_.K - k_begin_ - t * kTileK, kTileK));
+    const float* src = src_ + t * kTileK * op_.k_stride;
+    if (kStaged && op_.walk == Walk::VectorK) {
 #pragma unroll
-    for (int l = 0; l < kPerThread; ++l) {
-      const int v = tid + kThreads * l, kk = v / kVectorsPerRow, xx = (v % kVectorsPerRow) * 4;
-      const int64_t k = k0 + kk, x = x0 + xx;
-      const float* src = op.base + k * op.k_stride + x;
-      if (k < op.K && x + 3 < op.X) {
-        copy_f32x4_async(&tile[kk][xx], src);
-      } else {
+      for (int l = 0; l < kStagedPasses; ++l) staged_[l] = read_run(src + l * kStagedXPerPass * op_.x_stride,
+                                                                    xx0_ + l * kStagedXPerPass < x_left_, k_left);
+    } else if (op_.walk == Walk::VectorX) {
+      constexpr int kRowsPerPass = kThreads / kVectorsPerRow;
 #pragma unroll
-        for (int j = 0; j < 4; ++j) {
-          const bool valid = k < op.K && x + j < op.X;
-          copy_f32_async(&tile[kk][xx + j], valid ? src + j : op.base, valid);
+      for (int l = 0; l < kTileK / kRowsPerPass; ++l) {
+        const int kk = kk0_ + l * kRowsPerPass;
+        const float* s = src + l * kRowsPerPass * op_.k_stride;
+        if (kk < k_left && xx0_ + 4 <= x_left_) {
+          copy_f32x4_async(&tile[kk][xx0_], s);
+        } else {
+#pragma unroll
+          for (int j = 0; j < 4; ++j) {
+            const bool valid = kk < k_left && xx0_ + j < x_left_;
+            copy_f32_async(&tile[kk][xx0_ + j], valid ? s + j : op_.base, valid);
+          }
         }
       }
+    } else if (op_.walk == Walk::AlongK) {
+#pragma unroll
+      for (int l = 0; l < kTileK * BX / kThreads; ++l) {
+        const int dk = l / kPassesPerRun * kRun, dx = l % kPassesPerRun * kXPerPass;
+        const bool valid = kk0_ + dk < k_left && xx0_ + dx < x_left_;
+        copy_f32_async(&tile[kk0_ + dk][xx0_ + dx], valid ? src + dk * op_.k_stride + dx * op_.x_stride : op_.base,
+                       valid);
+      }
+    } else {
+      constexpr int kRowsPerPass = kThreads / BX;
+#pragma unroll
+      for (int l = 0; l < kTileK / kRowsPerPass; ++l) {
+        const int kk = kk0_ + l * kRowsPerPass;
+        const bool valid = kk < k_left && xx0_ < x_left_;
+        copy_f32_async(&tile[kk][xx0_], valid ? src + l * kRowsPerPass * op_.k_stride : op_.base, valid);
+      }
     }
-    return;
   }
-  constexpr int kPerThread = kTileK * BX / kThreads;
-  const bool along_k = op.walk == Walk::AlongK;
-#pragma unroll 2
-  for (int l = 0; l < kPerThread; ++l) {
-    const int e = tid + kThreads * l;
-    const int kk = along_k ? e % kTileK : e / BX, xx = along_k ? e / kTileK : e % BX;
-    const int64_t k = k0 + kk, x = x0 + xx;
-    const bool valid = k < op.K && x < op.X;
-    copy_f32_async(&tile[kk][xx], valid ? op.base + k * op.k_stride + x * op.x_stride : op.base, valid);
+
+  /// VectorK: writes the tile that the last load() read into registers, one k row per float.
+  __device__ void store(float (*tile)[BX + kPad]) const {
+    if (!kStaged || op_.walk != Walk::VectorK) return;
+#pragma unroll
+    for (int l = 0; l < kStagedPasses; ++l) {
+      const int xx = xx0_ + l * kStagedXPerPass;
+      tile[kk0_][xx] = staged_[l].x, tile[kk0_ + 1][xx] = staged_[l].y;
+      tile[kk0_ + 2][xx] = staged_[l].z, tile[kk0_ + 3][xx] = staged_[l].w;
+    }
   }
-}
+
+ private:
+  /// The run of 4 k from src (this thread's k offset kk0_ in a tile with k_left rows); +0 outside K and X.
+  __device__ float4 read_run(const float* src, bool x_valid, int k_left) const {
+    float4 v = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+    if (x_valid && kk0_ + 4 <= k_left) return __ldg(reinterpret_cast<const float4*>(src));
+    if (x_valid && kk0_ < k_left) {
+      v.x = src[0];
+      if (kk0_ + 1 < k_left) v.y = src[1];
+      if (kk0_ + 2 < k_left) v.z = src[2];
+    }
+    return v;
+  }
+
+  StridedOperand op_;
+  int64_t k_begin_;
+  const float* src_;  // the thread's first copy of tile 0
+  int x_left_, kk0_, xx0_;
+  float4 staged_[kStaged ? kStagedPasses : 1];
+};
 
 // --- The core.
 
-/// p[i][j] = fma(a(k, m_i), b(k, n_j), p[i][j]) for the tile's k = 0 .. kmax-1 in ascending order (kmax < kTileK
-/// only in the last tile of the k range).
+/// The fragments of k row kk: thread (ty, tx)'s 8 values of a and of b (see thread_offset).
+template <int BM, int BN>
+__device__ __forceinline__ void load_fragments(const float (*as)[BM + kPad], const float (*bs)[BN + kPad], int kk,
+                                               int ty, int tx, float (&a)[8], float (&b)[8]) {
+  *reinterpret_cast<float4*>(&a[0]) = *reinterpret_cast<const float4*>(&as[kk][ty * 4]);
+  *reinterpret_cast<float4*>(&a[4]) = *reinterpret_cast<const float4*>(&as[kk][BM / 2 + ty * 4]);
+  *reinterpret_cast<float4*>(&b[0]) = *reinterpret_cast<const float4*>(&bs[kk][tx * 4]);
+  *reinterpret_cast<float4*>(&b[4]) = *reinterpret_cast<const float4*>(&bs[kk][BN / 2 + tx * 4]);
+}
+
+__device__ __forceinline__ void outer_product(const float (&a)[8], const float (&b)[8], float (&p)[8][8]) {
+#pragma unroll
+  for (int i = 0; i < 8; ++i)
+#pragma unroll
+    for (int j = 0; j < 8; ++j) p[i][j] = arith::fma_f32(a[i], b[j], p[i][j]);
+}
+
+/// p[i][j] = fma(a(k, m_i), b(k, n_j), p[i][j]) for the tile's k = 0 .. kTileK-1 in ascending order; the
+/// fragments of k + 1 are read while k is multiplied.
 template <int BM, int BN>
 __device__ __forceinline__ void multiply_tile(const float (*as)[BM + kPad], const float (*bs)[BN + kPad],
-                                              float (&p)[8][8], int ty, int tx, int kmax) {
+                                              float (&p)[8][8], int ty, int tx) {
+  float a[2][8], b[2][8];
+  load_fragments<BM, BN>(as, bs, 0, ty, tx, a[0], b[0]);
 #pragma unroll
   for (int kk = 0; kk < kTileK; ++kk) {
-    if (kk == kmax) break;
+    if (kk + 1 < kTileK) load_fragments<BM, BN>(as, bs, kk + 1, ty, tx, a[(kk + 1) % 2], b[(kk + 1) % 2]);
+    outer_product(a[kk % 2], b[kk % 2], p);
+  }
+}
+
+/// The same for the last tile of a k range, which holds only its first kmax < kTileK rows.
+template <int BM, int BN>
+__device__ __forceinline__ void multiply_tile_head(const float (*as)[BM + kPad], const float (*bs)[BN + kPad],
+                                                   float (&p)[8][8], int ty, int tx, int kmax) {
+#pragma unroll 1
+  for (int kk = 0; kk < kmax; ++kk) {
     float a[8], b[8];
-    *reinterpret_cast<float4*>(&a[0]) = *reinterpret_cast<const float4*>(&as[kk][ty * 4]);
-    *reinterpret_cast<float4*>(&a[4]) = *reinterpret_cast<const float4*>(&as[kk][BM / 2 + ty * 4]);
-    *reinterpret_cast<float4*>(&b[0]) = *reinterpret_cast<const float4*>(&bs[kk][tx * 4]);
-    *reinterpret_cast<float4*>(&b[4]) = *reinterpret_cast<const float4*>(&bs[kk][BN / 2 + tx * 4]);
-#pragma unroll
-    for (int i = 0; i < 8; ++i)
-#pragma unroll
-      for (int j = 0; j < 8; ++j) p[i][j] = arith::fma_f32(a[i], b[j], p[i][j]);
+    load_fragments<BM, BN>(as, bs, kk, ty, tx, a, b);
+    outer_product(a, b, p);
   }
 }
 
@@ -148,29 +245,6 @@ struct SplitK {
   float* partials = nullptr;
 };
 
-__device__ __forceinline__ int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
-
-/// The running totals of a thread's 8x8 outputs live in shared memory, so that a thread holds only the chunk
-/// partials p in registers (at most 128 registers: two 256-thread blocks per SM). totals[i*2 + h][thread] holds
-/// outputs (i, 4h .. 4h+3); a warp's accesses are 512 consecutive bytes.
-template <int kThreads>
-using Totals = float4[16][kThreads];
-
-__device__ __forceinline__ float4 add4(float4 t, const float* p) {
-  return make_float4(t.x + p[0], t.y + p[1], t.z + p[2], t.w + p[3]);
-}
-
-/// total = total + p per output: the end of a chunk that is not the last. Four float4 at a time: the compiler
-/// barrier keeps it from loading all 64 totals at once, which would need 64 more registers than p.
-template <int kThreads>
-__device__ __forceinline__ void add_partials(Totals<kThreads>& totals, const float (&p)[8][8]) {
-#pragma unroll
-  for (int q = 0; q < 16; ++q) {
-    totals[q][threadIdx.x] = add4(totals[q][threadIdx.x], &p[q / 2][(q % 2) * 4]);
-    if (q % 4 == 3) asm volatile("" ::: "memory");
-  }
-}
-
 /// Stores each output's partial of one chunk (split-K), laid out (batch, chunk, m, n).
 template <int BM, int BN, class Problem>
 __device__ __forceinline__ void store_partials(const Problem& prob, const SplitK& split, int64_t batch,
@@ -186,13 +260,11 @@ __device__ __forceinline__ void store_partials(const Problem& prob, const SplitK
     }
 }
 
-/// prob.store(total + p) per output: the end of the last chunk; just the total (the init) when the k range is empty.
-/// Column by column, so that where a column lies in the output is worked out once for its 8 rows.
-template <int BM, int BN, int kThreads, class Problem>
+/// prob.store(total) per output. Column by column, so that where a column lies in the output is worked out once
+/// for its 8 rows.
+template <int BM, int BN, class Problem>
 __device__ __forceinline__ void store_outputs(const Problem& prob, const typename Problem::Batch& bt, int64_t m0,
-                                              int64_t n0, int ty, int tx, const Totals<kThreads>& totals,
-                                              const float (&p)[8][8], bool empty) {
-  const float* words = reinterpret_cast<const float*>(&totals[0][threadIdx.x]);
+                                              int64_t n0, int ty, int tx, const float (&total)[8][8]) {
 #pragma unroll
   for (int j = 0; j < 8; ++j) {
     const int64_t n = n0 + thread_offset<BN / 2>(tx, j);
@@ -201,8 +273,7 @@ __device__ __forceinline__ void store_outputs(const Problem& prob, const typenam
 #pragma unroll
     for (int i = 0; i < 8; ++i) {
       const int64_t m = m0 + thread_offset<BM / 2>(ty, i);
-      const float total = words[(i * 2 + j / 4) * kThreads * 4 + j % 4];
-      if (m < prob.M) prob.store(bt, col, m, empty ? total : total + p[i][j]);
+      if (m < prob.M) prob.store(bt, col, m, total[i][j]);
     }
   }
 }
@@ -211,27 +282,19 @@ template <int BM, int BN>
 struct TileShape {
   static constexpr int kThreads = BM * BN / 64;  // 8x8 outputs per thread
   static constexpr int kThreadsN = BN / 8;
-  static constexpr int kMinBlocks = 512 / kThreads;  // caps registers at 128 per thread
 };
 
-/// The block's shared memory: the k-tile stages, what the problem's loader keeps there, then (unless the kernel
-/// stores chunk partials) the totals.
+/// The block's shared memory: the k-tile stages and what the problem's loader keeps there.
 template <int BM, int BN, class Problem>
 struct SharedMemory {
   SharedTiles<BM, BN> tiles;
   typename Problem::template Loader<BM, BN>::Shared loader;
-  alignas(16) Totals<TileShape<BM, BN>::kThreads> totals;
 };
-template <int BM, int BN, bool kPartials, class Problem>
-constexpr size_t shared_bytes() {
-  using Memory = SharedMemory<BM, BN, Problem>;
-  return kPartials ? offsetof(Memory, totals) : sizeof(Memory);
-}
 
 // Contract: per output, dot_chunked_f32 over k ascending with init = prob.init(m) (or, kPartials, each chunk's
 // partial p into split.partials); see docs/arithmetic.md#gemm.
 template <int BM, int BN, bool kPartials, class Problem>
-__global__ void __launch_bounds__(TileShape<BM, BN>::kThreads, TileShape<BM, BN>::kMinBlocks)
+__global__ void __launch_bounds__(TileShape<BM, BN>::kThreads, 1)
     gemm_f32_sm80(const __grid_constant__ Problem prob, const __grid_constant__ SplitK split) {
   using Shape = TileShape<BM, BN>;
   extern __shared__ float4 shared_words[];
@@ -250,17 +313,14 @@ __global__ void __launch_bounds__(TileShape<BM, BN>::kThreads, TileShape<BM, BN>
       const int64_t k_end = kPartials ? min64(K, k_begin + split.chunks_per_split * arith::kDotChunk) : K;
       const int64_t m0 = mt * BM, n0 = int64_t(blockIdx.x) * BN;
       const typename Problem::Batch bt = prob.batch(batch);
-      const typename Problem::template Loader<BM, BN> loader(prob, bt, m0, n0, sm.loader, k_begin);
-      float p[8][8];
+      typename Problem::template Loader<BM, BN> loader(prob, bt, m0, n0, sm.loader, k_begin);
+      float p[8][8], total[8][8];
 #pragma unroll
       for (int i = 0; i < 8; ++i) {
         const int64_t m = m0 + thread_offset<BM / 2>(ty, i);
         const float init = !kPartials && m < M ? prob.init(bt, m) : 0.0f;
-        if constexpr (!kPartials)
 #pragma unroll
-          for (int h = 0; h < 2; ++h) sm.totals[i * 2 + h][threadIdx.x] = make_float4(init, init, init, init);
-#pragma unroll
-        for (int j = 0; j < 8; ++j) p[i][j] = 0.0f;
+        for (int j = 0; j < 8; ++j) total[i][j] = init, p[i][j] = 0.0f;
       }
       const int64_t tiles = (k_end - k_begin + kTileK - 1) / kTileK;
       // The previous output tile's stages are no longer read, and no copy it issued ahead is still landing.
@@ -268,9 +328,12 @@ __global__ void __launch_bounds__(TileShape<BM, BN>::kThreads, TileShape<BM, BN>
       __syncthreads();
       loader.begin();
       __syncthreads();
+      // Registers staged by load() are stored one iteration later (tile t + kStages - 2 at iteration t), once the
+      // barrier has freed their stage, so the global reads have a tile's compute to land.
 #pragma unroll
       for (int t = 0; t < kStages - 1; ++t) {
         if (t < tiles) loader.load(sm.tiles.a[t], sm.tiles.b[t], t);
+        if (t < tiles && t < kStages - 2) loader.store(sm.tiles.a[t], sm.tiles.b[t]);
         async_commit();  // one group per tile, empty ones too, so that the wait below counts tiles
       }
       for (int64_t t = 0; t < tiles; ++t) {
@@ -280,28 +343,30 @@ __global__ void __launch_bounds__(TileShape<BM, BN>::kThreads, TileShape<BM, BN>
         // any more: tile t + kStages - 1 streams into it while this one is multiplied.
         async_wait<kStages - 2>();
         __syncthreads();
-        const int next = int((t + kStages - 1) % kStages);
+        const int staged = int((t + kStages - 2) % kStages), next = int((t + kStages - 1) % kStages);
+        if (t + kStages - 2 < tiles) loader.store(sm.tiles.a[staged], sm.tiles.b[staged]);
         if (t + kStages - 1 < tiles)
           loader.load(sm.tiles.a[next], sm.tiles.b[next], t + kStages - 1);
         async_commit();
         const int kmax = int(min64(kTileK, k_end - k0));
-        multiply_tile<BM, BN>(sm.tiles.a[stage], sm.tiles.b[stage], p, ty, tx, kmax);
+        if (kmax == kTileK)
+          multiply_tile<BM, BN>(sm.tiles.a[stage], sm.tiles.b[stage], p, ty, tx);
+        else
+          multiply_tile_head<BM, BN>(sm.tiles.a[stage], sm.tiles.b[stage], p, ty, tx, kmax);
         const int64_t kend = k0 + kmax;
         if (kend % arith::kDotChunk == 0 || kend == k_end) {
-          // The last chunk's partial stays in p for the stores below.
-          if (kend == k_end && !kPartials) break;
-          if constexpr (kPartials)
-            store_partials<BM, BN>(prob, split, batch, (kend - 1) / arith::kDotChunk, m0, n0, ty, tx, p);
-          else
-            add_partials<Shape::kThreads>(sm.totals, p);
+          if constexpr (kPartials) store_partials<BM, BN>(prob, split, batch, (kend - 1) / arith::kDotChunk, m0, n0,
+                                                          ty, tx, p);
 #pragma unroll
           for (int i = 0; i < 8; ++i)
 #pragma unroll
-            for (int j = 0; j < 8; ++j) p[i][j] = 0.0f;
+            for (int j = 0; j < 8; ++j) {
+              if constexpr (!kPartials) total[i][j] = total[i][j] + p[i][j];
+              p[i][j] = 0.0f;
+            }
         }
       }
-      if constexpr (!kPartials)
-        store_outputs<BM, BN, Shape::kThreads>(prob, bt, m0, n0, ty, tx, sm.totals, p, tiles == 0);
+      if constexpr (!kPartials) store_outputs<BM, BN>(prob, bt, m0, n0, ty, tx, total);
     }
 }
 
