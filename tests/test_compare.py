@@ -247,3 +247,41 @@ def test_cpu_and_cuda_are_bit_identical_on_the_seed(seed_model):
     result = lockstep.compare(str(seed_model), providers=["cpu", "cuda"])
     assert result["outputs"]["output"]["bit_identical"] is True
     assert result["outputs"]["output"]["max_ulp_between"] == 0
+
+
+@pytest.mark.parametrize("name", ["resnet50", "mobilenet_v3_large", "efficientnet_b0", "vit_b_16_features",
+                                  "bert_base_encoder"])
+def test_cpu_and_cuda_are_bit_identical_on_the_model_fixtures(name):
+    if lockstep.CUDA not in lockstep.get_available_providers():
+        pytest.skip("no GPU here: CUDA is not available")
+    sys.path.insert(0, str(HERE / "models"))
+    from fixture_format import restore_weights
+
+    model = restore_weights(onnx.load(str(HERE / "models" / "fixtures" / f"{name}.onnx")))
+    result = lockstep.compare(model, providers=["cpu", "cuda"])
+    for output, entry in result["outputs"].items():
+        assert entry["bit_identical"] is True, (output, entry)
+        assert entry["cuda"]["max_abs_vs_reference"] == entry["cpu"]["max_abs_vs_reference"]
+
+
+class Terminal:
+    def __init__(self):
+        self.text = ""
+
+    def isatty(self):
+        return True
+
+    def write(self, text):
+        self.text += text
+
+    def flush(self):
+        pass
+
+
+def test_progress_bar_on_a_terminal(seed_model, monkeypatch):
+    terminal = Terminal()
+    monkeypatch.setattr(sys, "stderr", terminal)
+    lockstep.compare(str(seed_model), providers=["cpu"], progress=True)
+    steps = [line for line in terminal.text.split("\r") if line]
+    assert steps[0].startswith("[##########....................] 1/3") and "float64 reference" in steps[0]
+    assert steps[-1].startswith("[##############################] 3/3") and steps[-1].endswith("\n")

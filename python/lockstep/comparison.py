@@ -140,7 +140,8 @@ def _index_bounds(graph):
 
 def make_inputs(model_proto, given=None, shapes=None, seed=0):
     """(feeds, description): the given arrays, and seeded random ones for the other inputs: standard normal floats,
-    integers in [0, n) when they index a tensor of n (else [0, 10)), random bools. Symbolic dims come from `shapes`
+    integers in [0, n) when they index a tensor of n, 0 or 1 for an input named like a mask, else [0, 10); random
+    bools. Symbolic dims come from `shapes`
     or the defaults above, and `description` says which were used."""
     graph = model_proto.graph
     initializers = {t.name for t in graph.initializer}
@@ -162,7 +163,8 @@ def make_inputs(model_proto, given=None, shapes=None, seed=0):
             if np_type is None:
                 raise ValueError(f"input '{arg.name}': cannot make random values of its element type")
             dims, defaulted = _dims(arg, shapes.get(arg.name), np.issubdtype(np_type, np.floating))
-            feeds[arg.name], source = _random(np_type, dims, bounds.get(arg.name), rng)
+            bound = bounds.get(arg.name) or (2 if "mask" in arg.name.lower() else None)
+            feeds[arg.name], source = _random(np_type, dims, bound, rng)
             description[arg.name] = {"source": source}
             if defaulted:
                 description[arg.name]["defaulted_dims"] = defaulted
@@ -190,7 +192,7 @@ def _random(np_type, dims, bound, rng):
         return rng.integers(0, 2, size=dims).astype(np.bool_), "random bools"
     if np.issubdtype(np_type, np.integer):
         high = bound if bound else 10
-        why = " (indices: the size they index)" if bound else ""
+        why = {None: "", 2: " (a mask, by its name)"}.get(bound, " (indices: the size they index)")
         return rng.integers(0, high, size=dims).astype(np_type), f"random integers in [0, {high}){why}"
     return rng.standard_normal(size=dims).astype(np_type), "standard normal"
 
@@ -217,6 +219,7 @@ def between(a, b):
     a, b = np.asarray(a), np.asarray(b)
     if a.dtype != b.dtype or a.shape != b.shape:
         return False, None
+    a, b = a.ravel(), b.ravel()
     same = _both_nan_or_equal_bits(a, b)
     if same.all():
         return True, 0

@@ -102,6 +102,20 @@ def widen_model(model):
     return widened
 
 
+def _replaced_ops():
+    """Ops whose onnx reference implementation fails on real models, done here instead."""
+    from onnx.reference.op_run import OpRun
+
+    class GatherElements(OpRun):
+        # onnx 1.23's version goes through np.choose, which takes at most 64 choices along the axis.
+        def _run(self, data, indices, axis=None):
+            axis = 0 if axis is None else axis
+            indices = np.where(indices < 0, indices + data.shape[axis], indices)
+            return (np.take_along_axis(data, indices, axis=axis),)
+
+    return [GatherElements]
+
+
 def _dims(type_proto):
     shape = type_proto.tensor_type.shape if type_proto.tensor_type.HasField("shape") else None
     if shape is None:
@@ -139,7 +153,7 @@ class ReferenceSession:
         initializers = {t.name for t in proto.graph.initializer}
         self._inputs = [_Arg(v) for v in proto.graph.input if v.name not in initializers]
         self._outputs = [_Arg(v) for v in proto.graph.output]
-        self._evaluator = ReferenceEvaluator(widen_model(proto))
+        self._evaluator = ReferenceEvaluator(widen_model(proto), new_ops=_replaced_ops())
 
     def get_inputs(self):
         return list(self._inputs)

@@ -10,6 +10,7 @@ node/<case>/test_data_set_0/{input,output}_<i>.pb) and later runs reuse it.
     python tests/node/runner.py --expect tests/node/expect_cpu.txt
     python tests/node/runner.py --provider cuda --expect tests/node/expect_cuda.txt
     python tests/node/runner.py --expect tests/node/expect_cpu.txt --update-expectations
+    python tests/node/runner.py --provider reference -j 2   # lockstep's float64 reference provider
 
 The last line printed is always `N passed, M failed, K skipped`.
 """
