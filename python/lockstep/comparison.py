@@ -9,6 +9,7 @@ compare() returns a plain dict (what `--json` writes):
   nodes, first_divergence (with per_node=True): every intermediate tensor compared the same way
 """
 
+import os
 import sys
 import time
 
@@ -17,7 +18,7 @@ import numpy as np
 import lockstep
 from lockstep import reference
 
-# Built-in runtimes: name -> (label, what makes a session from model bytes).
+# lockstep's providers by their short names.
 LOCKSTEP_PROVIDERS = {"cpu": lockstep.CPU, "cuda": lockstep.CUDA}
 REFERENCE = "reference"
 # A node's error against the reference "jumps" when its output's rel-L2 error exceeds this many times the largest
@@ -70,7 +71,8 @@ def _readable_ir(model_bytes, newest=10):
 
 def resolve_runtimes(providers, against=None):
     """Runtime objects for provider names (cpu, cuda, reference, or the full ...ExecutionProvider names) and
-    Runtime objects, plus onnxruntime's when against == 'onnxruntime'. The reference always runs."""
+    Runtime objects, plus onnxruntime's when against == 'onnxruntime'. The float64 reference runs whatever is named;
+    naming it adds a row of its results rounded once to float32."""
     aliases = {lockstep.CPU: "cpu", lockstep.CUDA: "cuda", reference.NAME: REFERENCE}
     if not providers:
         providers = ["cpu", "cuda"] if lockstep.CUDA in lockstep.get_available_providers() else ["cpu"]
@@ -362,6 +364,7 @@ def _with_intermediates(proto):
 
 
 def _rounded(value):
+    # lockstep has no float64 tensors, so every float64 reference value stands for a float32 one.
     value = np.asarray(value)
     return value.astype(np.float32) if value.dtype == np.float64 else value
 
@@ -399,7 +402,7 @@ def compare(model, providers=None, inputs=None, shapes=None, against=None, per_n
             results[runtime.name] = _run(runtime, model_bytes, feeds, names)
     bar.step("figures")
     result = {
-        "model": model if isinstance(model, str) else "<in memory>",
+        "model": os.fspath(model) if isinstance(model, (str, os.PathLike)) else "<in memory>",
         "seed": seed,
         "runtimes": [rt.name for rt in runtimes],
         "baseline": next((rt.name for rt in runtimes if rt.lockstep_provider), None),
