@@ -86,6 +86,14 @@ def test_reference_passes_the_node_cases_the_cpu_passes():
     results = runner.run_cases(names, "lockstep", "reference", data_dir, index)
     failed = [f"{r.name}: {r.reason}" for r in results.values() if r.status != "pass"]
     assert not failed, f"{len(failed)} of {len(names)} failed on the reference provider:\n" + "\n".join(failed)
+    # And no float32 tensor inside: every intermediate value of every case (onnx's ops keep their input type).
+    leaks = []
+    for name in names:
+        case = runner.load_case(data_dir, name, index[name])
+        feeds = {vi.name: x for vi, x in zip(case.model.graph.input, case.inputs)}
+        values = ReferenceSession(case.model_bytes).run_float64(None, feeds, intermediate=True)
+        leaks += [f"{name}: {k}" for k, v in values.items() if getattr(v, "dtype", None) == np.float32]
+    assert not leaks, "float32 values inside the reference:\n" + "\n".join(leaks)
 
 
 def test_reference_computes_in_double():
