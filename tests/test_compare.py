@@ -293,3 +293,13 @@ def test_progress_bar_on_a_terminal(seed_model, monkeypatch):
     steps = [line for line in terminal.text.split("\r") if line]
     assert steps[0].startswith("[##########....................] 1/3") and "float64 reference" in steps[0]
     assert steps[-1].startswith("[##############################] 3/3") and steps[-1].endswith("\n")
+
+
+def test_indices_into_a_constant_node_stay_inside_it():
+    table = helper.make_node("Constant", [], ["table"], value=numpy_helper.from_array(np.ones((7, 3), np.float32)))
+    graph = helper.make_graph([table, helper.make_node("Gather", ["table", "ids"], ["y"])], "g",
+                              [helper.make_tensor_value_info("ids", TensorProto.INT64, [100])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [100, 3])])
+    feeds, described = comparison.make_inputs(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]))
+    assert described["ids"]["source"] == "random integers in [0, 7) (indices: the size they index)"
+    assert feeds["ids"].max() == 6

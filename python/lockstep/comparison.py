@@ -129,6 +129,8 @@ def _index_bounds(graph):
     """Input name -> exclusive upper bound of valid integer values, where a Gather (embedding lookup, indices) or
     GatherElements reads it as indices into a tensor of known size."""
     sizes = {t.name: list(t.dims) for t in graph.initializer}
+    sizes.update({n.output[0]: list(a.t.dims) for n in graph.node if n.op_type == "Constant"
+                  for a in n.attribute if a.name == "value"})
     bounds = {}
     for node in graph.node:
         if node.op_type not in ("Gather", "GatherElements") or len(node.input) < 2:
