@@ -236,6 +236,15 @@ class InferenceSession:
         return _values.output_memory_infos(self)
 
 
+def compare(model, providers=None, inputs=None, shapes=None, **options):
+    """What `lockstep compare` computes, as a dict: each output of `model` on each of `providers` (cpu, cuda,
+    reference) against a float64 reference and against each other. options: against='onnxruntime',
+    per_node=True, seed, report=DIR. See lockstep.comparison."""
+    from .comparison import compare as run_comparison
+
+    return run_comparison(model, providers, inputs, shapes, **options)
+
+
 def _native_run_options(run_options):
     """The flag object a run polls between nodes (RunOptions.terminate, settable from another thread)."""
     if run_options is None:
@@ -274,5 +283,5 @@ __all__ = [
     "NodeArg", "ModelMetadata", "get_available_providers", "get_all_providers", "get_device", "get_version_string",
     "get_build_info", "set_default_logger_severity", "set_default_logger_verbosity", "set_seed", "Fail",
     "InvalidArgument", "InvalidGraph", "NoSuchFile", "NotImplemented", "RuntimeException", "OrtValue", "OrtDevice",
-    "OrtMemoryInfo", "OrtAllocatorType", "OrtMemType", "OrtDeviceMemoryType", "IOBinding",
+    "OrtMemoryInfo", "OrtAllocatorType", "OrtMemType", "OrtDeviceMemoryType", "IOBinding", "compare",
 ]

@@ -1,14 +1,18 @@
 """The `lockstep` command line: inspect a model, run it, compare providers.
 
   lockstep info MODEL
-  lockstep run MODEL [--input NAME=FILE.npy ...] [--provider cpu|cuda] [--threads N] [--output-dir DIR] [--seed S]
-  lockstep check MODEL [--input NAME=FILE.npy ...] [--seed S]
+  lockstep run MODEL [--input NAME=FILE.npy ...] [--shape NAME=1x3x224x224 ...] [--provider cpu|cuda] [--threads N]
+               [--output-dir DIR] [--seed S]
+  lockstep check MODEL [--input NAME=FILE.npy ...] [--shape NAME=1x3x224x224 ...] [--seed S]
   lockstep bench MODEL [--provider cpu|cuda] [--threads N] [--shape NAME=1x3x224x224 ...] [--runs R] [--warmup W]
                  [--against onnxruntime] [--profile]
+  lockstep compare MODEL [--providers cpu,cuda,reference] [--against onnxruntime] [--input NAME=FILE.npy ...]
+                   [--shape NAME=1x3x224x224 ...] [--per-node] [--json FILE] [--report DIR] [--seed S]
   lockstep demo
 """
 
 import argparse
+import json
 import os
 import sys
 
@@ -16,6 +20,7 @@ import numpy as np
 
 import lockstep
 from lockstep import _core, bench
+from lockstep import comparison as comparing
 
 _NUMPY_TYPES = {
     "float": np.float32, "double": np.float64, "float16": np.float16, "int8": np.int8, "int16": np.int16,
@@ -65,14 +70,21 @@ def _random_input(dtype, dims, rng):
 
 def _parse_shapes(items):
     """--shape NAME=1x3x224x224 ... -> {NAME: [1, 3, 224, 224]}"""
-    shapes = {}
+    try:
+        return comparing.parse_shapes(items)
+    except ValueError as e:
+        raise SystemExit(str(e)) from None
+
+
+def _given_inputs(items):
+    """--input NAME=FILE.npy ... -> {NAME: array}"""
+    given = {}
     for item in items or []:
-        name, _, text = item.partition("=")
-        try:
-            shapes[name] = [int(d) for d in text.split("x")]
-        except ValueError:
-            raise SystemExit(f"--shape takes NAME=DIMS with DIMS like 1x3x224x224, got '{item}'") from None
-    return shapes
+        name, _, path = item.partition("=")
+        if not path:
+            raise SystemExit(f"--input takes NAME=FILE.npy, got '{item}'")
+        given[name] = np.load(path)
+    return given
 
 
 def _feeds(session, given, seed, shapes=None):
@@ -83,12 +95,7 @@ def _feeds(session, given, seed, shapes=None):
     if unknown:
         raise SystemExit(f"--shape names no input of the model: {', '.join(sorted(unknown))}")
     rng = np.random.default_rng(seed)
-    explicit = {}
-    for item in given or []:
-        name, _, path = item.partition("=")
-        if not path:
-            raise SystemExit(f"--input takes NAME=FILE.npy, got '{item}'")
-        explicit[name] = np.load(path)
+    explicit = _given_inputs(given)
     feeds = {}
     for arg in session.get_inputs():
         if arg.name in explicit:
@@ -103,7 +110,7 @@ def _feeds(session, given, seed, shapes=None):
 
 def cmd_run(args):
     session = bench.lockstep_session(args.model, args.provider, args.threads)
-    feeds = _feeds(session, args.input, args.seed)
+    feeds = _feeds(session, args.input, args.seed, _parse_shapes(args.shape))
     outputs = session.run(None, feeds)
     if args.output_dir:
         os.makedirs(args.output_dir, exist_ok=True)
@@ -122,7 +129,7 @@ def cmd_check(args):
     """Runs the model on every available provider and compares each output with the CPU's, bit for bit."""
     providers = lockstep.get_available_providers()
     cpu = bench.lockstep_session(args.model, "cpu", 0)
-    feeds = _feeds(cpu, args.input, args.seed)
+    feeds = _feeds(cpu, args.input, args.seed, _parse_shapes(args.shape))
     reference = cpu.run(None, feeds)
     if lockstep.CUDA not in providers:
         print("only the CPU provider is available here: nothing to compare (run this on a machine with a GPU)")
@@ -170,6 +177,65 @@ def cmd_bench(args):
     return 0
 
 
+def _print_inputs(described):
+    print("inputs:")
+    for name, d in described.items():
+        defaults = d.get("defaulted_dims")
+        note = ("; symbolic dims set to " + ", ".join(f"{k}={v}" for k, v in defaults.items()) +
+                " (give --shape NAME=DIMS to change)") if defaults else ""
+        print(f"  {name}: {d['dtype']} {d['shape']} {d['source']}{note}")
+
+
+def _print_outputs(result):
+    widths = [11, 11, 10, 11, 16]
+    heads = [label if key != "max_ulp_vs_baseline" else f"ulp vs {result['baseline']}"
+             for key, label, _ in comparing.FIGURES]
+    print(f"{'output / runtime':<30}" + "".join(f"{h:>{w}}" for h, w in zip(heads, widths)))
+    for name, entry in result["outputs"].items():
+        same = entry["bit_identical"]
+        identity = "" if same is None else ("  lockstep providers bit-identical" if same else
+                                            f"  lockstep providers DIFFER (max {entry['max_ulp_between']} ulp)")
+        print(f"{name} ({entry['dtype']} {entry['shape']}){identity}")
+        for runtime in result["runtimes"]:
+            cells = [comparing.format_figure(entry[runtime].get(key), form) for key, _, form in comparing.FIGURES]
+            print(f"  {runtime:<28}" + "".join(f"{c:>{w}}" for c, w in zip(cells, widths)))
+
+
+def _print_divergence(found):
+    for pair, node in found["between"].items():
+        print(f"{pair}: " + ("identical in every node" if node is None else
+                             f"first divergent node {node['node']} ({node['op']}, inputs {node['input_shapes']}), "
+                             f"max {node['max_ulp']} ulp"))
+    for runtime, node in found["error_jump"].items():
+        print(f"{runtime} vs float64: " + ("no node's error jumps" if node is None else
+                                          f"error jumps at node {node['node']} ({node['op']}, inputs "
+                                          f"{node['input_shapes']}): rel-L2 {node['rel_l2']:.3e}, inputs' "
+                                          f"{node['inputs_rel_l2']:.3e}"))
+
+
+def cmd_compare(args):
+    """Every output on each runtime against the float64 reference and against each other."""
+    providers = [p.strip() for p in args.providers.split(",") if p.strip()] if args.providers else None
+    try:
+        result = comparing.compare(args.model, providers, _given_inputs(args.input), _parse_shapes(args.shape),
+                                   args.against, args.per_node, args.seed, args.report, progress=True)
+    except (ValueError, ImportError) as e:
+        raise SystemExit(f"lockstep compare: {e}") from None
+    print(f"model: {args.model}  seed: {args.seed}  runtimes: {', '.join(result['runtimes'])}  "
+          "(errors against the float64 reference provider)")
+    _print_inputs(result["inputs"])
+    _print_outputs(result)
+    if args.per_node:
+        _print_divergence(result["first_divergence"])
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump(result, f, indent=1)
+        print(f"wrote {args.json}")
+    if args.report:
+        print(f"wrote {result['report']}")
+    return 1 if any(e["bit_identical"] is False for e in result["outputs"].values()) else 0
+
+
 def _same_bits(a, b):
     if a.dtype != b.dtype or a.shape != b.shape:
         return False
@@ -177,6 +243,9 @@ def _same_bits(a, b):
         both_nan = np.isnan(a) & np.isnan(b)
         return bool(np.all((a.view(f"u{a.itemsize}") == b.view(f"u{b.itemsize}")) | both_nan))
     return a.tobytes() == b.tobytes()
+
+
+SHAPE_HELP = "dims of a random input (symbolic dims default to 1)"
 
 
 def main(argv=None):
@@ -188,6 +257,7 @@ def main(argv=None):
     run = sub.add_parser("run", help="run a model on seeded random (or given) inputs")
     run.add_argument("model")
     run.add_argument("--input", action="append", metavar="NAME=FILE.npy")
+    run.add_argument("--shape", action="append", metavar="NAME=1x3x224x224", help=SHAPE_HELP)
     run.add_argument("--provider", choices=["cpu", "cuda"], default="cpu")
     run.add_argument("--threads", type=int, default=0)
     run.add_argument("--output-dir")
@@ -196,20 +266,36 @@ def main(argv=None):
     check = sub.add_parser("check", help="run on CPU and CUDA and compare every output bit for bit")
     check.add_argument("model")
     check.add_argument("--input", action="append", metavar="NAME=FILE.npy")
+    check.add_argument("--shape", action="append", metavar="NAME=1x3x224x224", help=SHAPE_HELP)
     check.add_argument("--seed", type=int, default=0)
     check.set_defaults(fn=cmd_check)
     timing = sub.add_parser("bench", help="latency p50/p90, creation time and memory, optionally against onnxruntime")
     timing.add_argument("model")
     timing.add_argument("--provider", choices=["cpu", "cuda"], default="cpu")
     timing.add_argument("--threads", type=int, default=0, help="intra-op threads of both runtimes (default: nproc)")
-    timing.add_argument("--shape", action="append", metavar="NAME=1x3x224x224",
-                        help="dims of a random input (symbolic dims default to 1)")
+    timing.add_argument("--shape", action="append", metavar="NAME=1x3x224x224", help=SHAPE_HELP)
     timing.add_argument("--runs", type=int, default=20)
     timing.add_argument("--warmup", type=int, default=3)
     timing.add_argument("--seed", type=int, default=0)
     timing.add_argument("--against", choices=["onnxruntime"])
     timing.add_argument("--profile", action="store_true", help="a separate profiled pass: top op types and nodes")
     timing.set_defaults(fn=cmd_bench)
+    comparison = sub.add_parser("compare", help="errors of each runtime against a float64 reference, and between them")
+    comparison.add_argument("model")
+    comparison.add_argument("--providers", help="comma-separated: cpu, cuda, reference (default: cpu and, with a "
+                            "GPU, cuda; the float64 reference always runs)")
+    comparison.add_argument("--against", choices=["onnxruntime"], help="also run onnxruntime (CPU, and CUDA where "
+                            "its CUDA provider is installed)")
+    comparison.add_argument("--input", action="append", metavar="NAME=FILE.npy")
+    comparison.add_argument("--shape", action="append", metavar="NAME=1x3x224x224",
+                            help="dims of a random input (symbolic dims default to batch 1, images 224x224, "
+                                 "integer sequences 16, others 1)")
+    comparison.add_argument("--per-node", action="store_true", help="compare every intermediate tensor and name the "
+                            "first node where runtimes diverge or the error against float64 jumps")
+    comparison.add_argument("--json", metavar="FILE", help="write the figures as JSON")
+    comparison.add_argument("--report", metavar="DIR", help="write an HTML report with error histograms")
+    comparison.add_argument("--seed", type=int, default=0)
+    comparison.set_defaults(fn=cmd_compare)
     demo = sub.add_parser("demo", help="the onnxruntime issue 21220 Conv on every provider, compared bit for bit")
     demo.set_defaults(fn=lambda a: __import__("lockstep.demo").demo.main())
     args = parser.parse_args(argv)

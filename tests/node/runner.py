@@ -10,6 +10,7 @@ node/<case>/test_data_set_0/{input,output}_<i>.pb) and later runs reuse it.
     python tests/node/runner.py --expect tests/node/expect_cpu.txt
     python tests/node/runner.py --provider cuda --expect tests/node/expect_cuda.txt
     python tests/node/runner.py --expect tests/node/expect_cpu.txt --update-expectations
+    python tests/node/runner.py --provider reference -j 2   # lockstep's float64 reference provider
 
 The last line printed is always `N passed, M failed, K skipped`.
 """
@@ -44,7 +45,8 @@ CACHE_ROOT = REPO / "tests" / "node_data"
 CACHE_FORMAT = 1
 DEFAULT_RTOL = 1e-3
 DEFAULT_ATOL = 1e-7
-PROVIDERS = {"cpu": "CPUExecutionProvider", "cuda": "CUDAExecutionProvider"}
+PROVIDERS = {"cpu": "CPUExecutionProvider", "cuda": "CUDAExecutionProvider",
+             "reference": "ReferenceExecutionProvider"}
 STATUSES = ("pass", "fail", "skip")
 MAX_REASON = 300
 
@@ -224,6 +226,9 @@ def describe(exc: BaseException) -> str:
 
 
 def make_session(rt, model_bytes: bytes, provider: str, threads: int):
+    if provider == "reference":  # lockstep's float64 yardstick, whatever --runtime says
+        from lockstep.reference import ReferenceSession
+        return ReferenceSession(model_bytes)
     opts = rt.SessionOptions()
     if threads:
         opts.intra_op_num_threads = threads
@@ -377,7 +382,7 @@ def evaluate(rt, case: Case, provider: str, threads: int) -> tuple[str, str]:
     try:
         outs, sess = run_model(rt, case, provider, threads)
         reason = compare_outputs(case, outs)
-        if reason or provider == "cpu":
+        if reason or provider != "cuda":
             return ("fail", reason) if reason else ("pass", "")
         reason = check_against_cpu(rt, case, outs, threads)
         if reason:
@@ -537,6 +542,8 @@ def run_isolated(names: list[str], argv: list[str], jobs: int, timeout: float) -
 
 
 def provider_missing(rt, provider: str) -> str | None:
+    if provider == "reference":
+        return None
     available = getattr(rt, "get_available_providers", lambda: [PROVIDERS[provider]])()
     if PROVIDERS[provider] in available:
         return None
