@@ -391,4 +391,19 @@ void matmul(KernelContext& ctx) {
   }
 }
 
+namespace {
+struct CpuEinsum {
+  // Contract: each element by einsum_element (canonical sum or dot_chunked over k); docs/arithmetic.md#einsum.
+  template <typename T>
+  static void einsum_step(KernelContext& ctx, const EinsumStep& s, const T* a, const T* b, T* out) {
+    ctx.pool->parallel_for(s.n_out, [&](int64_t begin, int64_t end) {
+      for (int64_t o = begin; o < end; ++o) out[o] = einsum_element(s, a, b, o);
+    }, std::max<int64_t>(1, 16384 / std::max<int64_t>(1, s.K)));
+  }
+};
+}  // namespace
+
+// Contract: Einsum as planned Copy/Sum/Dot steps (docs/arithmetic.md#einsum).
+void einsum(KernelContext& ctx) { run_einsum<CpuEinsum>(ctx); }
+
 }  // namespace lockstep::cpu

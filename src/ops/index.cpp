@@ -1,8 +1,12 @@
 // The index family's definitions (GatherND, ScatterND, ScatterElements, Compress, NonZero) as source maps
 // (src/ops/layout.h): every index is read and validated on the host, so out-of-range indices are errors naming
 // the node on both devices.
+#include <algorithm>
+#include <cmath>
 #include <cstring>
+#include <numeric>
 
+#include "ops/elementwise.h"
 #include "ops/layout.h"
 
 namespace lockstep {
@@ -183,6 +187,94 @@ SourceMap nonzero_map(const KernelContext& ctx) {
                  Tensor::from_bytes(DType::Int64, {static_cast<int64_t>(coords.size())}, coords.data())};
   for (size_t e = 0; e < coords.size(); ++e) plan.map[e] = from_extra(static_cast<int64_t>(e));
   return plan;
+}
+
+// OneHot: out[o, d, i] = values[1] where indices[o, i] (negative: + depth) equals d, else values[0]; indices
+// outside [-depth, depth) give a row of values[0].
+SourceMap one_hot_map(const KernelContext& ctx) {
+  Tensor idx = ctx.host_input(0), depth_t = ctx.host_input(1), values = ctx.host_input(2);
+  if (depth_t.numel() != 1) throw ctx.error("depth must hold exactly one element, got " + shape_string(depth_t.shape()));
+  if (values.numel() != 2) throw ctx.error("values must hold [off_value, on_value], got " + shape_string(values.shape()));
+  const int64_t depth = depth_t.int_at(0);
+  if (depth < 1) throw ctx.error("depth must be positive, got " + std::to_string(depth));
+  const int64_t axis = normalize_axis(ctx.node, ctx.node.attr_int("axis", -1), idx.rank() + 1);
+  Shape out = idx.shape();
+  out.insert(out.begin() + axis, depth);
+  const int64_t inner = product(idx.shape(), axis, idx.rank());
+  SourceMap plan{values.dtype(), out, std::vector<int64_t>(shape_numel(out)), values.reshaped({2})};
+  for (int64_t e = 0; e < static_cast<int64_t>(plan.map.size()); ++e) {
+    const int64_t i = e % inner, d = (e / inner) % depth, o = e / (inner * depth);
+    int64_t v = idx.int_at(o * inner + i);
+    if (v < 0) v += depth;
+    plan.map[e] = from_extra(v == d ? 1 : 0);
+  }
+  return plan;
+}
+
+namespace {
+
+// TopK's order: a before b when a is greater (largest) or smaller; NaN is greater than every number; equal
+// elements (+0 and -0, two NaNs) keep their index order (stable sort).
+template <typename T>
+bool greater_than(T a, T b) {
+  if constexpr (std::is_floating_point_v<T>) {
+    if (std::isnan(a)) return !std::isnan(b);
+    if (std::isnan(b)) return false;
+  }
+  return a > b;
+}
+
+template <typename T>
+void top_k_rows(const T* x, int64_t outer, int64_t n, int64_t inner, int64_t k, bool largest, int64_t* picked) {
+  std::vector<int64_t> order(n);
+  for (int64_t r = 0; r < outer * inner; ++r) {
+    const T* row = x + (r / inner) * n * inner + r % inner;
+    std::iota(order.begin(), order.end(), 0);
+    std::stable_sort(order.begin(), order.end(), [&](int64_t a, int64_t b) {
+      return largest ? greater_than(row[a * inner], row[b * inner]) : greater_than(row[b * inner], row[a * inner]);
+    });
+    for (int64_t j = 0; j < k; ++j) picked[((r / inner) * k + j) * inner + r % inner] = order[j];
+  }
+}
+
+}  // namespace
+
+// TopK: the k greatest (largest = 1) or smallest elements of each line along `axis`, always sorted, with their
+// indices; see greater_than for the order.
+std::vector<SourceMap> top_k_maps(const KernelContext& ctx) {
+  Tensor x = ctx.host_input(0);
+  if (x.rank() == 0) throw ctx.error("TopK needs an input of rank >= 1");
+  int64_t k;
+  if (ctx.opset < 10) {
+    k = ctx.node.attr_int("k", -1);
+  } else {
+    Tensor kt = ctx.host_input(1);
+    if (kt.numel() != 1) throw ctx.error("K must hold exactly one element, got " + shape_string(kt.shape()));
+    k = kt.int_at(0);
+  }
+  const int64_t axis = normalize_axis(ctx.node, ctx.node.attr_int("axis", -1), x.rank());
+  const int64_t n = x.dim(static_cast<int>(axis));
+  if (k < 0 || k > n)
+    throw ctx.error("k = " + std::to_string(k) + " is outside [0, " + std::to_string(n) + "] for axis " +
+                    std::to_string(axis) + " of " + shape_string(x.shape()));
+  const bool largest = ctx.opset < 11 || ctx.node.attr_int("largest", 1) != 0;
+  Shape out = x.shape();
+  out[axis] = k;
+  const int64_t outer = product(x.shape(), 0, axis), inner = product(x.shape(), axis + 1, x.rank());
+  std::vector<int64_t> picked(shape_numel(out));
+  dispatch_dtype<arith::kFloats | arith::kInts>(ctx, x.dtype(), [&](auto tag) {
+    top_k_rows(x.data<decltype(tag)>(), outer, n, inner, k, largest, picked.data());
+  });
+  std::vector<SourceMap> plans(2);
+  plans[0] = {x.dtype(), out, std::vector<int64_t>(picked.size()), Tensor()};
+  plans[1] = {DType::Int64, out, std::vector<int64_t>(picked.size()),
+              Tensor::from_bytes(DType::Int64, {static_cast<int64_t>(picked.size())}, picked.data())};
+  for (int64_t e = 0; e < static_cast<int64_t>(picked.size()); ++e) {
+    const int64_t i = e % inner, o = e / (inner * k);
+    plans[0].map[e] = (o * n + picked[e]) * inner + i;
+    plans[1].map[e] = from_extra(e);
+  }
+  return plans;
 }
 
 }  // namespace lockstep

@@ -135,8 +135,17 @@ SourceMap source_map(const KernelContext& ctx) {
     case MappedOp::ScatterElements: return scatter_elements_map(ctx);
     case MappedOp::Compress: return compress_map(ctx);
     case MappedOp::NonZero: return nonzero_map(ctx);
+    case MappedOp::OneHot: return one_hot_map(ctx);
+    case MappedOp::TopK: break;
   }
   throw ctx.error("unknown mapped op");
+}
+
+std::vector<SourceMap> source_maps(const KernelContext& ctx) {
+  if (static_cast<MappedOp>(ctx.entry.variant) == MappedOp::TopK) return top_k_maps(ctx);
+  std::vector<SourceMap> plans;
+  plans.push_back(source_map(ctx));
+  return plans;
 }
 
 namespace {
@@ -154,6 +163,8 @@ const OpEntry kIndexRows[] = {
     {"ScatterElements", 11, kNewestOpset, MAPPED(ScatterElements)},
     {"Compress", 9, kNewestOpset, MAPPED(Compress)},
     {"NonZero", 9, kNewestOpset, MAPPED(NonZero)},
+    {"OneHot", 9, kNewestOpset, MAPPED(OneHot)},
+    {"TopK", 7, kNewestOpset, MAPPED(TopK)},
 };
 #undef MAPPED
 }  // namespace

@@ -27,7 +27,7 @@ inline int64_t from_extra(int64_t j) { return -j - 1; }
 /// OpEntry::variant of the mapped rows: which planner builds the map.
 enum class MappedOp : int {
   Trilu = 0, DepthToSpace, SpaceToDepth, EyeLike,
-  GatherND, ScatterND, ScatterElements, Compress, NonZero,
+  GatherND, ScatterND, ScatterElements, Compress, NonZero, OneHot, TopK,
 };
 
 /// The plan of the node's op (ctx.entry.variant); reads index and shape inputs with host_input.
@@ -38,6 +38,11 @@ SourceMap scatter_nd_map(const KernelContext& ctx);
 SourceMap scatter_elements_map(const KernelContext& ctx);
 SourceMap compress_map(const KernelContext& ctx);
 SourceMap nonzero_map(const KernelContext& ctx);
+SourceMap one_hot_map(const KernelContext& ctx);
+/// TopK's two plans: Values (into input 0) and Indices (int64, all extra elements).
+std::vector<SourceMap> top_k_maps(const KernelContext& ctx);
+/// The plans of every output of the node: one for most ops, two for TopK.
+std::vector<SourceMap> source_maps(const KernelContext& ctx);
 
 /// Dropout in inference (training_mode absent or false, or ratio 0): the plan of its mask output (all ones, bool
 /// from opset 10, the input's type before); throws NotImplemented for a training run with a non-zero ratio.
@@ -57,7 +62,10 @@ void apply_map(KernelContext& ctx, int out_index, const SourceMap& plan) {
 }
 
 template <class Dev>
-void run_mapped(KernelContext& ctx) { apply_map<Dev>(ctx, 0, source_map(ctx)); }
+void run_mapped(KernelContext& ctx) {
+  std::vector<SourceMap> plans = source_maps(ctx);
+  for (size_t i = 0; i < plans.size(); ++i) apply_map<Dev>(ctx, static_cast<int>(i), plans[i]);
+}
 
 /// Dropout: output 0 is input 0 itself; the optional mask is all ones.
 template <class Dev>

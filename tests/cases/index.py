@@ -52,3 +52,30 @@ CASES = [
     case("nonzero_bool", "NonZero", {"X": rand(5, 7) > 0.3}, opset=9, **EXACT),
     case("nonzero_all_zero", "NonZero", {"X": np.zeros((3, 2), np.int32)}, opset=13, **EXACT),
 ]
+
+# OneHot: axes, negative and out-of-range indices, float and int64 indices, several value types.
+for axis in (-1, 0, 1):
+    CASES.append(case(f"onehot_axis{axis}", "OneHot",
+                      {"I": i64([[1, 4, -1], [0, 7, -6]]), "D": np.array(5, np.int64),
+                       "V": np.array([-2.0, 3.5], np.float32)}, attrs={"axis": axis}, opset=11, const=("D", "V"),
+                      **EXACT))
+CASES.append(case("onehot_float_indices_int_values", "OneHot",
+                  {"I": np.array([0.0, 2.0, 1.0], np.float32), "D": np.array([3.0], np.float32),
+                   "V": np.array([0, 9], np.int32)}, opset=11, const=("D", "V"), **EXACT,
+                  reference=lambda I, D, V: [np.where(np.arange(3)[None, :] == I.astype(np.int64)[:, None], 9, 0)
+                                             .astype(np.int32)],
+                  note="onnxruntime has no OneHot for float indices and int32 values"))
+
+# TopK: largest and smallest, axes, ties (the lower index first), k = 0 and k = n, ints, opset 9 (k attribute).
+tie_rows = np.array([[3, 1, 3, 2, 1, 3], [0, 0, 0, 0, 0, 0]], np.float32)
+for largest in (1, 0):
+    for axis in (-1, 0, 1):
+        CASES.append(case(f"topk_l{largest}_a{axis}", "TopK", {"X": rand(4, 6, 5, seed=70), "K": i64([3])},
+                          attrs={"axis": axis, "largest": largest}, opset=11, outputs=2, const=("K",), **EXACT))
+    CASES.append(case(f"topk_ties_l{largest}", "TopK", {"X": tie_rows, "K": i64([4])}, attrs={"largest": largest},
+                      opset=11, outputs=2, const=("K",), **EXACT))
+CASES.append(case("topk_k0", "TopK", {"X": rand(3, 4), "K": i64([0])}, opset=11, outputs=2, const=("K",), **EXACT))
+CASES.append(case("topk_all_int64", "TopK", {"X": randint(3, 8, seed=71), "K": i64([8])}, opset=11, outputs=2,
+                  const=("K",), reference=None, note="ties in random ints: onnxruntime's tie order is unspecified"))
+CASES.append(case("topk_opset9_attribute", "TopK", {"X": rand(2, 9, seed=72)}, attrs={"k": 2}, opset=9, outputs=2,
+                  **EXACT))
