@@ -439,16 +439,33 @@ struct DivOp {
   }
 };
 struct PowOp {
-  static constexpr unsigned kTypes = kF32;
+  static constexpr unsigned kTypes = kF32 | kI32 | kI64;
   static constexpr bool kBoolOut = false;
   // y == 2 is x*x (correctly rounded, as onnxruntime's special case); otherwise pow_f32.
   LOCKSTEP_HD float operator()(float x, float y) const { return y == 2.0f ? x * x : pow_f32(x, y); }
+  // Integers: exact, wrapping, by squaring; a negative exponent truncates 1 / x^-y (so 0 unless |x| = 1; 0^-y = 0).
+  template <class T> LOCKSTEP_HD T operator()(T x, T y) const {
+    if (y < 0) return x == 1 ? T(1) : x == -1 ? ((-(y + 1)) % 2 == 0 ? T(-1) : T(1)) : T(0);
+    T r = 1;
+    for (T b = x; y > 0; y /= 2) {
+      if (y % 2) r = wrap_mul(r, b);
+      b = wrap_mul(b, b);
+    }
+    return r;
+  }
 };
 struct ModOp {
   static constexpr unsigned kTypes = kF32 | kInts;
   static constexpr bool kBoolOut = false;
   bool fmod;
-  LOCKSTEP_HD float operator()(float a, float b) const { return fmod_f32(a, b); }
+  // fmod = 0 (opset 28): the floor remainder from the exact fmod: a zero takes b's sign, a remainder whose sign
+  // differs from b's gets b added (one rounding).
+  LOCKSTEP_HD float operator()(float a, float b) const {
+    const float r = fmod_f32(a, b);
+    if (fmod) return r;
+    if (r == 0.0f) return float_of(bits_of(b) & 0x80000000u);
+    return (r < 0.0f) != (b < 0.0f) ? r + b : r;
+  }
   template <class T> LOCKSTEP_HD T operator()(T a, T b) const { return int_mod(a, b, fmod); }
 };
 struct PReluOp {

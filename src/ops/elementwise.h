@@ -253,6 +253,23 @@ Tensor broadcast_binary(KernelContext& ctx, BinaryOp op, const ElementwiseParams
   return y;
 }
 
+/// x converted to dtype t by the Cast rule, in a new tensor.
+template <class Dev>
+Tensor cast_to(KernelContext& ctx, const Tensor& x, DType t) {
+  Tensor y = new_tensor(ctx, t, x.shape());
+  if (x.numel() > 0) Dev::cast(ctx, x, y);
+  return y;
+}
+
+/// Pow of an integer base and a float exponent: Cast(Pow(Cast(x, float), float(y)), x's type).
+template <class Dev>
+void run_int_float_pow(KernelContext& ctx, const Tensor& a, const Tensor& b) {
+  Tensor base = cast_to<Dev>(ctx, a, DType::Float);
+  Tensor power = broadcast_binary<Dev>(ctx, BinaryOp::Pow, {}, base, Dev::exponent_as_float(ctx, b), nullptr);
+  Tensor& y = ctx.output(0, a.dtype(), power.shape());
+  if (power.numel() > 0) Dev::cast(ctx, power, y);
+}
+
 template <class Dev>
 void run_binary(KernelContext& ctx) {
   const BinaryOp op = static_cast<BinaryOp>(ctx.entry.variant);
@@ -260,6 +277,10 @@ void run_binary(KernelContext& ctx) {
   Tensor b = ctx.input(1);
   ElementwiseParams p = binary_params(ctx, op);
   if (op == BinaryOp::Pow && a.dtype() == DType::Float) b = Dev::exponent_as_float(ctx, b);
+  if (op == BinaryOp::Pow && a.dtype() != DType::Float && b.dtype() != a.dtype()) {
+    if (b.dtype() == DType::Float || b.dtype() == DType::Double) return run_int_float_pow<Dev>(ctx, a, b);
+    b = cast_to<Dev>(ctx, b, a.dtype());
+  }
   require_same_dtype(ctx, {&a, &b});
   validate_binary(ctx, op, a.dtype(), p);
   if (op == BinaryOp::PRelu) {
