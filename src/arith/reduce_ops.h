@@ -249,7 +249,7 @@ struct ScanRow {
     if constexpr (T(0.5) != T(0)) {
       return product ? a * b : a + b;
     } else {
-      using U = decltype(+static_cast<unsigned long long>(0));
+      using U = unsigned long long;
       return static_cast<T>(product ? static_cast<U>(a) * static_cast<U>(b) : static_cast<U>(a) + static_cast<U>(b));
     }
   }
