@@ -392,6 +392,25 @@ struct IsInfOp {
     return ((positive && x == inf) || (negative && x == -inf)) ? 1 : 0;
   }
 };
+struct BitwiseNotOp {
+  static constexpr unsigned kTypes = kInts;
+  static constexpr bool kBoolOut = false;
+  template <class T> LOCKSTEP_HD T operator()(T x) const { return static_cast<T>(~x); }
+};
+/// ThresholdedRelu: x where x > alpha, else +0 (so NaN gives +0, as the spec's "otherwise").
+struct ThresholdedReluOp {
+  static constexpr unsigned kTypes = kF32;
+  static constexpr bool kBoolOut = false;
+  float alpha;
+  LOCKSTEP_HD float operator()(float x) const { return x > alpha ? x : 0.0f; }
+};
+/// Swish (24): x * sigmoid(alpha * x), the product alpha * x rounded first.
+struct SwishOp {
+  static constexpr unsigned kTypes = kF32;
+  static constexpr bool kBoolOut = false;
+  float alpha;
+  LOCKSTEP_HD float operator()(float x) const { return x * sigmoid_f32(alpha * x); }
+};
 struct NotOp {
   static constexpr unsigned kTypes = kBool;
   static constexpr bool kBoolOut = true;
@@ -508,5 +527,16 @@ LOCKSTEP_COMPARE(AndOp, kBool, (a != 0) && (b != 0))
 LOCKSTEP_COMPARE(OrOp, kBool, (a != 0) || (b != 0))
 LOCKSTEP_COMPARE(XorOp, kBool, (a != 0) != (b != 0))
 #undef LOCKSTEP_COMPARE
+
+#define LOCKSTEP_BITWISE(Name, expr)                                                      \
+  struct Name {                                                                           \
+    static constexpr unsigned kTypes = kInts;                                             \
+    static constexpr bool kBoolOut = false;                                               \
+    template <class T> LOCKSTEP_HD T operator()(T a, T b) const { return static_cast<T>(expr); } \
+  };
+LOCKSTEP_BITWISE(BitwiseAndOp, a & b)
+LOCKSTEP_BITWISE(BitwiseOrOp, a | b)
+LOCKSTEP_BITWISE(BitwiseXorOp, a ^ b)
+#undef LOCKSTEP_BITWISE
 
 }  // namespace lockstep::arith

@@ -48,7 +48,7 @@ LOCKSTEP_HD void extreme_pick_f32(float& v, int64_t& i, float v2, int64_t i2) {
 }
 
 /// Term transforms of the float reductions (applied before a term enters the canonical sum).
-enum class ReduceKind : int { Sum, Mean, Prod, Max, Min, L1, L2, SumSquare, LogSumExp };
+enum class ReduceKind : int { Sum, Mean, Prod, Max, Min, L1, L2, SumSquare, LogSumExp, LogSum };
 
 /// ReduceL1's term: |x| with the sign bit cleared (|-0| = +0); NaN passes through.
 LOCKSTEP_HD float l1_term_f32(float x) { return x != x ? x : abs_f32(x); }

@@ -187,6 +187,7 @@ float reduce_output_f32(const float* x, const ReducePlan& p, ReduceKind kind) {
     case ReduceKind::L2: return __builtin_sqrtf(canonical_of_output<TermSquare>(x, p));
     case ReduceKind::SumSquare: return canonical_of_output<TermSquare>(x, p);
     case ReduceKind::LogSumExp: return logsumexp_of_output(x, p);
+    case ReduceKind::LogSum: return arith::log_f32(canonical_of_output<TermIdentity>(x, p));
   }
   return 0.0f;
 }

@@ -35,6 +35,7 @@ __device__ __forceinline__ float term_of(ReduceKind k, float x) {
 __device__ __forceinline__ float finish(ReduceKind k, float s, int64_t n) {
   if (k == ReduceKind::Mean) return s / static_cast<float>(n);
   if (k == ReduceKind::L2) return __fsqrt_rn(s);
+  if (k == ReduceKind::LogSum) return arith::log_f32(s);
   return s;
 }
 

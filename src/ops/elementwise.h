@@ -16,12 +16,13 @@ namespace lockstep {
 /// OpEntry::variant of the `unary` kernel rows.
 enum class UnaryOp : int {
   Relu, LeakyRelu, Elu, Selu, Sigmoid, HardSigmoid, HardSwish, Tanh, Erf, Gelu, Softplus, Exp, Log, Sqrt,
-  Reciprocal, Neg, Abs, Floor, Ceil, Round, Sign, Sin, Cos, IsNaN, IsInf, Not,
+  Reciprocal, Neg, Abs, Floor, Ceil, Round, Sign, Sin, Cos, IsNaN, IsInf, Not, BitwiseNot, ThresholdedRelu, Swish,
   Silu,  // lockstep.Silu, made by the graph rewrites only
 };
 /// OpEntry::variant of the `binary` kernel rows.
 enum class BinaryOp : int {
   Add, Sub, Mul, Div, Pow, Mod, PRelu, Max, Min, Equal, Greater, Less, GreaterOrEqual, LessOrEqual, And, Or, Xor,
+  BitwiseAnd, BitwiseOr, BitwiseXor,
 };
 /// OpEntry::variant of the `variadic` kernel rows.
 enum class VariadicOp : int { Sum, Mean, Max, Min };
@@ -171,6 +172,9 @@ void visit_unary(UnaryOp op, const ElementwiseParams& p, Fn&& fn) {
     case UnaryOp::IsNaN: return fn(IsNaNOp{});
     case UnaryOp::IsInf: return fn(IsInfOp{p.flag_a, p.flag_b});
     case UnaryOp::Not: return fn(NotOp{});
+    case UnaryOp::BitwiseNot: return fn(BitwiseNotOp{});
+    case UnaryOp::ThresholdedRelu: return fn(ThresholdedReluOp{p.alpha});
+    case UnaryOp::Swish: return fn(SwishOp{p.alpha});
     case UnaryOp::Silu: return fn(SiluOp{});
   }
 }
@@ -197,6 +201,9 @@ void visit_binary(BinaryOp op, const ElementwiseParams& p, Fn&& fn) {
     case BinaryOp::And: return fn(AndOp{});
     case BinaryOp::Or: return fn(OrOp{});
     case BinaryOp::Xor: return fn(XorOp{});
+    case BinaryOp::BitwiseAnd: return fn(BitwiseAndOp{});
+    case BinaryOp::BitwiseOr: return fn(BitwiseOrOp{});
+    case BinaryOp::BitwiseXor: return fn(BitwiseXorOp{});
   }
 }
 

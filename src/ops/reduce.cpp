@@ -16,7 +16,7 @@ void require_dtype(const KernelContext& ctx, DType t, std::initializer_list<DTyp
 
 void require_reduce_dtype(const KernelContext& ctx, arith::ReduceKind kind, DType t) {
   using arith::ReduceKind;
-  const bool int_kind = kind != ReduceKind::L2 && kind != ReduceKind::LogSumExp;
+  const bool int_kind = kind != ReduceKind::L2 && kind != ReduceKind::LogSumExp && kind != ReduceKind::LogSum;
   const bool small_kind = kind == ReduceKind::Max || kind == ReduceKind::Min;
   if (t != DType::Float && !(int_kind && (t == DType::Int32 || t == DType::Int64)) &&
       !(small_kind && (t == DType::Int8 || t == DType::UInt8 || t == DType::Bool)))
@@ -177,6 +177,7 @@ const OpEntry kRows[] = {
     {"ReduceL2", 7, kNewestOpset, &cpu::reduce, LOCKSTEP_CUDA_KERNEL(reduce), v(ReduceKind::L2)},
     {"ReduceSumSquare", 7, kNewestOpset, &cpu::reduce, LOCKSTEP_CUDA_KERNEL(reduce), v(ReduceKind::SumSquare)},
     {"ReduceLogSumExp", 7, kNewestOpset, &cpu::reduce, LOCKSTEP_CUDA_KERNEL(reduce), v(ReduceKind::LogSumExp)},
+    {"ReduceLogSum", 7, kNewestOpset, &cpu::reduce, LOCKSTEP_CUDA_KERNEL(reduce), v(ReduceKind::LogSum)},
     {"ArgMax", 7, kNewestOpset, &cpu::arg_reduce, LOCKSTEP_CUDA_KERNEL(arg_reduce), int(ArgKind::ArgMax)},
     {"ArgMin", 7, kNewestOpset, &cpu::arg_reduce, LOCKSTEP_CUDA_KERNEL(arg_reduce), int(ArgKind::ArgMin)},
     {"Softmax", 7, kNewestOpset, &cpu::softmax, LOCKSTEP_CUDA_KERNEL(softmax), int(SoftmaxKind::Softmax)},

@@ -272,3 +272,26 @@ CASES += [
     case("mod_float_floor", "Mod", {"A": mixed(200, scale=100), "B": mixed(200, scale=10, seed=9)}, opset=28,
          rtol=0, atol=0, reference=lambda A, B: [np.mod(A, B)], note="numpy's floor remainder; ORT lacks opset 28"),
 ]
+
+# ThresholdedRelu, Swish (opset 24), and the bitwise ops (opset 18) on every integer type.
+def _sigmoid(v):
+    return 1.0 / (1.0 + np.exp(-v.astype(np.float64)))
+
+
+CASES += [
+    case("thresholded_relu_default", "ThresholdedRelu", {"X": mixed(200)}, opset=10),
+    case("thresholded_relu_alpha", "ThresholdedRelu", {"X": mixed(200, seed=21)}, attrs={"alpha": 0.5}, opset=22),
+    case("swish_alpha", "Swish", {"X": rand(300, low=-20, high=20, seed=22)}, attrs={"alpha": 0.7}, opset=24,
+         reference=lambda X: [(X * _sigmoid(0.7 * X)).astype(np.float32)], rtol=1e-5, atol=1e-6,
+         note="onnxruntime 1.30 has no Swish"),
+]
+for t in (np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16, np.uint32, np.uint64):
+    info = np.iinfo(t)
+    a = np.random.default_rng(23).integers(info.min, info.max, size=(3, 7), dtype=t, endpoint=True)
+    b = np.random.default_rng(24).integers(info.min, info.max, size=(7,), dtype=t, endpoint=True)
+    name = np.dtype(t).name
+    CASES.append(case(f"bitwise_not_{name}", "BitwiseNot", {"X": a}, opset=18, rtol=0, atol=0,
+                      reference=lambda X: [np.bitwise_not(X)]))
+    for op, fn in (("BitwiseAnd", np.bitwise_and), ("BitwiseOr", np.bitwise_or), ("BitwiseXor", np.bitwise_xor)):
+        CASES.append(case(f"{op.lower()}_{name}", op, {"A": a, "B": b}, opset=18, rtol=0, atol=0,
+                          reference=lambda A, B, fn=fn: [fn(A, B)]))

@@ -183,3 +183,12 @@ for op, opset, product in (("CumSum", 14, False), ("CumProd", 26, True)):
         ref = scan_reference(product)
         CASES.append(case(f"{op}_{np.dtype(dtype).name}", op, {"x": x, "axis": np.array([1], np.int32)},
                           opset=opset, const=("axis",), reference=lambda x, axis, ref=ref: [ref(x, axis[0])]))
+
+# ReduceLogSum = log_f32(S(x)): positive terms (a negative sum gives NaN), attribute and input axes, a long row.
+for i, (shape, axes) in enumerate(SHAPES_AXES[:5]):
+    x = rand(*shape, low=0.1, high=2.0, seed=500 + i)
+    for opset in (13, 18):
+        CASES.append(case(f"ReduceLogSum_s{i}_o{opset}", "ReduceLogSum",
+                          {"data": x, **({"axes": np.array(axes or [], np.int64)} if opset >= 18 and axes else {})},
+                          attrs={} if opset >= 18 or not axes else {"axes": axes}, opset=opset,
+                          const=("axes",) if opset >= 18 and axes else ()))
