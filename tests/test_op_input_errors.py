@@ -1,5 +1,5 @@
-"""Bad attributes and shapes of Einsum, the losses, Hardmax/LpNormalization/CumSum, LpPool, OneHot and TopK are
-clear errors naming the node and op, never crashes."""
+"""Bad attributes and shapes of Einsum, the losses, Hardmax/LpNormalization/CumSum, LpPool, OneHot, TopK,
+CenterCropPad and ReverseSequence are clear errors naming the node and op, never crashes."""
 
 import numpy as np
 import pytest
@@ -42,6 +42,12 @@ BAD = [
           opset=11, const=("D", "V")), "values must hold"),
     (case("onehot_bad_depth", "OneHot", {"I": np.zeros(2, I64), "D": np.array(0, I64), "V": np.zeros(2, F32)},
           opset=11, const=("D", "V")), "depth must be positive"),
+    (case("center_crop_pad_size_count", "CenterCropPad", {"X": np.zeros((2, 3), F32), "S": np.array([2], I64)},
+          opset=18, const=("S",)), "1 sizes for 2 axes"),
+    (case("reverse_sequence_long_length", "ReverseSequence",
+          {"X": np.zeros((3, 2), F32), "L": np.array([4, 1], I64)}, opset=10), r"sequence length 4 is outside \[0, 3\]"),
+    (case("reverse_sequence_bad_axes", "ReverseSequence", {"X": np.zeros((3, 2), F32), "L": np.array([1, 1], I64)},
+          attrs={"batch_axis": 0, "time_axis": 0}, opset=10), "batch_axis and time_axis"),
     (case("topk_k_too_large", "TopK", {"X": np.zeros((2, 3), F32), "K": np.array([4], I64)}, opset=11, outputs=2,
           const=("K",)), r"k = 4 is outside \[0, 3\]"),
 ]

@@ -124,6 +124,78 @@ SourceMap dropout_mask_map(const KernelContext& ctx) {
   return m;
 }
 
+namespace {
+
+// The source offset of output element e of `out` reading x (shape `in`) at coordinate c_d = o_d + shift_d per
+// axis, or -1 when some c_d falls outside x.
+int64_t shifted_source(const Shape& in, const Shape& out, const std::vector<int64_t>& shift, int64_t e) {
+  int64_t off = 0, stride = 1;
+  for (int64_t d = static_cast<int64_t>(out.size()) - 1; d >= 0; --d) {
+    const int64_t c = e % out[d] + shift[d];
+    e /= out[d];
+    if (c < 0 || c >= in[d]) return -1;
+    off += c * stride;
+    stride *= in[d];
+  }
+  return off;
+}
+
+// CenterCropPad (18): each listed axis is cropped or zero-padded to its target size around the centre; the smaller
+// half of the difference goes before.
+SourceMap center_crop_pad_map(const KernelContext& ctx) {
+  const Tensor& x = ctx.input(0);
+  std::vector<int64_t> sizes = ctx.host_input(1).to_ints();
+  std::vector<int64_t> axes = ctx.node.attr_ints("axes");
+  if (axes.empty())
+    for (int64_t d = 0; d < x.rank(); ++d) axes.push_back(d);
+  if (sizes.size() != axes.size())
+    throw ctx.error("shape has " + std::to_string(sizes.size()) + " sizes for " + std::to_string(axes.size()) + " axes");
+  Shape out = x.shape();
+  std::vector<int64_t> shift(x.rank(), 0);
+  for (size_t i = 0; i < axes.size(); ++i) {
+    const int64_t a = normalize_axis(ctx.node, axes[i], x.rank());
+    if (sizes[i] < 0) throw ctx.error("target size " + std::to_string(sizes[i]) + " is negative");
+    const int64_t diff = x.dim(static_cast<int>(a)) - sizes[i];
+    shift[a] = diff >= 0 ? diff / 2 : -((-diff) / 2);
+    out[a] = sizes[i];
+  }
+  SourceMap m{x.dtype(), out, std::vector<int64_t>(shape_numel(out)), zeros(x.dtype(), 1)};
+  for (int64_t e = 0; e < static_cast<int64_t>(m.map.size()); ++e) {
+    const int64_t src = shifted_source(x.shape(), out, shift, e);
+    m.map[e] = src >= 0 ? src : from_extra(0);
+  }
+  return m;
+}
+
+// ReverseSequence (10): along time_axis, the first sequence_lens[b] elements of batch b are reversed.
+SourceMap reverse_sequence_map(const KernelContext& ctx) {
+  const Tensor& x = ctx.input(0);
+  if (x.rank() < 2) throw ctx.error("input must have rank >= 2, got " + shape_string(x.shape()));
+  const int64_t batch_axis = ctx.node.attr_int("batch_axis", 1), time_axis = ctx.node.attr_int("time_axis", 0);
+  if (batch_axis == time_axis || batch_axis < 0 || batch_axis > 1 || time_axis < 0 || time_axis > 1)
+    throw ctx.error("batch_axis and time_axis must be 0 and 1 in some order");
+  std::vector<int64_t> lens = ctx.host_input(1).to_ints();
+  const int64_t batch = x.dim(static_cast<int>(batch_axis)), steps = x.dim(static_cast<int>(time_axis));
+  if (static_cast<int64_t>(lens.size()) != batch)
+    throw ctx.error("sequence_lens has " + std::to_string(lens.size()) + " entries for a batch of " +
+                    std::to_string(batch));
+  for (int64_t l : lens)
+    if (l < 0 || l > steps) throw ctx.error("sequence length " + std::to_string(l) + " is outside [0, " +
+                                            std::to_string(steps) + "]");
+  const int64_t inner = x.numel() / std::max<int64_t>(1, batch * steps);
+  SourceMap m{x.dtype(), x.shape(), std::vector<int64_t>(x.numel()), Tensor()};
+  for (int64_t e = 0; e < x.numel(); ++e) {
+    const int64_t i = e % inner, outer = e / inner;
+    const int64_t first = outer / x.dim(1), second = outer % x.dim(1);
+    const int64_t t = time_axis == 0 ? first : second, b = time_axis == 0 ? second : first;
+    const int64_t src_t = t < lens[b] ? lens[b] - 1 - t : t;
+    m.map[e] = ((time_axis == 0 ? src_t * x.dim(1) + b : b * x.dim(1) + src_t) * inner) + i;
+  }
+  return m;
+}
+
+}  // namespace
+
 SourceMap source_map(const KernelContext& ctx) {
   switch (static_cast<MappedOp>(ctx.entry.variant)) {
     case MappedOp::Trilu: return trilu_map(ctx);
@@ -136,6 +208,8 @@ SourceMap source_map(const KernelContext& ctx) {
     case MappedOp::Compress: return compress_map(ctx);
     case MappedOp::NonZero: return nonzero_map(ctx);
     case MappedOp::OneHot: return one_hot_map(ctx);
+    case MappedOp::CenterCropPad: return center_crop_pad_map(ctx);
+    case MappedOp::ReverseSequence: return reverse_sequence_map(ctx);
     case MappedOp::TopK: break;
   }
   throw ctx.error("unknown mapped op");
@@ -156,6 +230,8 @@ const OpEntry kLayoutRows[] = {
     {"SpaceToDepth", 7, kNewestOpset, MAPPED(SpaceToDepth)},
     {"EyeLike", 9, kNewestOpset, MAPPED(EyeLike)},
     {"Dropout", 7, kNewestOpset, &cpu::dropout, LOCKSTEP_CUDA_KERNEL(dropout)},
+    {"CenterCropPad", 18, kNewestOpset, MAPPED(CenterCropPad)},
+    {"ReverseSequence", 10, kNewestOpset, MAPPED(ReverseSequence)},
 };
 const OpEntry kIndexRows[] = {
     {"GatherND", 11, kNewestOpset, MAPPED(GatherND)},

@@ -1,6 +1,7 @@
-// The layout and index families (Trilu, DepthToSpace, SpaceToDepth, EyeLike, Dropout; GatherND, ScatterND,
-// ScatterElements, Compress, NonZero): ops without arithmetic. Each is planned on the host as a source map, one
-// entry per output element, and both devices then run the same exact copy (docs/arithmetic.md#source-maps).
+// The layout and index families (Trilu, DepthToSpace, SpaceToDepth, EyeLike, Dropout, CenterCropPad,
+// ReverseSequence; GatherND, ScatterND, ScatterElements, Compress, NonZero, OneHot, TopK): ops without arithmetic.
+// Each is planned on the host as a source map, one entry per output element, and both devices then run the same
+// exact copy (docs/arithmetic.md#source-maps).
 #pragma once
 
 #include <cstdint>
@@ -27,7 +28,7 @@ inline int64_t from_extra(int64_t j) { return -j - 1; }
 /// OpEntry::variant of the mapped rows: which planner builds the map.
 enum class MappedOp : int {
   Trilu = 0, DepthToSpace, SpaceToDepth, EyeLike,
-  GatherND, ScatterND, ScatterElements, Compress, NonZero, OneHot, TopK,
+  GatherND, ScatterND, ScatterElements, Compress, NonZero, OneHot, TopK, CenterCropPad, ReverseSequence,
 };
 
 /// The plan of the node's op (ctx.entry.variant); reads index and shape inputs with host_input.
