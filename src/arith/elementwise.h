@@ -411,6 +411,32 @@ struct SwishOp {
   float alpha;
   LOCKSTEP_HD float operator()(float x) const { return x * sigmoid_f32(alpha * x); }
 };
+/// Celu (12): x >= 0 ? x : alpha * expm1(x / alpha) (expm1, as Elu; the quotient rounded first).
+struct CeluOp {
+  static constexpr unsigned kTypes = kF32;
+  static constexpr bool kBoolOut = false;
+  float alpha;
+  LOCKSTEP_HD float operator()(float x) const { return x >= 0.0f ? x : alpha * expm1_f32(x / alpha); }
+};
+/// Softsign: x / (1 + |x|).
+struct SoftsignOp {
+  static constexpr unsigned kTypes = kF32;
+  static constexpr bool kBoolOut = false;
+  LOCKSTEP_HD float operator()(float x) const { return x / (1.0f + abs_f32(x)); }
+};
+/// Shrink: x < -lambd ? x + bias : x > lambd ? x - bias : +0.
+struct ShrinkOp {
+  static constexpr unsigned kTypes = kF32;
+  static constexpr bool kBoolOut = false;
+  float lambd, bias;
+  LOCKSTEP_HD float operator()(float x) const { return x < -lambd ? x + bias : x > lambd ? x - bias : 0.0f; }
+};
+/// Mish (18): x * tanh(softplus(x)), each function rounded to float.
+struct MishOp {
+  static constexpr unsigned kTypes = kF32;
+  static constexpr bool kBoolOut = false;
+  LOCKSTEP_HD float operator()(float x) const { return x * tanh_f32(softplus_f32(x)); }
+};
 struct NotOp {
   static constexpr unsigned kTypes = kBool;
   static constexpr bool kBoolOut = true;

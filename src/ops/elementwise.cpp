@@ -19,7 +19,11 @@ ElementwiseParams unary_params(const KernelContext& ctx, UnaryOp op) {
   ElementwiseParams p;
   switch (op) {
     case UnaryOp::LeakyRelu: p.alpha = n.attr_float("alpha", 0.01f); break;
-    case UnaryOp::ThresholdedRelu: case UnaryOp::Swish: p.alpha = n.attr_float("alpha", 1.0f); break;
+    case UnaryOp::ThresholdedRelu: case UnaryOp::Swish: case UnaryOp::Celu: p.alpha = n.attr_float("alpha", 1.0f); break;
+    case UnaryOp::Shrink:
+      p.alpha = n.attr_float("lambd", 0.5f);
+      p.beta = n.attr_float("bias", 0.0f);
+      break;
     case UnaryOp::Elu: p.alpha = n.attr_float("alpha", 1.0f); break;
     case UnaryOp::Selu:
       p.alpha = n.attr_float("alpha", 1.67326319217681884765625f);
@@ -235,6 +239,7 @@ const OpEntry kRows[] = {
     U(Tanh, 7), U(Erf, 9), U(Gelu, 20), U(Softplus, 7), U(Exp, 7), U(Log, 7), U(Sqrt, 7), U(Reciprocal, 7),
     U(Neg, 7), U(Abs, 7), U(Floor, 7), U(Ceil, 7), U(Round, 11), U(Sign, 9), U(Sin, 7), U(Cos, 7),
     U(IsNaN, 9), U(IsInf, 10), U(Not, 7), U(BitwiseNot, 18), U(ThresholdedRelu, 10), U(Swish, 24),
+    U(Celu, 12), U(Softsign, 7), U(Shrink, 9), U(Mish, 18),
     B(Add, 7), B(Sub, 7), B(Mul, 7), B(Div, 7), B(Pow, 7), B(Mod, 10), B(PRelu, 7), B(Equal, 7), B(Greater, 7),
     B(Less, 7), B(GreaterOrEqual, 12), B(LessOrEqual, 12), B(And, 7), B(Or, 7), B(Xor, 7), B(BitwiseAnd, 18),
     B(BitwiseOr, 18), B(BitwiseXor, 18),

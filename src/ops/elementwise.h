@@ -17,6 +17,7 @@ namespace lockstep {
 enum class UnaryOp : int {
   Relu, LeakyRelu, Elu, Selu, Sigmoid, HardSigmoid, HardSwish, Tanh, Erf, Gelu, Softplus, Exp, Log, Sqrt,
   Reciprocal, Neg, Abs, Floor, Ceil, Round, Sign, Sin, Cos, IsNaN, IsInf, Not, BitwiseNot, ThresholdedRelu, Swish,
+  Celu, Softsign, Shrink, Mish,
   Silu,  // lockstep.Silu, made by the graph rewrites only
 };
 /// OpEntry::variant of the `binary` kernel rows.
@@ -175,6 +176,10 @@ void visit_unary(UnaryOp op, const ElementwiseParams& p, Fn&& fn) {
     case UnaryOp::BitwiseNot: return fn(BitwiseNotOp{});
     case UnaryOp::ThresholdedRelu: return fn(ThresholdedReluOp{p.alpha});
     case UnaryOp::Swish: return fn(SwishOp{p.alpha});
+    case UnaryOp::Celu: return fn(CeluOp{p.alpha});
+    case UnaryOp::Softsign: return fn(SoftsignOp{});
+    case UnaryOp::Shrink: return fn(ShrinkOp{p.alpha, p.beta});
+    case UnaryOp::Mish: return fn(MishOp{});
     case UnaryOp::Silu: return fn(SiluOp{});
   }
 }

@@ -236,6 +236,7 @@ const OpEntry kLayoutRows[] = {
 const OpEntry kIndexRows[] = {
     {"GatherND", 11, kNewestOpset, MAPPED(GatherND)},
     {"ScatterND", 11, kNewestOpset, MAPPED(ScatterND)},
+    {"Scatter", 9, 10, MAPPED(ScatterElements)},
     {"ScatterElements", 11, kNewestOpset, MAPPED(ScatterElements)},
     {"Compress", 9, kNewestOpset, MAPPED(Compress)},
     {"NonZero", 9, kNewestOpset, MAPPED(NonZero)},

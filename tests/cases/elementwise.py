@@ -295,3 +295,13 @@ for t in (np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16, np.uint32,
     for op, fn in (("BitwiseAnd", np.bitwise_and), ("BitwiseOr", np.bitwise_or), ("BitwiseXor", np.bitwise_xor)):
         CASES.append(case(f"{op.lower()}_{name}", op, {"A": a, "B": b}, opset=18, rtol=0, atol=0,
                           reference=lambda A, B, fn=fn: [fn(A, B)]))
+
+# Celu, Softsign, Shrink, Mish: special values and wide ranges.
+CASES += [
+    case("celu_default", "Celu", {"X": mixed(200, scale=10)}, opset=12),
+    case("celu_alpha", "Celu", {"X": mixed(200, scale=10, seed=25)}, attrs={"alpha": 2.5}, opset=12),
+    case("softsign", "Softsign", {"X": mixed(200, scale=100)}, opset=7),
+    case("shrink_default", "Shrink", {"X": mixed(200, scale=2)}, opset=9),
+    case("shrink_bias", "Shrink", {"X": mixed(200, scale=2, seed=26)}, attrs={"lambd": 1.0, "bias": 0.25}, opset=9),
+    case("mish", "Mish", {"X": rand(300, low=-30, high=30, seed=27)}, opset=18, rtol=1e-5, atol=1e-6),
+]

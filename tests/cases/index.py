@@ -79,3 +79,7 @@ CASES.append(case("topk_all_int64", "TopK", {"X": randint(3, 8, seed=71), "K": i
                   const=("K",), reference=None, note="ties in random ints: onnxruntime's tie order is unspecified"))
 CASES.append(case("topk_opset9_attribute", "TopK", {"X": rand(2, 9, seed=72)}, attrs={"k": 2}, opset=9, outputs=2,
                   **EXACT))
+
+# Scatter (9, 10): the old name of ScatterElements.
+CASES.append(case("scatter_opset9", "Scatter", {"X": rand(3, 4), "I": i64([[1, 0, 2, 3]]), "U": rand(1, 4, seed=9)},
+                  attrs={"axis": 1}, opset=9, **EXACT))
