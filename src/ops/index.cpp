@@ -35,10 +35,15 @@ int64_t product(const Shape& s, size_t from, size_t to) {
   return p;
 }
 
-// Reductions other than "none" add or multiply floats in index order; they are refused until the contract says so.
-void require_no_reduction(const KernelContext& ctx) {
-  std::string r = ctx.node.attr_string("reduction", "none");
-  if (r != "none") throw ctx.error("reduction '" + r + "' is not supported (only 'none')", ErrorCode::NotImplemented);
+// A Scatter's reduction (16+): "none", or the binary op that folds each update into its element.
+BinaryOp scatter_reduction(const KernelContext& ctx, bool& reduces) {
+  const std::string r = ctx.node.attr_string("reduction", "none");
+  reduces = r != "none";
+  if (r == "none" || r == "add") return BinaryOp::Add;
+  if (r == "mul") return BinaryOp::Mul;
+  if (r == "max") return BinaryOp::Max;
+  if (r == "min") return BinaryOp::Min;
+  throw ctx.error("reduction must be none, add, mul, max or min, got '" + r + "'");
 }
 
 // The data offsets addressed by the index tuples of an (..., m) indices tensor over data's dims [b, b+m), for
@@ -64,12 +69,38 @@ std::vector<int64_t> tuple_offsets(const KernelContext& ctx, const Shape& data, 
 
 // The start of both Scatters: data unchanged (identity map), the updates (input 2) as the extra elements.
 SourceMap scatter_base(const KernelContext& ctx) {
-  require_no_reduction(ctx);
   const Tensor& data = ctx.input(0);
   if (ctx.input(2).dtype() != data.dtype()) throw ctx.error("updates and data differ in element type");
   SourceMap plan{data.dtype(), data.shape(), std::vector<int64_t>(data.numel()), ctx.host_input(2)};
   for (int64_t e = 0; e < data.numel(); ++e) plan.map[e] = e;
   return plan;
+}
+
+// Applies the updates, (target element, update element) in update order: without a reduction the last update of
+// an element wins; with one, the host folds them in that order, out = out (op) update (the binary op's rule), and
+// the result becomes the extra elements.
+void finish_scatter(const KernelContext& ctx, SourceMap& plan, const std::vector<std::pair<int64_t, int64_t>>& moves) {
+  bool reduces = false;
+  const BinaryOp op = scatter_reduction(ctx, reduces);
+  if (!reduces) {
+    for (auto [target, update] : moves) plan.map[target] = from_extra(update);
+    return;
+  }
+  Tensor out = ctx.host_input(0).clone();
+  dispatch_dtype<arith::kFloats | arith::kInts>(ctx, out.dtype(), [&](auto tag) {
+    using T = decltype(tag);
+    T* o = out.data<T>();
+    const T* u = plan.extra.data<T>();
+    auto fold = [&](auto f) {
+      for (auto [target, update] : moves) o[target] = f(o[target], u[update]);
+    };
+    if (op == BinaryOp::Add) fold(arith::AddOp{});
+    else if (op == BinaryOp::Mul) fold(arith::MulOp{});
+    else if (op == BinaryOp::Max) fold(arith::MaxOp{});
+    else fold(arith::MinOp{});
+  });
+  plan.extra = out.reshaped({out.numel()});
+  for (int64_t e = 0; e < out.numel(); ++e) plan.map[e] = from_extra(e);
 }
 
 }  // namespace
@@ -108,8 +139,10 @@ SourceMap scatter_nd_map(const KernelContext& ctx) {
   int64_t inner = product(data.shape(), m, data.rank());
   std::vector<int64_t> offsets = tuple_offsets(ctx, data.shape(), idx, 0);
   SourceMap plan = scatter_base(ctx);
+  std::vector<std::pair<int64_t, int64_t>> moves;
   for (size_t t = 0; t < offsets.size(); ++t)
-    for (int64_t i = 0; i < inner; ++i) plan.map[offsets[t] + i] = from_extra(t * inner + i);
+    for (int64_t i = 0; i < inner; ++i) moves.emplace_back(offsets[t] + i, t * inner + i);
+  finish_scatter(ctx, plan, moves);
   return plan;
 }
 
@@ -124,6 +157,7 @@ SourceMap scatter_elements_map(const KernelContext& ctx) {
   int64_t axis = normalize_axis(ctx.node, ctx.node.attr_int("axis", 0), data.rank());
   std::vector<int64_t> ds = strides_of(data.shape());
   SourceMap plan = scatter_base(ctx);
+  std::vector<std::pair<int64_t, int64_t>> moves;
   for (int64_t p = 0; p < idx.numel(); ++p) {
     int64_t off = 0, rest = p;
     for (int64_t d = data.rank() - 1; d >= 0; --d) {
@@ -133,8 +167,9 @@ SourceMap scatter_elements_map(const KernelContext& ctx) {
       else if (c >= data.dim(d)) throw ctx.error("indices exceed data's dims outside the axis");
       off += c * ds[d];
     }
-    plan.map[off] = from_extra(p);
+    moves.emplace_back(off, p);
   }
+  finish_scatter(ctx, plan, moves);
   return plan;
 }
 

@@ -83,3 +83,13 @@ CASES.append(case("topk_opset9_attribute", "TopK", {"X": rand(2, 9, seed=72)}, a
 # Scatter (9, 10): the old name of ScatterElements.
 CASES.append(case("scatter_opset9", "Scatter", {"X": rand(3, 4), "I": i64([[1, 0, 2, 3]]), "U": rand(1, 4, seed=9)},
                   attrs={"axis": 1}, opset=9, **EXACT))
+
+# Scatter reductions (16+): repeated indices fold in update order on the host (add, mul, max, min).
+for reduction in ("add", "mul", "max", "min"):
+    CASES.append(case(f"scatter_nd_{reduction}", "ScatterND",
+                      {"X": rand(6, 3, seed=98), "I": i64([[1], [4], [1], [1]]), "U": rand(4, 3, seed=99)},
+                      attrs={"reduction": reduction}, opset=18, rtol=1e-6, atol=1e-7))
+    CASES.append(case(f"scatter_elements_{reduction}_int32", "ScatterElements",
+                      {"X": randint(3, 4, low=-5, high=5, dtype=np.int32), "I": i64([[0, 1, 0, 3], [0, 1, 2, 3]]),
+                       "U": randint(2, 4, low=-5, high=5, dtype=np.int32, seed=100)},
+                      attrs={"axis": 1, "reduction": reduction}, opset=18, **EXACT))
