@@ -48,6 +48,9 @@ BAD = [
           {"X": np.zeros((3, 2), F32), "L": np.array([4, 1], I64)}, opset=10), r"sequence length 4 is outside \[0, 3\]"),
     (case("reverse_sequence_bad_axes", "ReverseSequence", {"X": np.zeros((3, 2), F32), "L": np.array([1, 1], I64)},
           attrs={"batch_axis": 0, "time_axis": 0}, opset=10), "batch_axis and time_axis"),
+    (case("max_unpool_index_out_of_range", "MaxUnpool", {"X": np.zeros((1, 1, 1, 1), F32),
+                                                          "I": np.array([[[[4]]]], I64)},
+          attrs={"kernel_shape": [2, 2], "strides": [2, 2]}, opset=11), r"index 4 is outside \[0, 4\)"),
     (case("topk_k_too_large", "TopK", {"X": np.zeros((2, 3), F32), "K": np.array([4], I64)}, opset=11, outputs=2,
           const=("K",)), r"k = 4 is outside \[0, 3\]"),
 ]

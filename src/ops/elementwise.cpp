@@ -19,7 +19,9 @@ ElementwiseParams unary_params(const KernelContext& ctx, UnaryOp op) {
   ElementwiseParams p;
   switch (op) {
     case UnaryOp::LeakyRelu: p.alpha = n.attr_float("alpha", 0.01f); break;
-    case UnaryOp::ThresholdedRelu: case UnaryOp::Swish: case UnaryOp::Celu: p.alpha = n.attr_float("alpha", 1.0f); break;
+    case UnaryOp::ThresholdedRelu: case UnaryOp::Swish: case UnaryOp::Celu:
+      p.alpha = n.attr_float("alpha", 1.0f);
+      break;
     case UnaryOp::Shrink:
       p.alpha = n.attr_float("lambd", 0.5f);
       p.beta = n.attr_float("bias", 0.0f);

@@ -254,7 +254,8 @@ EinsumPlan plan_einsum(const KernelContext& ctx) {
   for (int i = 0; i < n; ++i) {
     if (ctx.input(i).dtype() != t) throw ctx.error("inputs must have one element type");
     int64_t letters = std::count_if(terms[i].begin(), terms[i].end(), [](char c) { return std::isalpha(c); });
-    if (terms[i].find("...") != std::string::npos) ellipsis_rank = std::max(ellipsis_rank, ctx.input(i).rank() - letters);
+    if (terms[i].find("...") != std::string::npos)
+      ellipsis_rank = std::max(ellipsis_rank, ctx.input(i).rank() - letters);
   }
   EinsumPlanner planner{ctx, {}, {}};
   std::vector<std::vector<int>> labels(n);
@@ -285,7 +286,8 @@ EinsumPlan plan_einsum(const KernelContext& ctx) {
       const int64_t stride = size == 1 && planner.dims[l] != 1 ? 0 : strides[d];
       auto at = std::find(v.labels.begin(), v.labels.end(), l);
       if (at != v.labels.end()) {
-        if (v.dims[at - v.labels.begin()] != size) throw ctx.error("repeated label " + label_name(l) + " differs in size");
+        if (v.dims[at - v.labels.begin()] != size)
+          throw ctx.error("repeated label " + label_name(l) + " differs in size");
         v.strides[at - v.labels.begin()] += stride;
         continue;
       }
@@ -306,7 +308,8 @@ EinsumPlan plan_einsum(const KernelContext& ctx) {
     out = term_labels(ctx, term, letters + (dots ? ellipsis_rank : 0), ellipsis_rank);
     for (size_t i = 0; i < out.size(); ++i) {
       if (!uses.count(out[i])) throw ctx.error("output label " + label_name(out[i]) + " is in no input");
-      if (std::count(out.begin(), out.end(), out[i]) > 1) throw ctx.error("output label " + label_name(out[i]) + " repeats");
+      if (std::count(out.begin(), out.end(), out[i]) > 1)
+        throw ctx.error("output label " + label_name(out[i]) + " repeats");
     }
   }
   const std::set<int> out_set(out.begin(), out.end());

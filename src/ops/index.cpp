@@ -228,8 +228,10 @@ SourceMap nonzero_map(const KernelContext& ctx) {
 // outside [-depth, depth) give a row of values[0].
 SourceMap one_hot_map(const KernelContext& ctx) {
   Tensor idx = ctx.host_input(0), depth_t = ctx.host_input(1), values = ctx.host_input(2);
-  if (depth_t.numel() != 1) throw ctx.error("depth must hold exactly one element, got " + shape_string(depth_t.shape()));
-  if (values.numel() != 2) throw ctx.error("values must hold [off_value, on_value], got " + shape_string(values.shape()));
+  if (depth_t.numel() != 1)
+    throw ctx.error("depth must hold exactly one element, got " + shape_string(depth_t.shape()));
+  if (values.numel() != 2)
+    throw ctx.error("values must hold [off_value, on_value], got " + shape_string(values.shape()));
   const int64_t depth = depth_t.int_at(0);
   if (depth < 1) throw ctx.error("depth must be positive, got " + std::to_string(depth));
   const int64_t axis = normalize_axis(ctx.node, ctx.node.attr_int("axis", -1), idx.rank() + 1);
@@ -310,6 +312,44 @@ std::vector<SourceMap> top_k_maps(const KernelContext& ctx) {
     plans[1].map[e] = from_extra(e);
   }
   return plans;
+}
+
+// MaxUnpool (9+): zeros of the pooled input's natural shape ((in - 1) * stride - pads + kernel per spatial axis),
+// with x[i] at flat position indices[i] (later elements win); with output_shape, that tensor sits in the leading
+// corner of the larger output (the ONNX reference).
+SourceMap max_unpool_map(const KernelContext& ctx) {
+  const Tensor& x = ctx.input(0);
+  Tensor idx = host_indices(ctx, 1);
+  if (idx.shape() != x.shape()) throw ctx.error("indices must have X's shape " + shape_string(x.shape()));
+  const int64_t nsp = x.rank() - 2;
+  std::vector<int64_t> kernel = ctx.node.attr_ints("kernel_shape");
+  std::vector<int64_t> strides = ctx.node.attr_ints("strides", std::vector<int64_t>(nsp, 1));
+  std::vector<int64_t> pads = ctx.node.attr_ints("pads", std::vector<int64_t>(2 * nsp, 0));
+  if (nsp < 1 || static_cast<int64_t>(kernel.size()) != nsp || static_cast<int64_t>(strides.size()) != nsp ||
+      static_cast<int64_t>(pads.size()) != 2 * nsp)
+    throw ctx.error("kernel_shape, strides and pads must match the " + std::to_string(nsp) + " spatial dims");
+  Shape natural = x.shape();
+  for (int64_t d = 0; d < nsp; ++d)
+    natural[2 + d] = (x.dim(2 + d) - 1) * strides[d] - (pads[d] + pads[nsp + d]) + kernel[d];
+  Shape out = ctx.has_input(2) ? ctx.host_input(2).to_ints() : natural;
+  if (out.size() != natural.size()) throw ctx.error("output_shape must have rank " + std::to_string(natural.size()));
+  for (size_t d = 0; d < out.size(); ++d)
+    if (out[d] < natural[d])
+      throw ctx.error("output_shape " + shape_string(out) + " is smaller than the unpooled " + shape_string(natural));
+  SourceMap plan{x.dtype(), out, std::vector<int64_t>(shape_numel(out), from_extra(0)), host_zeros(x.dtype(), 1)};
+  const int64_t n = shape_numel(natural);
+  for (int64_t i = 0; i < x.numel(); ++i) {
+    int64_t t = idx.int_at(i);
+    if (t < 0 || t >= n) throw ctx.error("index " + std::to_string(t) + " is outside [0, " + std::to_string(n) + ")");
+    int64_t off = 0, stride = 1;
+    for (int64_t d = static_cast<int64_t>(out.size()) - 1; d >= 0; --d) {
+      off += (t % natural[d]) * stride;
+      t /= natural[d];
+      stride *= out[d];
+    }
+    plan.map[off] = i;
+  }
+  return plan;
 }
 
 }  // namespace lockstep

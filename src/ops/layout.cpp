@@ -8,13 +8,13 @@
 
 namespace lockstep {
 
-namespace {
-
-// A host tensor of `n` zero elements of dtype t.
-Tensor zeros(DType t, int64_t n) {
+Tensor host_zeros(DType t, int64_t n) {
   std::vector<uint8_t> bytes(static_cast<size_t>(n) * dtype_size(t), 0);
   return Tensor::from_bytes(t, {n}, bytes.data());
 }
+
+namespace {
+
 
 // The bytes of the value 1 in dtype t (EyeLike's diagonal).
 uint64_t one_bits(const KernelContext& ctx, DType t) {
@@ -41,7 +41,7 @@ SourceMap trilu_map(const KernelContext& ctx) {
     k = kt.int_at(0);
   }
   bool upper = ctx.node.attr_int("upper", 1) != 0;
-  SourceMap m{x.dtype(), x.shape(), std::vector<int64_t>(x.numel()), zeros(x.dtype(), 1)};
+  SourceMap m{x.dtype(), x.shape(), std::vector<int64_t>(x.numel()), host_zeros(x.dtype(), 1)};
   int64_t rows = x.dim(-2), cols = x.dim(-1);
   for (int64_t e = 0; e < x.numel(); ++e) {
     int64_t j = e % cols, i = (e / cols) % rows;
@@ -92,7 +92,7 @@ SourceMap eye_like_map(const KernelContext& ctx) {
   DType t = static_cast<DType>(ctx.node.attr_int("dtype", static_cast<int64_t>(x.dtype())));
   int64_t k = ctx.node.attr_int("k", 0);
   uint64_t one = one_bits(ctx, t);
-  SourceMap m{t, x.shape(), std::vector<int64_t>(x.numel()), zeros(t, 2)};
+  SourceMap m{t, x.shape(), std::vector<int64_t>(x.numel()), host_zeros(t, 2)};
   std::memcpy(static_cast<uint8_t*>(m.extra.raw()) + dtype_size(t), &one, dtype_size(t));
   int64_t cols = x.dim(1);
   for (int64_t e = 0; e < x.numel(); ++e) m.map[e] = from_extra(e % cols - e / cols == k ? 1 : 0);
@@ -119,7 +119,7 @@ SourceMap dropout_mask_map(const KernelContext& ctx) {
   const Tensor& x = ctx.input(0);
   DType t = ctx.opset >= 10 ? DType::Bool : x.dtype();
   uint64_t one = one_bits(ctx, t);
-  SourceMap m{t, x.shape(), std::vector<int64_t>(x.numel(), from_extra(0)), zeros(t, 1)};
+  SourceMap m{t, x.shape(), std::vector<int64_t>(x.numel(), from_extra(0)), host_zeros(t, 1)};
   std::memcpy(m.extra.raw(), &one, dtype_size(t));
   return m;
 }
@@ -159,7 +159,7 @@ SourceMap center_crop_pad_map(const KernelContext& ctx) {
     shift[a] = diff >= 0 ? diff / 2 : -((-diff) / 2);
     out[a] = sizes[i];
   }
-  SourceMap m{x.dtype(), out, std::vector<int64_t>(shape_numel(out)), zeros(x.dtype(), 1)};
+  SourceMap m{x.dtype(), out, std::vector<int64_t>(shape_numel(out)), host_zeros(x.dtype(), 1)};
   for (int64_t e = 0; e < static_cast<int64_t>(m.map.size()); ++e) {
     const int64_t src = shifted_source(x.shape(), out, shift, e);
     m.map[e] = src >= 0 ? src : from_extra(0);
@@ -208,6 +208,7 @@ SourceMap source_map(const KernelContext& ctx) {
     case MappedOp::Compress: return compress_map(ctx);
     case MappedOp::NonZero: return nonzero_map(ctx);
     case MappedOp::OneHot: return one_hot_map(ctx);
+    case MappedOp::MaxUnpool: return max_unpool_map(ctx);
     case MappedOp::CenterCropPad: return center_crop_pad_map(ctx);
     case MappedOp::ReverseSequence: return reverse_sequence_map(ctx);
     case MappedOp::TopK: break;
@@ -241,6 +242,7 @@ const OpEntry kIndexRows[] = {
     {"Compress", 9, kNewestOpset, MAPPED(Compress)},
     {"NonZero", 9, kNewestOpset, MAPPED(NonZero)},
     {"OneHot", 9, kNewestOpset, MAPPED(OneHot)},
+    {"MaxUnpool", 9, kNewestOpset, MAPPED(MaxUnpool)},
     {"TopK", 7, kNewestOpset, MAPPED(TopK)},
 };
 #undef MAPPED

@@ -1,5 +1,5 @@
 // The layout and index families (Trilu, DepthToSpace, SpaceToDepth, EyeLike, Dropout, CenterCropPad,
-// ReverseSequence; GatherND, ScatterND, ScatterElements, Compress, NonZero, OneHot, TopK): ops without arithmetic.
+// ReverseSequence; GatherND, ScatterND, ScatterElements, Compress, NonZero, OneHot, TopK, MaxUnpool): no arithmetic.
 // Each is planned on the host as a source map, one entry per output element, and both devices then run the same
 // exact copy (docs/arithmetic.md#source-maps).
 #pragma once
@@ -22,6 +22,9 @@ struct SourceMap {
   Tensor extra;
 };
 
+/// A host tensor of `n` zero elements of dtype t (the extra element of maps that fill with zeros).
+Tensor host_zeros(DType t, int64_t n);
+
 /// The encoded map entry for extra element j.
 inline int64_t from_extra(int64_t j) { return -j - 1; }
 
@@ -29,6 +32,7 @@ inline int64_t from_extra(int64_t j) { return -j - 1; }
 enum class MappedOp : int {
   Trilu = 0, DepthToSpace, SpaceToDepth, EyeLike,
   GatherND, ScatterND, ScatterElements, Compress, NonZero, OneHot, TopK, CenterCropPad, ReverseSequence,
+  MaxUnpool,
 };
 
 /// The plan of the node's op (ctx.entry.variant); reads index and shape inputs with host_input.
@@ -40,6 +44,7 @@ SourceMap scatter_elements_map(const KernelContext& ctx);
 SourceMap compress_map(const KernelContext& ctx);
 SourceMap nonzero_map(const KernelContext& ctx);
 SourceMap one_hot_map(const KernelContext& ctx);
+SourceMap max_unpool_map(const KernelContext& ctx);
 /// TopK's two plans: Values (into input 0) and Indices (int64, all extra elements).
 std::vector<SourceMap> top_k_maps(const KernelContext& ctx);
 /// The plans of every output of the node: one for most ops, two for TopK.

@@ -93,3 +93,16 @@ for reduction in ("add", "mul", "max", "min"):
                       {"X": randint(3, 4, low=-5, high=5, dtype=np.int32), "I": i64([[0, 1, 0, 3], [0, 1, 2, 3]]),
                        "U": randint(2, 4, low=-5, high=5, dtype=np.int32, seed=100)},
                       attrs={"axis": 1, "reduction": reduction}, opset=18, **EXACT))
+
+# MaxUnpool (9+): the indices of a MaxPool (natural shape), and into a larger output_shape.
+_unpool_x = rand(1, 2, 2, 2, seed=101)
+_unpool_i = i64([[[[5, 7], [13, 15]], [[16 + 0, 16 + 3], [16 + 9, 16 + 14]]]])
+CASES += [
+    case("max_unpool_natural", "MaxUnpool", {"X": _unpool_x, "I": _unpool_i},
+         attrs={"kernel_shape": [2, 2], "strides": [2, 2]}, opset=11, **EXACT),
+    case("max_unpool_output_shape", "MaxUnpool", {"X": _unpool_x, "I": _unpool_i, "S": i64([1, 2, 5, 5])},
+         attrs={"kernel_shape": [2, 2], "strides": [2, 2]}, opset=11, const=("S",), rtol=0, atol=0,
+         reference=lambda X, I, S: [np.pad(np.bincount(I.ravel(), X.ravel().astype(np.float64), 32)
+                                           .astype(np.float32).reshape(1, 2, 4, 4), ((0, 0), (0, 0), (0, 1), (0, 1)))],
+         note="the ONNX reference: the natural-shape result in the output's leading corner"),
+]
