@@ -1,6 +1,7 @@
 // Bit reinterpretation and fma for the code shared by the CPU and CUDA providers: the same operation on both.
 #pragma once
 
+#include <cmath>
 #include <cstdint>
 #include <cstring>
 
@@ -40,5 +41,17 @@ LOCKSTEP_HD double double_of(uint64_t u) {
 /// Fused multiply-add a*b+c with a single rounding (IEEE fusedMultiplyAdd), for kernels whose contract says
 /// "fma": lanes.h's mul_add on one float.
 LOCKSTEP_HD float fma_f32(float a, float b, float c) { return mul_add(a, b, c); }
+
+/// The binary64 fma (Einsum on double operands).
+LOCKSTEP_HD double fma_f64(double a, double b, double c) {
+#if defined(__CUDA_ARCH__)
+  return __fma_rn(a, b, c);
+#else
+  return std::fma(a, b, c);
+#endif
+}
+/// fma_f32 or fma_f64 by operand type, for the templates of reduce.h.
+LOCKSTEP_HD float fma_of(float a, float b, float c) { return fma_f32(a, b, c); }
+LOCKSTEP_HD double fma_of(double a, double b, double c) { return fma_f64(a, b, c); }
 
 }  // namespace lockstep::arith

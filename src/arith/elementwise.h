@@ -392,6 +392,51 @@ struct IsInfOp {
     return ((positive && x == inf) || (negative && x == -inf)) ? 1 : 0;
   }
 };
+struct BitwiseNotOp {
+  static constexpr unsigned kTypes = kInts;
+  static constexpr bool kBoolOut = false;
+  template <class T> LOCKSTEP_HD T operator()(T x) const { return static_cast<T>(~x); }
+};
+/// ThresholdedRelu: x where x > alpha, else +0 (so NaN gives +0, as the spec's "otherwise").
+struct ThresholdedReluOp {
+  static constexpr unsigned kTypes = kF32;
+  static constexpr bool kBoolOut = false;
+  float alpha;
+  LOCKSTEP_HD float operator()(float x) const { return x > alpha ? x : 0.0f; }
+};
+/// Swish (24): x * sigmoid(alpha * x), the product alpha * x rounded first.
+struct SwishOp {
+  static constexpr unsigned kTypes = kF32;
+  static constexpr bool kBoolOut = false;
+  float alpha;
+  LOCKSTEP_HD float operator()(float x) const { return x * sigmoid_f32(alpha * x); }
+};
+/// Celu (12): x >= 0 ? x : alpha * expm1(x / alpha) (expm1, as Elu; the quotient rounded first).
+struct CeluOp {
+  static constexpr unsigned kTypes = kF32;
+  static constexpr bool kBoolOut = false;
+  float alpha;
+  LOCKSTEP_HD float operator()(float x) const { return x >= 0.0f ? x : alpha * expm1_f32(x / alpha); }
+};
+/// Softsign: x / (1 + |x|).
+struct SoftsignOp {
+  static constexpr unsigned kTypes = kF32;
+  static constexpr bool kBoolOut = false;
+  LOCKSTEP_HD float operator()(float x) const { return x / (1.0f + abs_f32(x)); }
+};
+/// Shrink: x < -lambd ? x + bias : x > lambd ? x - bias : +0.
+struct ShrinkOp {
+  static constexpr unsigned kTypes = kF32;
+  static constexpr bool kBoolOut = false;
+  float lambd, bias;
+  LOCKSTEP_HD float operator()(float x) const { return x < -lambd ? x + bias : x > lambd ? x - bias : 0.0f; }
+};
+/// Mish (18): x * tanh(softplus(x)), each function rounded to float.
+struct MishOp {
+  static constexpr unsigned kTypes = kF32;
+  static constexpr bool kBoolOut = false;
+  LOCKSTEP_HD float operator()(float x) const { return x * tanh_f32(softplus_f32(x)); }
+};
 struct NotOp {
   static constexpr unsigned kTypes = kBool;
   static constexpr bool kBoolOut = true;
@@ -439,16 +484,33 @@ struct DivOp {
   }
 };
 struct PowOp {
-  static constexpr unsigned kTypes = kF32;
+  static constexpr unsigned kTypes = kF32 | kI32 | kI64;
   static constexpr bool kBoolOut = false;
   // y == 2 is x*x (correctly rounded, as onnxruntime's special case); otherwise pow_f32.
   LOCKSTEP_HD float operator()(float x, float y) const { return y == 2.0f ? x * x : pow_f32(x, y); }
+  // Integers: exact, wrapping, by squaring; a negative exponent truncates 1 / x^-y (so 0 unless |x| = 1; 0^-y = 0).
+  template <class T> LOCKSTEP_HD T operator()(T x, T y) const {
+    if (y < 0) return x == 1 ? T(1) : x == -1 ? ((-(y + 1)) % 2 == 0 ? T(-1) : T(1)) : T(0);
+    T r = 1;
+    for (T b = x; y > 0; y /= 2) {
+      if (y % 2) r = wrap_mul(r, b);
+      b = wrap_mul(b, b);
+    }
+    return r;
+  }
 };
 struct ModOp {
   static constexpr unsigned kTypes = kF32 | kInts;
   static constexpr bool kBoolOut = false;
   bool fmod;
-  LOCKSTEP_HD float operator()(float a, float b) const { return fmod_f32(a, b); }
+  // fmod = 0 (opset 28): the floor remainder from the exact fmod: a zero takes b's sign, a remainder whose sign
+  // differs from b's gets b added (one rounding).
+  LOCKSTEP_HD float operator()(float a, float b) const {
+    const float r = fmod_f32(a, b);
+    if (fmod) return r;
+    if (r == 0.0f) return float_of(bits_of(b) & 0x80000000u);
+    return (r < 0.0f) != (b < 0.0f) ? r + b : r;
+  }
   template <class T> LOCKSTEP_HD T operator()(T a, T b) const { return int_mod(a, b, fmod); }
 };
 struct PReluOp {
@@ -491,5 +553,16 @@ LOCKSTEP_COMPARE(AndOp, kBool, (a != 0) && (b != 0))
 LOCKSTEP_COMPARE(OrOp, kBool, (a != 0) || (b != 0))
 LOCKSTEP_COMPARE(XorOp, kBool, (a != 0) != (b != 0))
 #undef LOCKSTEP_COMPARE
+
+#define LOCKSTEP_BITWISE(Name, expr)                                                      \
+  struct Name {                                                                           \
+    static constexpr unsigned kTypes = kInts;                                             \
+    static constexpr bool kBoolOut = false;                                               \
+    template <class T> LOCKSTEP_HD T operator()(T a, T b) const { return static_cast<T>(expr); } \
+  };
+LOCKSTEP_BITWISE(BitwiseAndOp, a & b)
+LOCKSTEP_BITWISE(BitwiseOrOp, a | b)
+LOCKSTEP_BITWISE(BitwiseXorOp, a ^ b)
+#undef LOCKSTEP_BITWISE
 
 }  // namespace lockstep::arith

@@ -48,7 +48,7 @@ LOCKSTEP_HD void extreme_pick_f32(float& v, int64_t& i, float v2, int64_t i2) {
 }
 
 /// Term transforms of the float reductions (applied before a term enters the canonical sum).
-enum class ReduceKind : int { Sum, Mean, Prod, Max, Min, L1, L2, SumSquare, LogSumExp };
+enum class ReduceKind : int { Sum, Mean, Prod, Max, Min, L1, L2, SumSquare, LogSumExp, LogSum };
 
 /// ReduceL1's term: |x| with the sign bit cleared (|-0| = +0); NaN passes through.
 LOCKSTEP_HD float l1_term_f32(float x) { return x != x ? x : abs_f32(x); }
@@ -114,15 +114,16 @@ LOCKSTEP_HD void pool_out_coords(const PoolGeom& g, int64_t flat, int64_t (&o)[k
   o[0] = flat / g.out[1];
 }
 
-/// AveragePool of one output: canonical sum of the window's terms in row-major kernel order divided by their
-/// count. Taps inside the input are terms; padding taps are +0 terms only if count_include_pad; taps beyond
-/// the padding (ceil_mode) are never terms. The lanes are the reference reduction's, filled term by term.
-LOCKSTEP_HD float avgpool_window_f32(const PoolGeom& g, const float* plane, int64_t out_flat) {
+/// The canonical sum of term(t) over a window's terms in row-major kernel order, and their count. Taps inside the
+/// input are terms; padding taps are +0 terms only if count_include_pad; taps beyond the padding (ceil_mode) are
+/// never terms. The lanes are the reference reduction's, filled term by term.
+template <typename Term>
+LOCKSTEP_HD float window_sum_f32(const PoolGeom& g, const float* plane, int64_t out_flat, Term term, int64_t& count) {
   int64_t o[kPoolDims];
   pool_out_coords(g, out_flat, o);
   float lane[kReduceLanes];
   for (int j = 0; j < kReduceLanes; ++j) lane[j] = 0.0f;
-  int64_t count = 0;
+  count = 0;
   for (int64_t k0 = 0; k0 < g.kernel[0]; ++k0) {
     int64_t p0 = o[0] * g.stride[0] - g.pad_begin[0] + k0 * g.dilation[0];
     int c0 = pool_tap_class(g, 0, p0);
@@ -136,15 +137,47 @@ LOCKSTEP_HD float avgpool_window_f32(const PoolGeom& g, const float* plane, int6
         int c2 = pool_tap_class(g, 2, p2);
         if (c2 == 2 || (c2 == 1 && !g.count_include_pad)) continue;
         bool inside = c0 == 0 && c1 == 0 && c2 == 0;
-        float t = inside ? plane[(p0 * g.in[1] + p1) * g.in[2] + p2] : 0.0f;
+        float t = inside ? term(plane[(p0 * g.in[1] + p1) * g.in[2] + p2]) : 0.0f;
         int j = static_cast<int>(count % kReduceLanes);
         lane[j] = lane[j] + t;
         ++count;
       }
     }
   }
-  float s = tree_over_lanes_f32(lane, AddF32{});
+  return tree_over_lanes_f32(lane, AddF32{});
+}
+
+struct IdentityF32 {
+  LOCKSTEP_HD float operator()(float x) const { return x; }
+};
+
+/// AveragePool of one output: the window's canonical sum divided by its count of terms.
+LOCKSTEP_HD float avgpool_window_f32(const PoolGeom& g, const float* plane, int64_t out_flat) {
+  int64_t count = 0;
+  float s = window_sum_f32(g, plane, out_flat, IdentityF32{}, count);
   return s / static_cast<float>(count);
+}
+
+/// LpPool's and LpNormalization's term |x|^p: |x| for p = 1, x*x for p = 2, pow_f32(|x|, p) otherwise.
+struct LpTermF32 {
+  int64_t p;
+  LOCKSTEP_HD float operator()(float x) const {
+    if (p == 1) return l1_term_f32(x);
+    if (p == 2) return x * x;
+    return pow_f32(abs_f32(x), static_cast<float>(p));
+  }
+};
+/// The p-th root of a sum of LpTermF32 terms: s, sqrt(s) (IEEE), or pow_f32(s, 1/p) (1/p rounded first).
+LOCKSTEP_HD float lp_root_f32(float s, int64_t p) {
+  if (p == 1) return s;
+  if (p == 2) return sqrt_f32(s);
+  return pow_f32(s, 1.0f / static_cast<float>(p));
+}
+
+/// LpPool of one output: (sum of |x|^p over the window, padding taps as +0 terms)^(1/p).
+LOCKSTEP_HD float lppool_window_f32(const PoolGeom& g, const float* plane, int64_t out_flat, int64_t p) {
+  int64_t count = 0;
+  return lp_root_f32(window_sum_f32(g, plane, out_flat, LpTermF32{p}, count), p);
 }
 
 /// MaxPool of one output: the sequential max rule over the taps inside the input, in row-major kernel order
@@ -182,5 +215,53 @@ LOCKSTEP_HD T maxpool_window(const PoolGeom& g, const T* plane, int64_t out_flat
   if (index) *index = at;
   return m;
 }
+
+// ---------------------------------------------------------------------------------------------- axis rows
+// One line along an axis: `len` elements `inner` apart. Both devices call these per line (a CPU task or one CUDA
+// thread per line), so each output element gets the same operations.
+
+/// Hardmax: 1 at the element the sequential max rule picks (the first NaN, else the first maximum), +0 elsewhere.
+struct HardmaxRowF32 {
+  LOCKSTEP_HD void operator()(const float* x, float* y, int64_t len, int64_t inner) const {
+    int64_t at = -1;
+    extreme_seq_f32<true>(len, 0.0f, [&](int64_t i) { return x[i * inner]; }, &at);
+    for (int64_t i = 0; i < len; ++i) y[i * inner] = i == at ? 1.0f : 0.0f;
+  }
+};
+
+/// LpNormalization: y_i = x_i / norm, norm = S(|x_i|) (p = 1) or sqrt(S(x_i * x_i)) (p = 2), terms ascending;
+/// a zero norm gives +0 (the spec's 0/0 = 0).
+struct LpNormalizeRowF32 {
+  int64_t p;
+  LOCKSTEP_HD void operator()(const float* x, float* y, int64_t len, int64_t inner) const {
+    const LpTermF32 term{p};
+    const float norm = lp_root_f32(sum_canonical_f32(len, [&](int64_t i) { return term(x[i * inner]); }), p);
+    for (int64_t i = 0; i < len; ++i) y[i * inner] = norm == 0.0f ? 0.0f : x[i * inner] / norm;
+  }
+};
+
+/// CumSum / CumProd: a sequential scan along the line (descending with reverse): acc = acc (op) x_i, one rounding
+/// per step; exclusive writes acc before the step (the identity first). Integers wrap (two's complement).
+template <typename T>
+struct ScanRow {
+  bool product, exclusive, reverse;
+  LOCKSTEP_HD static T step(T a, T b, bool product) {
+    if constexpr (T(0.5) != T(0)) {
+      return product ? a * b : a + b;
+    } else {
+      using U = unsigned long long;
+      return static_cast<T>(product ? static_cast<U>(a) * static_cast<U>(b) : static_cast<U>(a) + static_cast<U>(b));
+    }
+  }
+  LOCKSTEP_HD void operator()(const T* x, T* y, int64_t len, int64_t inner) const {
+    T acc = product ? T(1) : T(0);
+    for (int64_t k = 0; k < len; ++k) {
+      const int64_t i = (reverse ? len - 1 - k : k) * inner;
+      const T next = step(acc, x[i], product);
+      y[i] = exclusive ? acc : next;
+      acc = next;
+    }
+  }
+};
 
 }  // namespace lockstep::arith

@@ -107,7 +107,7 @@ struct CpuElementwise {
   static Tensor exponent_as_float(KernelContext& ctx, const Tensor& y) {
     if (y.dtype() == DType::Float) return y;
     Tensor f = new_tensor(ctx, DType::Float, y.shape());
-    dispatch_dtype<arith::kFloats | arith::kShapeInts>(ctx, y.dtype(), [&](auto tag) {
+    dispatch_dtype<arith::kFloats | arith::kInts>(ctx, y.dtype(), [&](auto tag) {
       using T = decltype(tag);
       const T* in = y.data<T>();
       float* out = f.data<float>();

@@ -391,4 +391,69 @@ void matmul(KernelContext& ctx) {
   }
 }
 
+namespace {
+
+// A float Dot step over one contracted label as batched strided products on the gemm core (the same
+// dot_chunked_f32 from +0 per element): output dims are batch dims (any), at most one dim read only by a (M) and
+// one read only by b (N). Returns false when the step has another form.
+bool einsum_dot_as_gemm(KernelContext& ctx, const EinsumStep& s, const float* a, const float* b, float* out) {
+  if (s.kind != EinsumStep::Dot || s.k_rank != 1) return false;
+  int m_dim = -1, n_dim = -1;
+  std::vector<int> batch;
+  int64_t y_stride[kMaxRank], stride = 1;
+  for (int d = s.out_rank - 1; d >= 0; --d) {
+    y_stride[d] = stride;
+    stride *= s.out_dims[d];
+  }
+  for (int d = 0; d < s.out_rank; ++d) {
+    const bool in_a = s.a_out[d] != 0, in_b = s.b_out[d] != 0;
+    int& slot = in_a ? m_dim : n_dim;
+    if (in_a == in_b || slot >= 0) batch.push_back(d);
+    else slot = d;
+  }
+  const int64_t M = m_dim >= 0 ? s.out_dims[m_dim] : 1, N = n_dim >= 0 ? s.out_dims[n_dim] : 1;
+  const int64_t a_rs = m_dim >= 0 ? s.a_out[m_dim] : 0, y_rs = m_dim >= 0 ? y_stride[m_dim] : 0;
+  const int64_t b_cs = n_dim >= 0 ? s.b_out[n_dim] : 0, y_cs = n_dim >= 0 ? y_stride[n_dim] : 0;
+  int64_t batches = 1;
+  for (int d : batch) batches *= s.out_dims[d];
+  auto one = [&](ThreadPool* pool, int64_t bi) {
+    int64_t ao = 0, bo = 0, yo = 0;
+    for (size_t j = batch.size(); j-- > 0;) {
+      const int d = batch[j];
+      const int64_t i = bi % s.out_dims[d];
+      bi /= s.out_dims[d];
+      ao += i * s.a_out[d];
+      bo += i * s.b_out[d];
+      yo += i * y_stride[d];
+    }
+    gemm_f32_strided(pool, M, N, s.K, a + ao, a_rs, s.a_k[0], b + bo, s.b_k[0], b_cs, GemmOut{out + yo, y_rs, y_cs});
+  };
+  if (batches >= 2) {
+    ctx.pool->parallel_for(batches, [&](int64_t b0, int64_t b1) {
+      for (int64_t bi = b0; bi < b1; ++bi) one(nullptr, bi);
+    }, 1);
+  } else {
+    one(ctx.pool, 0);
+  }
+  return true;
+}
+
+struct CpuEinsum {
+  // Contract: each element by einsum_element (canonical sum or dot_chunked over k), or the gemm core for float
+  // products (the same sequence); docs/arithmetic.md#einsum.
+  template <typename T>
+  static void einsum_step(KernelContext& ctx, const EinsumStep& s, const T* a, const T* b, T* out) {
+    if constexpr (std::is_same_v<T, float>)
+      if (einsum_dot_as_gemm(ctx, s, a, b, out)) return;
+    ctx.pool->parallel_for(s.n_out, [&](int64_t begin, int64_t end) {
+      for (int64_t o = begin; o < end; ++o) out[o] = einsum_element(s, a, b, o);
+    }, std::max<int64_t>(1, 16384 / std::max<int64_t>(1, s.K)));
+  }
+};
+
+}  // namespace
+
+// Contract: Einsum as planned Copy/Sum/Dot steps (docs/arithmetic.md#einsum).
+void einsum(KernelContext& ctx) { run_einsum<CpuEinsum>(ctx); }
+
 }  // namespace lockstep::cpu

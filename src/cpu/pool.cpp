@@ -53,6 +53,15 @@ struct CpuPool {
         },
         grain_for(window_size(g)));
   }
+  static void lp_pool(KernelContext& ctx, const arith::PoolGeom& g, int64_t p, const float* x, float* y) {
+    ctx.pool->parallel_for(
+        g.planes * g.out_plane,
+        [&](int64_t begin, int64_t end) {
+          for (int64_t o = begin; o < end; ++o)
+            y[o] = arith::lppool_window_f32(g, x + (o / g.out_plane) * g.in_plane, o % g.out_plane, p);
+        },
+        grain_for(window_size(g)));
+  }
   static void global_pool(KernelContext& ctx, const GlobalPlan& p, bool is_max, const float* x, float* y) {
     const float ninf = -std::numeric_limits<float>::infinity();
     ctx.pool->parallel_for(
@@ -75,6 +84,9 @@ void max_pool(KernelContext& ctx) { run_max_pool<CpuPool>(ctx); }
 
 // Contract: AveragePool, canonical sum of the window's terms / their count; docs/arithmetic.md#pool.
 void average_pool(KernelContext& ctx) { run_average_pool<CpuPool>(ctx); }
+
+// Contract: LpPool = lp_root(S(|x|^p over the window, padding taps +0)); docs/arithmetic.md#lppool.
+void lp_pool(KernelContext& ctx) { run_lp_pool<CpuPool>(ctx); }
 
 // Contract: GlobalAveragePool = S(plane) / spatial, GlobalMaxPool = sequential max; docs/arithmetic.md#pool.
 void global_pool(KernelContext& ctx) { run_global_pool<CpuPool>(ctx); }

@@ -1,4 +1,4 @@
-// CPU kernels of the reduce family (Reduce*, ArgMax/ArgMin, Softmax/LogSoftmax). Contract: docs/arithmetic.md#reduce.
+// CPU kernels of the reduce family (Reduce*, ArgMax/ArgMin, Softmax/LogSoftmax, per-line ops). Contract: docs/arithmetic.md#reduce.
 #include <immintrin.h>
 
 #include <cstring>
@@ -187,6 +187,7 @@ float reduce_output_f32(const float* x, const ReducePlan& p, ReduceKind kind) {
     case ReduceKind::L2: return __builtin_sqrtf(canonical_of_output<TermSquare>(x, p));
     case ReduceKind::SumSquare: return canonical_of_output<TermSquare>(x, p);
     case ReduceKind::LogSumExp: return logsumexp_of_output(x, p);
+    case ReduceKind::LogSum: return arith::log_f32(canonical_of_output<TermIdentity>(x, p));
   }
   return 0.0f;
 }
@@ -304,18 +305,31 @@ struct CpuReduce {
     arg_reduce_typed(ctx, p, is_max, last, x, y);
   }
   static void softmax(KernelContext& ctx, const AxisPlan& p, bool log, const float* x, float* y) {
-    const SoftmaxKernels kernels;
+    softmax_rows(ctx, p, log, x, y);
+  }
+  template <typename T, class Row>
+  static void lines(KernelContext& ctx, const AxisPlan& p, Row row, const T* x, T* y) {
     ctx.pool->parallel_for(
         p.rows(),
         [&](int64_t begin, int64_t end) {
-          for (int64_t r = begin; r < end; ++r)
-            softmax_row(x + p.row_base(r), y + p.row_base(r), p.len, p.inner, log, kernels);
+          for (int64_t r = begin; r < end; ++r) row(x + p.row_base(r), y + p.row_base(r), p.len, p.inner);
         },
-        grain_for(p.len * 8));
+        grain_for(p.len * 2));
   }
 };
 
 }  // namespace
+
+void softmax_rows(KernelContext& ctx, const AxisPlan& p, bool log, const float* x, float* y) {
+  const SoftmaxKernels kernels;
+  ctx.pool->parallel_for(
+      p.rows(),
+      [&](int64_t begin, int64_t end) {
+        for (int64_t r = begin; r < end; ++r)
+          softmax_row(x + p.row_base(r), y + p.row_base(r), p.len, p.inner, log, kernels);
+      },
+      grain_for(p.len * 8));
+}
 
 // Contract: Reduce* per docs/arithmetic.md#reduce; one thread per output.
 void reduce(KernelContext& ctx) { run_reduce<CpuReduce>(ctx); }
@@ -325,5 +339,8 @@ void arg_reduce(KernelContext& ctx) { run_arg_reduce<CpuReduce>(ctx); }
 
 // Contract: Softmax/LogSoftmax per row (softmax_row); see docs/arithmetic.md#softmax--logsoftmax.
 void softmax(KernelContext& ctx) { run_softmax<CpuReduce>(ctx); }
+
+// Contract: Hardmax, LpNormalization, CumSum/CumProd per line (arith's *Row functors); docs/arithmetic.md#lines.
+void lines(KernelContext& ctx) { run_lines<CpuReduce>(ctx); }
 
 }  // namespace lockstep::cpu

@@ -3,6 +3,7 @@
 
 #include <cuda_runtime.h>
 
+#include <memory>
 #include <string>
 
 #include "ops/common.h"
@@ -18,6 +19,14 @@ inline void check(const KernelContext& ctx, cudaError_t status, const char* what
     throw ctx.error(std::string(what) + ": " + cudaGetErrorString(status), ErrorCode::RuntimeError);
 }
 inline void check_launch(const KernelContext& ctx) { check(ctx, cudaGetLastError(), "CUDA kernel launch"); }
+
+/// A device copy of host bytes, on the kernel's stream (pageable source: staged before cudaMemcpyAsync returns).
+inline std::shared_ptr<Buffer> upload(KernelContext& ctx, const void* host, size_t bytes) {
+  std::shared_ptr<Buffer> buf = ctx.allocator->allocate(bytes ? bytes : 1);
+  if (bytes)
+    check(ctx, cudaMemcpyAsync(buf->data, host, bytes, cudaMemcpyHostToDevice, stream_of(ctx)), "cudaMemcpyAsync");
+  return buf;
+}
 
 constexpr int kThreadsPerBlock = 256;
 inline unsigned blocks_for(int64_t n) { return static_cast<unsigned>((n + kThreadsPerBlock - 1) / kThreadsPerBlock); }

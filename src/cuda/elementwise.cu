@@ -91,8 +91,7 @@ struct CudaElementwise {
   }
   static Tensor exponent_as_float(KernelContext& ctx, const Tensor& y) {
     if (y.dtype() == DType::Float) return y;
-    if (y.dtype() != DType::Double && y.dtype() != DType::Int32 && y.dtype() != DType::Int64)
-      unsupported_dtype(ctx, y.dtype());
+    dispatch_dtype<arith::kFloats | arith::kInts>(ctx, y.dtype(), [](auto) {});
     Tensor f = new_tensor(ctx, DType::Float, y.shape());
     if (y.numel() == 0) return f;
     cast_kernel<float><<<grid_for(y.numel()), kThreadsPerBlock, 0, stream_of(ctx)>>>(y.raw(), y.dtype(),

@@ -409,4 +409,23 @@ void matmul(KernelContext& ctx) {
   check_launch(ctx);
 }
 
+namespace {
+// Contract: one output element per thread, einsum_element itself; docs/arithmetic.md#einsum.
+template <typename T>
+__global__ void einsum_step_thread(EinsumStep s, const T* a, const T* b, T* out) {
+  const int64_t o = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (o < s.n_out) out[o] = einsum_element(s, a, b, o);
+}
+struct CudaEinsum {
+  template <typename T>
+  static void einsum_step(KernelContext& ctx, const EinsumStep& s, const T* a, const T* b, T* out) {
+    einsum_step_thread<T><<<blocks_for(s.n_out), kThreadsPerBlock, 0, stream_of(ctx)>>>(s, a, b, out);
+    check_launch(ctx);
+  }
+};
+}  // namespace
+
+// Contract: Einsum as planned Copy/Sum/Dot steps (docs/arithmetic.md#einsum).
+void einsum(KernelContext& ctx) { run_einsum<CudaEinsum>(ctx); }
+
 }  // namespace lockstep::cuda

@@ -18,14 +18,6 @@ __global__ void source_map_kernel(const int64_t* __restrict__ map, const W* __re
   dst[e] = m >= 0 ? src[m] : extra[-m - 1];
 }
 
-// A device copy of host bytes, on the kernel's stream (pageable source: staged before cudaMemcpyAsync returns).
-std::shared_ptr<Buffer> upload(KernelContext& ctx, const void* host, size_t bytes) {
-  std::shared_ptr<Buffer> buf = ctx.allocator->allocate(bytes ? bytes : 1);
-  if (bytes)
-    check(ctx, cudaMemcpyAsync(buf->data, host, bytes, cudaMemcpyHostToDevice, stream_of(ctx)), "cudaMemcpyAsync");
-  return buf;
-}
-
 struct CudaMapped {
   template <typename W>
   static void apply(KernelContext& ctx, const SourceMap& plan, const W* src, W* dst) {

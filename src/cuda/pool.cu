@@ -35,6 +35,13 @@ __global__ void average_pool_thread(const float* x, float* y, arith::PoolGeom g)
   y[o] = arith::avgpool_window_f32(g, x + (o / g.out_plane) * g.in_plane, o % g.out_plane);
 }
 
+// Contract: LpPool = lp_root(S(|x|^p over the window, padding taps +0)); one thread per output.
+__global__ void lp_pool_thread(const float* x, float* y, arith::PoolGeom g, int64_t p) {
+  const int64_t o = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (o >= g.planes * g.out_plane) return;
+  y[o] = arith::lppool_window_f32(g, x + (o / g.out_plane) * g.in_plane, o % g.out_plane, p);
+}
+
 // Contract: GlobalAveragePool = S(plane)/spatial (warp: lane j takes j mod 32); GlobalMaxPool = sequential rule.
 __global__ void global_pool_warp(const float* x, float* y, GlobalPlan p, bool is_max) {
   const int64_t r = static_cast<int64_t>(blockIdx.x) * kWarpsPerBlock + threadIdx.x / 32;
@@ -68,6 +75,10 @@ struct CudaPool {
     average_pool_thread<<<blocks_for(g.planes * g.out_plane), kThreadsPerBlock, 0, stream_of(ctx)>>>(x, y, g);
     check_launch(ctx);
   }
+  static void lp_pool(KernelContext& ctx, const arith::PoolGeom& g, int64_t p, const float* x, float* y) {
+    lp_pool_thread<<<blocks_for(g.planes * g.out_plane), kThreadsPerBlock, 0, stream_of(ctx)>>>(x, y, g, p);
+    check_launch(ctx);
+  }
   static void global_pool(KernelContext& ctx, const GlobalPlan& p, bool is_max, const float* x, float* y) {
     unsigned blocks = static_cast<unsigned>((p.planes + kWarpsPerBlock - 1) / kWarpsPerBlock);
     global_pool_warp<<<blocks, kThreadsPerBlock, 0, stream_of(ctx)>>>(x, y, p, is_max);
@@ -82,6 +93,9 @@ void max_pool(KernelContext& ctx) { run_max_pool<CudaPool>(ctx); }
 
 // Contract: AveragePool = S(terms) / float(count) (arith::avgpool_window_f32); see docs/arithmetic.md#pool.
 void average_pool(KernelContext& ctx) { run_average_pool<CudaPool>(ctx); }
+
+// Contract: LpPool = lp_root(S(|x|^p over the window, padding taps +0)); docs/arithmetic.md#lppool.
+void lp_pool(KernelContext& ctx) { run_lp_pool<CudaPool>(ctx); }
 
 // Contract: GlobalAveragePool = S(plane) / float(m), GlobalMaxPool = MAX(plane); see docs/arithmetic.md#pool.
 void global_pool(KernelContext& ctx) { run_global_pool<CudaPool>(ctx); }

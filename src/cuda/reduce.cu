@@ -35,6 +35,7 @@ __device__ __forceinline__ float term_of(ReduceKind k, float x) {
 __device__ __forceinline__ float finish(ReduceKind k, float s, int64_t n) {
   if (k == ReduceKind::Mean) return s / static_cast<float>(n);
   if (k == ReduceKind::L2) return __fsqrt_rn(s);
+  if (k == ReduceKind::LogSum) return arith::log_f32(s);
   return s;
 }
 
@@ -179,6 +180,14 @@ __global__ void softmax_warp(const float* x, float* y, AxisPlan p, bool log) {
   }
 }
 
+// Contract: one line per thread, the arith row functor itself (Hardmax, LpNormalization, CumSum/CumProd).
+template <typename T, class Row>
+__global__ void lines_thread(const T* x, T* y, AxisPlan p, Row row) {
+  int64_t r = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (r >= p.rows()) return;
+  row(x + p.row_base(r), y + p.row_base(r), p.len, p.inner);
+}
+
 struct CudaReduce {
   static void copy(KernelContext& ctx, const Tensor& x, Tensor& y) {
     check(ctx, cudaMemcpyAsync(y.raw(), x.raw(), x.bytes(), cudaMemcpyDeviceToDevice, stream_of(ctx)), "copy");
@@ -204,13 +213,22 @@ struct CudaReduce {
     check_launch(ctx);
   }
   static void softmax(KernelContext& ctx, const AxisPlan& p, bool log, const float* x, float* y) {
-    unsigned blocks = static_cast<unsigned>((p.rows() + kWarpsPerBlock - 1) / kWarpsPerBlock);
-    softmax_warp<<<blocks, kThreadsPerBlock, 0, stream_of(ctx)>>>(x, y, p, log);
+    softmax_rows(ctx, p, log, x, y);
+  }
+  template <typename T, class Row>
+  static void lines(KernelContext& ctx, const AxisPlan& p, Row row, const T* x, T* y) {
+    lines_thread<T, Row><<<blocks_for(p.rows()), kThreadsPerBlock, 0, stream_of(ctx)>>>(x, y, p, row);
     check_launch(ctx);
   }
 };
 
 }  // namespace
+
+void softmax_rows(KernelContext& ctx, const AxisPlan& p, bool log, const float* x, float* y) {
+  unsigned blocks = static_cast<unsigned>((p.rows() + kWarpsPerBlock - 1) / kWarpsPerBlock);
+  softmax_warp<<<blocks, kThreadsPerBlock, 0, stream_of(ctx)>>>(x, y, p, log);
+  check_launch(ctx);
+}
 
 // Contract: Reduce* per docs/arithmetic.md#reduce.
 void reduce(KernelContext& ctx) { run_reduce<CudaReduce>(ctx); }
@@ -220,5 +238,8 @@ void arg_reduce(KernelContext& ctx) { run_arg_reduce<CudaReduce>(ctx); }
 
 // Contract: Softmax/LogSoftmax, one warp per row (softmax_warp); see docs/arithmetic.md#softmax--logsoftmax.
 void softmax(KernelContext& ctx) { run_softmax<CudaReduce>(ctx); }
+
+// Contract: Hardmax, LpNormalization, CumSum/CumProd, one thread per line; docs/arithmetic.md#lines.
+void lines(KernelContext& ctx) { run_lines<CudaReduce>(ctx); }
 
 }  // namespace lockstep::cuda

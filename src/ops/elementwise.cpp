@@ -19,6 +19,13 @@ ElementwiseParams unary_params(const KernelContext& ctx, UnaryOp op) {
   ElementwiseParams p;
   switch (op) {
     case UnaryOp::LeakyRelu: p.alpha = n.attr_float("alpha", 0.01f); break;
+    case UnaryOp::ThresholdedRelu: case UnaryOp::Swish: case UnaryOp::Celu:
+      p.alpha = n.attr_float("alpha", 1.0f);
+      break;
+    case UnaryOp::Shrink:
+      p.alpha = n.attr_float("lambd", 0.5f);
+      p.beta = n.attr_float("bias", 0.0f);
+      break;
     case UnaryOp::Elu: p.alpha = n.attr_float("alpha", 1.0f); break;
     case UnaryOp::Selu:
       p.alpha = n.attr_float("alpha", 1.67326319217681884765625f);
@@ -55,9 +62,9 @@ ElementwiseParams binary_params(const KernelContext& ctx, BinaryOp op) {
 
 void validate_binary(const KernelContext& ctx, BinaryOp op, DType dtype, const ElementwiseParams& p) {
   bool is_float = dtype == DType::Float || dtype == DType::Double || dtype == DType::Float16;
-  if (op == BinaryOp::Mod && is_float && !p.flag_a) {
+  if (op == BinaryOp::Mod && is_float && !p.flag_a && !(dtype == DType::Float && ctx.opset >= 28)) {
     if (ctx.opset >= 28)
-      throw ctx.error("Mod with fmod=0 on floating-point inputs (opset 28's floor remainder) is not supported yet",
+      throw ctx.error("Mod with fmod=0 (opset 28's floor remainder) on double or float16 is not supported yet",
                       ErrorCode::NotImplemented);
     throw ctx.error("fmod must be 1 for floating-point inputs");
   }
@@ -233,9 +240,11 @@ const OpEntry kRows[] = {
     U(Relu, 7), U(LeakyRelu, 7), U(Elu, 7), U(Selu, 7), U(Sigmoid, 7), U(HardSigmoid, 7), U(HardSwish, 14),
     U(Tanh, 7), U(Erf, 9), U(Gelu, 20), U(Softplus, 7), U(Exp, 7), U(Log, 7), U(Sqrt, 7), U(Reciprocal, 7),
     U(Neg, 7), U(Abs, 7), U(Floor, 7), U(Ceil, 7), U(Round, 11), U(Sign, 9), U(Sin, 7), U(Cos, 7),
-    U(IsNaN, 9), U(IsInf, 10), U(Not, 7),
+    U(IsNaN, 9), U(IsInf, 10), U(Not, 7), U(BitwiseNot, 18), U(ThresholdedRelu, 10), U(Swish, 24),
+    U(Celu, 12), U(Softsign, 7), U(Shrink, 9), U(Mish, 18),
     B(Add, 7), B(Sub, 7), B(Mul, 7), B(Div, 7), B(Pow, 7), B(Mod, 10), B(PRelu, 7), B(Equal, 7), B(Greater, 7),
-    B(Less, 7), B(GreaterOrEqual, 12), B(LessOrEqual, 12), B(And, 7), B(Or, 7), B(Xor, 7),
+    B(Less, 7), B(GreaterOrEqual, 12), B(LessOrEqual, 12), B(And, 7), B(Or, 7), B(Xor, 7), B(BitwiseAnd, 18),
+    B(BitwiseOr, 18), B(BitwiseXor, 18),
     V(Sum, 7), V(Mean, 7), V(Max, 7), V(Min, 7),
     LOCKSTEP_ROW("Clip", 7, clip, 0), LOCKSTEP_ROW("Where", 9, where, 0), LOCKSTEP_ROW("Cast", 7, cast, 0),
     LOCKSTEP_ROW("CastLike", 15, cast, 0),

@@ -16,12 +16,14 @@ namespace lockstep {
 /// OpEntry::variant of the `unary` kernel rows.
 enum class UnaryOp : int {
   Relu, LeakyRelu, Elu, Selu, Sigmoid, HardSigmoid, HardSwish, Tanh, Erf, Gelu, Softplus, Exp, Log, Sqrt,
-  Reciprocal, Neg, Abs, Floor, Ceil, Round, Sign, Sin, Cos, IsNaN, IsInf, Not,
+  Reciprocal, Neg, Abs, Floor, Ceil, Round, Sign, Sin, Cos, IsNaN, IsInf, Not, BitwiseNot, ThresholdedRelu, Swish,
+  Celu, Softsign, Shrink, Mish,
   Silu,  // lockstep.Silu, made by the graph rewrites only
 };
 /// OpEntry::variant of the `binary` kernel rows.
 enum class BinaryOp : int {
   Add, Sub, Mul, Div, Pow, Mod, PRelu, Max, Min, Equal, Greater, Less, GreaterOrEqual, LessOrEqual, And, Or, Xor,
+  BitwiseAnd, BitwiseOr, BitwiseXor,
 };
 /// OpEntry::variant of the `variadic` kernel rows.
 enum class VariadicOp : int { Sum, Mean, Max, Min };
@@ -171,6 +173,13 @@ void visit_unary(UnaryOp op, const ElementwiseParams& p, Fn&& fn) {
     case UnaryOp::IsNaN: return fn(IsNaNOp{});
     case UnaryOp::IsInf: return fn(IsInfOp{p.flag_a, p.flag_b});
     case UnaryOp::Not: return fn(NotOp{});
+    case UnaryOp::BitwiseNot: return fn(BitwiseNotOp{});
+    case UnaryOp::ThresholdedRelu: return fn(ThresholdedReluOp{p.alpha});
+    case UnaryOp::Swish: return fn(SwishOp{p.alpha});
+    case UnaryOp::Celu: return fn(CeluOp{p.alpha});
+    case UnaryOp::Softsign: return fn(SoftsignOp{});
+    case UnaryOp::Shrink: return fn(ShrinkOp{p.alpha, p.beta});
+    case UnaryOp::Mish: return fn(MishOp{});
     case UnaryOp::Silu: return fn(SiluOp{});
   }
 }
@@ -197,6 +206,9 @@ void visit_binary(BinaryOp op, const ElementwiseParams& p, Fn&& fn) {
     case BinaryOp::And: return fn(AndOp{});
     case BinaryOp::Or: return fn(OrOp{});
     case BinaryOp::Xor: return fn(XorOp{});
+    case BinaryOp::BitwiseAnd: return fn(BitwiseAndOp{});
+    case BinaryOp::BitwiseOr: return fn(BitwiseOrOp{});
+    case BinaryOp::BitwiseXor: return fn(BitwiseXorOp{});
   }
 }
 
@@ -253,6 +265,23 @@ Tensor broadcast_binary(KernelContext& ctx, BinaryOp op, const ElementwiseParams
   return y;
 }
 
+/// x converted to dtype t by the Cast rule, in a new tensor.
+template <class Dev>
+Tensor cast_to(KernelContext& ctx, const Tensor& x, DType t) {
+  Tensor y = new_tensor(ctx, t, x.shape());
+  if (x.numel() > 0) Dev::cast(ctx, x, y);
+  return y;
+}
+
+/// Pow of an integer base and a float exponent: Cast(Pow(Cast(x, float), float(y)), x's type).
+template <class Dev>
+void run_int_float_pow(KernelContext& ctx, const Tensor& a, const Tensor& b) {
+  Tensor base = cast_to<Dev>(ctx, a, DType::Float);
+  Tensor power = broadcast_binary<Dev>(ctx, BinaryOp::Pow, {}, base, Dev::exponent_as_float(ctx, b), nullptr);
+  Tensor& y = ctx.output(0, a.dtype(), power.shape());
+  if (power.numel() > 0) Dev::cast(ctx, power, y);
+}
+
 template <class Dev>
 void run_binary(KernelContext& ctx) {
   const BinaryOp op = static_cast<BinaryOp>(ctx.entry.variant);
@@ -260,6 +289,10 @@ void run_binary(KernelContext& ctx) {
   Tensor b = ctx.input(1);
   ElementwiseParams p = binary_params(ctx, op);
   if (op == BinaryOp::Pow && a.dtype() == DType::Float) b = Dev::exponent_as_float(ctx, b);
+  if (op == BinaryOp::Pow && a.dtype() != DType::Float && b.dtype() != a.dtype()) {
+    if (b.dtype() == DType::Float || b.dtype() == DType::Double) return run_int_float_pow<Dev>(ctx, a, b);
+    b = cast_to<Dev>(ctx, b, a.dtype());
+  }
   require_same_dtype(ctx, {&a, &b});
   validate_binary(ctx, op, a.dtype(), p);
   if (op == BinaryOp::PRelu) {

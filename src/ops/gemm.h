@@ -7,6 +7,7 @@
 #include <new>
 #include <vector>
 
+#include "arith/reduce.h"
 #include "cpu/isa.h"
 #include "ops/common.h"
 #include "runtime/kernel.h"
@@ -43,6 +44,77 @@ struct MatMulParams {
   int64_t batch_offset(int64_t b, const std::vector<int64_t>& strides) const;
 };
 MatMulParams matmul_params(const KernelContext& ctx);
+
+/// One step of an Einsum plan (docs/arithmetic.md#einsum): out[o] for o in row-major order over out_dims, from
+/// operand a (and b for Dot), read through strides per output dim and per term dim; term k runs row-major over
+/// k_dims. Copy: out = a (transpose, diagonal); Sum: the canonical sum over k (ReduceSum's contract); Dot:
+/// dot_chunked over k from +0 (MatMul's contract). POD: CUDA kernels take it by value.
+struct EinsumStep {
+  enum Kind : int { Copy, Sum, Dot } kind = Copy;
+  int a_src = 0, b_src = 0;  // >= 0: that operand; < 0: the output of step -src - 1
+  int out_rank = 0, k_rank = 0;
+  int64_t n_out = 1, K = 1;
+  int64_t out_dims[kMaxRank], a_out[kMaxRank], b_out[kMaxRank];
+  int64_t k_dims[kMaxRank], a_k[kMaxRank], b_k[kMaxRank];
+};
+/// The steps in order; the last one writes the output.
+struct EinsumPlan {
+  std::vector<EinsumStep> steps;
+  Shape out_shape;
+};
+/// Parses the equation (explicit or implicit output, ellipsis), checks the operands' dims and plans the steps:
+/// operands are contracted left to right, each first summed over the labels no later step needs.
+EinsumPlan plan_einsum(const KernelContext& ctx);
+
+/// Element o of an Einsum step (both devices call exactly this).
+template <typename T>
+LOCKSTEP_HD T einsum_element(const EinsumStep& s, const T* a, const T* b, int64_t o) {
+  int64_t ao = 0, bo = 0;
+  for (int d = s.out_rank - 1; d >= 0; --d) {
+    const int64_t i = o % s.out_dims[d];
+    o /= s.out_dims[d];
+    ao += i * s.a_out[d];
+    bo += i * s.b_out[d];
+  }
+  if (s.kind == EinsumStep::Copy) return a[ao];
+  auto offset = [&](const int64_t* strides, int64_t k) {
+    int64_t off = 0;
+    for (int d = s.k_rank - 1; d >= 0; --d) {
+      off += (k % s.k_dims[d]) * strides[d];
+      k /= s.k_dims[d];
+    }
+    return off;
+  };
+  auto a_term = [&](int64_t k) { return a[ao + offset(s.a_k, k)]; };
+  if (s.kind == EinsumStep::Sum) return arith::sum_canonical<T>(s.K, a_term);
+  return arith::dot_chunked<T>(s.K, T(0), a_term, [&](int64_t k) { return b[bo + offset(s.b_k, k)]; });
+}
+
+/// Einsum on float or double operands: `Dev::einsum_step<T>(ctx, step, a, b, out)` runs one step (n_out > 0).
+template <class Dev>
+void run_einsum(KernelContext& ctx) {
+  EinsumPlan p = plan_einsum(ctx);
+  const DType t = ctx.input(0).dtype();
+  Tensor& y = ctx.output(0, t, p.out_shape);
+  std::vector<Tensor> temps;
+  for (size_t s = 0; s + 1 < p.steps.size(); ++s) {
+    const size_t bytes = static_cast<size_t>(p.steps[s].n_out) * dtype_size(t);
+    temps.push_back(Tensor::over(t, {p.steps[s].n_out}, ctx.allocator->allocate(bytes ? bytes : 1)));
+  }
+  auto source = [&](int src) -> const void* { return src >= 0 ? ctx.input(src).raw() : temps[-src - 1].raw(); };
+  for (size_t s = 0; s < p.steps.size(); ++s) {
+    const EinsumStep& step = p.steps[s];
+    if (step.n_out == 0) continue;
+    void* out = s + 1 == p.steps.size() ? y.raw() : temps[s].raw();
+    const void* a = source(step.a_src);
+    const void* b = step.kind == EinsumStep::Dot ? source(step.b_src) : nullptr;
+    if (t == DType::Float)
+      Dev::einsum_step(ctx, step, static_cast<const float*>(a), static_cast<const float*>(b), static_cast<float*>(out));
+    else
+      Dev::einsum_step(ctx, step, static_cast<const double*>(a), static_cast<const double*>(b),
+                       static_cast<double*>(out));
+  }
+}
 
 namespace cpu {
 
@@ -121,11 +193,13 @@ void gemm_f32_strided(ThreadPool* pool, int64_t M, int64_t N, int64_t K, const f
 
 void gemm(KernelContext& ctx);
 void matmul(KernelContext& ctx);
+void einsum(KernelContext& ctx);
 }  // namespace cpu
 
 namespace cuda {
 void gemm(KernelContext& ctx);
 void matmul(KernelContext& ctx);
+void einsum(KernelContext& ctx);
 }  // namespace cuda
 
 }  // namespace lockstep

@@ -1,8 +1,12 @@
 // The index family's definitions (GatherND, ScatterND, ScatterElements, Compress, NonZero) as source maps
 // (src/ops/layout.h): every index is read and validated on the host, so out-of-range indices are errors naming
 // the node on both devices.
+#include <algorithm>
+#include <cmath>
 #include <cstring>
+#include <numeric>
 
+#include "ops/elementwise.h"
 #include "ops/layout.h"
 
 namespace lockstep {
@@ -31,10 +35,15 @@ int64_t product(const Shape& s, size_t from, size_t to) {
   return p;
 }
 
-// Reductions other than "none" add or multiply floats in index order; they are refused until the contract says so.
-void require_no_reduction(const KernelContext& ctx) {
-  std::string r = ctx.node.attr_string("reduction", "none");
-  if (r != "none") throw ctx.error("reduction '" + r + "' is not supported (only 'none')", ErrorCode::NotImplemented);
+// A Scatter's reduction (16+): "none", or the binary op that folds each update into its element.
+BinaryOp scatter_reduction(const KernelContext& ctx, bool& reduces) {
+  const std::string r = ctx.node.attr_string("reduction", "none");
+  reduces = r != "none";
+  if (r == "none" || r == "add") return BinaryOp::Add;
+  if (r == "mul") return BinaryOp::Mul;
+  if (r == "max") return BinaryOp::Max;
+  if (r == "min") return BinaryOp::Min;
+  throw ctx.error("reduction must be none, add, mul, max or min, got '" + r + "'");
 }
 
 // The data offsets addressed by the index tuples of an (..., m) indices tensor over data's dims [b, b+m), for
@@ -60,12 +69,38 @@ std::vector<int64_t> tuple_offsets(const KernelContext& ctx, const Shape& data, 
 
 // The start of both Scatters: data unchanged (identity map), the updates (input 2) as the extra elements.
 SourceMap scatter_base(const KernelContext& ctx) {
-  require_no_reduction(ctx);
   const Tensor& data = ctx.input(0);
   if (ctx.input(2).dtype() != data.dtype()) throw ctx.error("updates and data differ in element type");
   SourceMap plan{data.dtype(), data.shape(), std::vector<int64_t>(data.numel()), ctx.host_input(2)};
   for (int64_t e = 0; e < data.numel(); ++e) plan.map[e] = e;
   return plan;
+}
+
+// Applies the updates, (target element, update element) in update order: without a reduction the last update of
+// an element wins; with one, the host folds them in that order, out = out (op) update (the binary op's rule), and
+// the result becomes the extra elements.
+void finish_scatter(const KernelContext& ctx, SourceMap& plan, const std::vector<std::pair<int64_t, int64_t>>& moves) {
+  bool reduces = false;
+  const BinaryOp op = scatter_reduction(ctx, reduces);
+  if (!reduces) {
+    for (auto [target, update] : moves) plan.map[target] = from_extra(update);
+    return;
+  }
+  Tensor out = ctx.host_input(0).clone();
+  dispatch_dtype<arith::kFloats | arith::kInts>(ctx, out.dtype(), [&](auto tag) {
+    using T = decltype(tag);
+    T* o = out.data<T>();
+    const T* u = plan.extra.data<T>();
+    auto fold = [&](auto f) {
+      for (auto [target, update] : moves) o[target] = f(o[target], u[update]);
+    };
+    if (op == BinaryOp::Add) fold(arith::AddOp{});
+    else if (op == BinaryOp::Mul) fold(arith::MulOp{});
+    else if (op == BinaryOp::Max) fold(arith::MaxOp{});
+    else fold(arith::MinOp{});
+  });
+  plan.extra = out.reshaped({out.numel()});
+  for (int64_t e = 0; e < out.numel(); ++e) plan.map[e] = from_extra(e);
 }
 
 }  // namespace
@@ -104,8 +139,10 @@ SourceMap scatter_nd_map(const KernelContext& ctx) {
   int64_t inner = product(data.shape(), m, data.rank());
   std::vector<int64_t> offsets = tuple_offsets(ctx, data.shape(), idx, 0);
   SourceMap plan = scatter_base(ctx);
+  std::vector<std::pair<int64_t, int64_t>> moves;
   for (size_t t = 0; t < offsets.size(); ++t)
-    for (int64_t i = 0; i < inner; ++i) plan.map[offsets[t] + i] = from_extra(t * inner + i);
+    for (int64_t i = 0; i < inner; ++i) moves.emplace_back(offsets[t] + i, t * inner + i);
+  finish_scatter(ctx, plan, moves);
   return plan;
 }
 
@@ -120,6 +157,7 @@ SourceMap scatter_elements_map(const KernelContext& ctx) {
   int64_t axis = normalize_axis(ctx.node, ctx.node.attr_int("axis", 0), data.rank());
   std::vector<int64_t> ds = strides_of(data.shape());
   SourceMap plan = scatter_base(ctx);
+  std::vector<std::pair<int64_t, int64_t>> moves;
   for (int64_t p = 0; p < idx.numel(); ++p) {
     int64_t off = 0, rest = p;
     for (int64_t d = data.rank() - 1; d >= 0; --d) {
@@ -129,8 +167,9 @@ SourceMap scatter_elements_map(const KernelContext& ctx) {
       else if (c >= data.dim(d)) throw ctx.error("indices exceed data's dims outside the axis");
       off += c * ds[d];
     }
-    plan.map[off] = from_extra(p);
+    moves.emplace_back(off, p);
   }
+  finish_scatter(ctx, plan, moves);
   return plan;
 }
 
@@ -182,6 +221,134 @@ SourceMap nonzero_map(const KernelContext& ctx) {
   SourceMap plan{DType::Int64, shape, std::vector<int64_t>(coords.size()),
                  Tensor::from_bytes(DType::Int64, {static_cast<int64_t>(coords.size())}, coords.data())};
   for (size_t e = 0; e < coords.size(); ++e) plan.map[e] = from_extra(static_cast<int64_t>(e));
+  return plan;
+}
+
+// OneHot: out[o, d, i] = values[1] where indices[o, i] (negative: + depth) equals d, else values[0]; indices
+// outside [-depth, depth) give a row of values[0].
+SourceMap one_hot_map(const KernelContext& ctx) {
+  Tensor idx = ctx.host_input(0), depth_t = ctx.host_input(1), values = ctx.host_input(2);
+  if (depth_t.numel() != 1)
+    throw ctx.error("depth must hold exactly one element, got " + shape_string(depth_t.shape()));
+  if (values.numel() != 2)
+    throw ctx.error("values must hold [off_value, on_value], got " + shape_string(values.shape()));
+  const int64_t depth = depth_t.int_at(0);
+  if (depth < 1) throw ctx.error("depth must be positive, got " + std::to_string(depth));
+  const int64_t axis = normalize_axis(ctx.node, ctx.node.attr_int("axis", -1), idx.rank() + 1);
+  Shape out = idx.shape();
+  out.insert(out.begin() + axis, depth);
+  const int64_t inner = product(idx.shape(), axis, idx.rank());
+  SourceMap plan{values.dtype(), out, std::vector<int64_t>(shape_numel(out)), values.reshaped({2})};
+  for (int64_t e = 0; e < static_cast<int64_t>(plan.map.size()); ++e) {
+    const int64_t i = e % inner, d = (e / inner) % depth, o = e / (inner * depth);
+    int64_t v = idx.int_at(o * inner + i);
+    if (v < 0) v += depth;
+    plan.map[e] = from_extra(v == d ? 1 : 0);
+  }
+  return plan;
+}
+
+namespace {
+
+// TopK's order: a before b when a is greater (largest) or smaller; NaN is greater than every number; equal
+// elements (+0 and -0, two NaNs) keep their index order (stable sort).
+template <typename T>
+bool greater_than(T a, T b) {
+  if constexpr (std::is_floating_point_v<T>) {
+    if (std::isnan(a)) return !std::isnan(b);
+    if (std::isnan(b)) return false;
+  }
+  return a > b;
+}
+
+template <typename T>
+void top_k_rows(const T* x, int64_t outer, int64_t n, int64_t inner, int64_t k, bool largest, int64_t* picked) {
+  std::vector<int64_t> order(n);
+  for (int64_t r = 0; r < outer * inner; ++r) {
+    const T* row = x + (r / inner) * n * inner + r % inner;
+    std::iota(order.begin(), order.end(), 0);
+    std::stable_sort(order.begin(), order.end(), [&](int64_t a, int64_t b) {
+      return largest ? greater_than(row[a * inner], row[b * inner]) : greater_than(row[b * inner], row[a * inner]);
+    });
+    for (int64_t j = 0; j < k; ++j) picked[((r / inner) * k + j) * inner + r % inner] = order[j];
+  }
+}
+
+}  // namespace
+
+// TopK: the k greatest (largest = 1) or smallest elements of each line along `axis`, always sorted, with their
+// indices; see greater_than for the order.
+std::vector<SourceMap> top_k_maps(const KernelContext& ctx) {
+  Tensor x = ctx.host_input(0);
+  if (x.rank() == 0) throw ctx.error("TopK needs an input of rank >= 1");
+  int64_t k;
+  if (ctx.opset < 10) {
+    k = ctx.node.attr_int("k", -1);
+  } else {
+    Tensor kt = ctx.host_input(1);
+    if (kt.numel() != 1) throw ctx.error("K must hold exactly one element, got " + shape_string(kt.shape()));
+    k = kt.int_at(0);
+  }
+  const int64_t axis = normalize_axis(ctx.node, ctx.node.attr_int("axis", -1), x.rank());
+  const int64_t n = x.dim(static_cast<int>(axis));
+  if (k < 0 || k > n)
+    throw ctx.error("k = " + std::to_string(k) + " is outside [0, " + std::to_string(n) + "] for axis " +
+                    std::to_string(axis) + " of " + shape_string(x.shape()));
+  const bool largest = ctx.opset < 11 || ctx.node.attr_int("largest", 1) != 0;
+  Shape out = x.shape();
+  out[axis] = k;
+  const int64_t outer = product(x.shape(), 0, axis), inner = product(x.shape(), axis + 1, x.rank());
+  std::vector<int64_t> picked(shape_numel(out));
+  dispatch_dtype<arith::kFloats | arith::kInts>(ctx, x.dtype(), [&](auto tag) {
+    top_k_rows(x.data<decltype(tag)>(), outer, n, inner, k, largest, picked.data());
+  });
+  std::vector<SourceMap> plans(2);
+  plans[0] = {x.dtype(), out, std::vector<int64_t>(picked.size()), Tensor()};
+  plans[1] = {DType::Int64, out, std::vector<int64_t>(picked.size()),
+              Tensor::from_bytes(DType::Int64, {static_cast<int64_t>(picked.size())}, picked.data())};
+  for (int64_t e = 0; e < static_cast<int64_t>(picked.size()); ++e) {
+    const int64_t i = e % inner, o = e / (inner * k);
+    plans[0].map[e] = (o * n + picked[e]) * inner + i;
+    plans[1].map[e] = from_extra(e);
+  }
+  return plans;
+}
+
+// MaxUnpool (9+): zeros of the pooled input's natural shape ((in - 1) * stride - pads + kernel per spatial axis),
+// with x[i] at flat position indices[i] (later elements win); with output_shape, that tensor sits in the leading
+// corner of the larger output (the ONNX reference).
+SourceMap max_unpool_map(const KernelContext& ctx) {
+  const Tensor& x = ctx.input(0);
+  Tensor idx = host_indices(ctx, 1);
+  if (idx.shape() != x.shape()) throw ctx.error("indices must have X's shape " + shape_string(x.shape()));
+  const int64_t nsp = x.rank() - 2;
+  std::vector<int64_t> kernel = ctx.node.attr_ints("kernel_shape");
+  std::vector<int64_t> strides = ctx.node.attr_ints("strides", std::vector<int64_t>(nsp, 1));
+  std::vector<int64_t> pads = ctx.node.attr_ints("pads", std::vector<int64_t>(2 * nsp, 0));
+  if (nsp < 1 || static_cast<int64_t>(kernel.size()) != nsp || static_cast<int64_t>(strides.size()) != nsp ||
+      static_cast<int64_t>(pads.size()) != 2 * nsp)
+    throw ctx.error("kernel_shape, strides and pads must match the " + std::to_string(nsp) + " spatial dims");
+  Shape natural = x.shape();
+  for (int64_t d = 0; d < nsp; ++d)
+    natural[2 + d] = (x.dim(2 + d) - 1) * strides[d] - (pads[d] + pads[nsp + d]) + kernel[d];
+  Shape out = ctx.has_input(2) ? ctx.host_input(2).to_ints() : natural;
+  if (out.size() != natural.size()) throw ctx.error("output_shape must have rank " + std::to_string(natural.size()));
+  for (size_t d = 0; d < out.size(); ++d)
+    if (out[d] < natural[d])
+      throw ctx.error("output_shape " + shape_string(out) + " is smaller than the unpooled " + shape_string(natural));
+  SourceMap plan{x.dtype(), out, std::vector<int64_t>(shape_numel(out), from_extra(0)), host_zeros(x.dtype(), 1)};
+  const int64_t n = shape_numel(natural);
+  for (int64_t i = 0; i < x.numel(); ++i) {
+    int64_t t = idx.int_at(i);
+    if (t < 0 || t >= n) throw ctx.error("index " + std::to_string(t) + " is outside [0, " + std::to_string(n) + ")");
+    int64_t off = 0, stride = 1;
+    for (int64_t d = static_cast<int64_t>(out.size()) - 1; d >= 0; --d) {
+      off += (t % natural[d]) * stride;
+      t /= natural[d];
+      stride *= out[d];
+    }
+    plan.map[off] = i;
+  }
   return plan;
 }
 

@@ -8,13 +8,13 @@
 
 namespace lockstep {
 
-namespace {
-
-// A host tensor of `n` zero elements of dtype t.
-Tensor zeros(DType t, int64_t n) {
+Tensor host_zeros(DType t, int64_t n) {
   std::vector<uint8_t> bytes(static_cast<size_t>(n) * dtype_size(t), 0);
   return Tensor::from_bytes(t, {n}, bytes.data());
 }
+
+namespace {
+
 
 // The bytes of the value 1 in dtype t (EyeLike's diagonal).
 uint64_t one_bits(const KernelContext& ctx, DType t) {
@@ -41,7 +41,7 @@ SourceMap trilu_map(const KernelContext& ctx) {
     k = kt.int_at(0);
   }
   bool upper = ctx.node.attr_int("upper", 1) != 0;
-  SourceMap m{x.dtype(), x.shape(), std::vector<int64_t>(x.numel()), zeros(x.dtype(), 1)};
+  SourceMap m{x.dtype(), x.shape(), std::vector<int64_t>(x.numel()), host_zeros(x.dtype(), 1)};
   int64_t rows = x.dim(-2), cols = x.dim(-1);
   for (int64_t e = 0; e < x.numel(); ++e) {
     int64_t j = e % cols, i = (e / cols) % rows;
@@ -92,7 +92,7 @@ SourceMap eye_like_map(const KernelContext& ctx) {
   DType t = static_cast<DType>(ctx.node.attr_int("dtype", static_cast<int64_t>(x.dtype())));
   int64_t k = ctx.node.attr_int("k", 0);
   uint64_t one = one_bits(ctx, t);
-  SourceMap m{t, x.shape(), std::vector<int64_t>(x.numel()), zeros(t, 2)};
+  SourceMap m{t, x.shape(), std::vector<int64_t>(x.numel()), host_zeros(t, 2)};
   std::memcpy(static_cast<uint8_t*>(m.extra.raw()) + dtype_size(t), &one, dtype_size(t));
   int64_t cols = x.dim(1);
   for (int64_t e = 0; e < x.numel(); ++e) m.map[e] = from_extra(e % cols - e / cols == k ? 1 : 0);
@@ -119,10 +119,82 @@ SourceMap dropout_mask_map(const KernelContext& ctx) {
   const Tensor& x = ctx.input(0);
   DType t = ctx.opset >= 10 ? DType::Bool : x.dtype();
   uint64_t one = one_bits(ctx, t);
-  SourceMap m{t, x.shape(), std::vector<int64_t>(x.numel(), from_extra(0)), zeros(t, 1)};
+  SourceMap m{t, x.shape(), std::vector<int64_t>(x.numel(), from_extra(0)), host_zeros(t, 1)};
   std::memcpy(m.extra.raw(), &one, dtype_size(t));
   return m;
 }
+
+namespace {
+
+// The source offset of output element e of `out` reading x (shape `in`) at coordinate c_d = o_d + shift_d per
+// axis, or -1 when some c_d falls outside x.
+int64_t shifted_source(const Shape& in, const Shape& out, const std::vector<int64_t>& shift, int64_t e) {
+  int64_t off = 0, stride = 1;
+  for (int64_t d = static_cast<int64_t>(out.size()) - 1; d >= 0; --d) {
+    const int64_t c = e % out[d] + shift[d];
+    e /= out[d];
+    if (c < 0 || c >= in[d]) return -1;
+    off += c * stride;
+    stride *= in[d];
+  }
+  return off;
+}
+
+// CenterCropPad (18): each listed axis is cropped or zero-padded to its target size around the centre; the smaller
+// half of the difference goes before.
+SourceMap center_crop_pad_map(const KernelContext& ctx) {
+  const Tensor& x = ctx.input(0);
+  std::vector<int64_t> sizes = ctx.host_input(1).to_ints();
+  std::vector<int64_t> axes = ctx.node.attr_ints("axes");
+  if (axes.empty())
+    for (int64_t d = 0; d < x.rank(); ++d) axes.push_back(d);
+  if (sizes.size() != axes.size())
+    throw ctx.error("shape has " + std::to_string(sizes.size()) + " sizes for " + std::to_string(axes.size()) + " axes");
+  Shape out = x.shape();
+  std::vector<int64_t> shift(x.rank(), 0);
+  for (size_t i = 0; i < axes.size(); ++i) {
+    const int64_t a = normalize_axis(ctx.node, axes[i], x.rank());
+    if (sizes[i] < 0) throw ctx.error("target size " + std::to_string(sizes[i]) + " is negative");
+    const int64_t diff = x.dim(static_cast<int>(a)) - sizes[i];
+    shift[a] = diff >= 0 ? diff / 2 : -((-diff) / 2);
+    out[a] = sizes[i];
+  }
+  SourceMap m{x.dtype(), out, std::vector<int64_t>(shape_numel(out)), host_zeros(x.dtype(), 1)};
+  for (int64_t e = 0; e < static_cast<int64_t>(m.map.size()); ++e) {
+    const int64_t src = shifted_source(x.shape(), out, shift, e);
+    m.map[e] = src >= 0 ? src : from_extra(0);
+  }
+  return m;
+}
+
+// ReverseSequence (10): along time_axis, the first sequence_lens[b] elements of batch b are reversed.
+SourceMap reverse_sequence_map(const KernelContext& ctx) {
+  const Tensor& x = ctx.input(0);
+  if (x.rank() < 2) throw ctx.error("input must have rank >= 2, got " + shape_string(x.shape()));
+  const int64_t batch_axis = ctx.node.attr_int("batch_axis", 1), time_axis = ctx.node.attr_int("time_axis", 0);
+  if (batch_axis == time_axis || batch_axis < 0 || batch_axis > 1 || time_axis < 0 || time_axis > 1)
+    throw ctx.error("batch_axis and time_axis must be 0 and 1 in some order");
+  std::vector<int64_t> lens = ctx.host_input(1).to_ints();
+  const int64_t batch = x.dim(static_cast<int>(batch_axis)), steps = x.dim(static_cast<int>(time_axis));
+  if (static_cast<int64_t>(lens.size()) != batch)
+    throw ctx.error("sequence_lens has " + std::to_string(lens.size()) + " entries for a batch of " +
+                    std::to_string(batch));
+  for (int64_t l : lens)
+    if (l < 0 || l > steps) throw ctx.error("sequence length " + std::to_string(l) + " is outside [0, " +
+                                            std::to_string(steps) + "]");
+  const int64_t inner = x.numel() / std::max<int64_t>(1, batch * steps);
+  SourceMap m{x.dtype(), x.shape(), std::vector<int64_t>(x.numel()), Tensor()};
+  for (int64_t e = 0; e < x.numel(); ++e) {
+    const int64_t i = e % inner, outer = e / inner;
+    const int64_t first = outer / x.dim(1), second = outer % x.dim(1);
+    const int64_t t = time_axis == 0 ? first : second, b = time_axis == 0 ? second : first;
+    const int64_t src_t = t < lens[b] ? lens[b] - 1 - t : t;
+    m.map[e] = ((time_axis == 0 ? src_t * x.dim(1) + b : b * x.dim(1) + src_t) * inner) + i;
+  }
+  return m;
+}
+
+}  // namespace
 
 SourceMap source_map(const KernelContext& ctx) {
   switch (static_cast<MappedOp>(ctx.entry.variant)) {
@@ -135,8 +207,20 @@ SourceMap source_map(const KernelContext& ctx) {
     case MappedOp::ScatterElements: return scatter_elements_map(ctx);
     case MappedOp::Compress: return compress_map(ctx);
     case MappedOp::NonZero: return nonzero_map(ctx);
+    case MappedOp::OneHot: return one_hot_map(ctx);
+    case MappedOp::MaxUnpool: return max_unpool_map(ctx);
+    case MappedOp::CenterCropPad: return center_crop_pad_map(ctx);
+    case MappedOp::ReverseSequence: return reverse_sequence_map(ctx);
+    case MappedOp::TopK: break;
   }
   throw ctx.error("unknown mapped op");
+}
+
+std::vector<SourceMap> source_maps(const KernelContext& ctx) {
+  if (static_cast<MappedOp>(ctx.entry.variant) == MappedOp::TopK) return top_k_maps(ctx);
+  std::vector<SourceMap> plans;
+  plans.push_back(source_map(ctx));
+  return plans;
 }
 
 namespace {
@@ -147,13 +231,19 @@ const OpEntry kLayoutRows[] = {
     {"SpaceToDepth", 7, kNewestOpset, MAPPED(SpaceToDepth)},
     {"EyeLike", 9, kNewestOpset, MAPPED(EyeLike)},
     {"Dropout", 7, kNewestOpset, &cpu::dropout, LOCKSTEP_CUDA_KERNEL(dropout)},
+    {"CenterCropPad", 18, kNewestOpset, MAPPED(CenterCropPad)},
+    {"ReverseSequence", 10, kNewestOpset, MAPPED(ReverseSequence)},
 };
 const OpEntry kIndexRows[] = {
     {"GatherND", 11, kNewestOpset, MAPPED(GatherND)},
     {"ScatterND", 11, kNewestOpset, MAPPED(ScatterND)},
+    {"Scatter", 9, 10, MAPPED(ScatterElements)},
     {"ScatterElements", 11, kNewestOpset, MAPPED(ScatterElements)},
     {"Compress", 9, kNewestOpset, MAPPED(Compress)},
     {"NonZero", 9, kNewestOpset, MAPPED(NonZero)},
+    {"OneHot", 9, kNewestOpset, MAPPED(OneHot)},
+    {"MaxUnpool", 9, kNewestOpset, MAPPED(MaxUnpool)},
+    {"TopK", 7, kNewestOpset, MAPPED(TopK)},
 };
 #undef MAPPED
 }  // namespace

@@ -1,6 +1,7 @@
-// The layout and index families (Trilu, DepthToSpace, SpaceToDepth, EyeLike, Dropout; GatherND, ScatterND,
-// ScatterElements, Compress, NonZero): ops without arithmetic. Each is planned on the host as a source map, one
-// entry per output element, and both devices then run the same exact copy (docs/arithmetic.md#source-maps).
+// The layout and index families (Trilu, DepthToSpace, SpaceToDepth, EyeLike, Dropout, CenterCropPad,
+// ReverseSequence; GatherND, ScatterND, ScatterElements, Compress, NonZero, OneHot, TopK, MaxUnpool): no arithmetic.
+// Each is planned on the host as a source map, one entry per output element, and both devices then run the same
+// exact copy (docs/arithmetic.md#source-maps).
 #pragma once
 
 #include <cstdint>
@@ -21,13 +22,17 @@ struct SourceMap {
   Tensor extra;
 };
 
+/// A host tensor of `n` zero elements of dtype t (the extra element of maps that fill with zeros).
+Tensor host_zeros(DType t, int64_t n);
+
 /// The encoded map entry for extra element j.
 inline int64_t from_extra(int64_t j) { return -j - 1; }
 
 /// OpEntry::variant of the mapped rows: which planner builds the map.
 enum class MappedOp : int {
   Trilu = 0, DepthToSpace, SpaceToDepth, EyeLike,
-  GatherND, ScatterND, ScatterElements, Compress, NonZero,
+  GatherND, ScatterND, ScatterElements, Compress, NonZero, OneHot, TopK, CenterCropPad, ReverseSequence,
+  MaxUnpool,
 };
 
 /// The plan of the node's op (ctx.entry.variant); reads index and shape inputs with host_input.
@@ -38,6 +43,12 @@ SourceMap scatter_nd_map(const KernelContext& ctx);
 SourceMap scatter_elements_map(const KernelContext& ctx);
 SourceMap compress_map(const KernelContext& ctx);
 SourceMap nonzero_map(const KernelContext& ctx);
+SourceMap one_hot_map(const KernelContext& ctx);
+SourceMap max_unpool_map(const KernelContext& ctx);
+/// TopK's two plans: Values (into input 0) and Indices (int64, all extra elements).
+std::vector<SourceMap> top_k_maps(const KernelContext& ctx);
+/// The plans of every output of the node: one for most ops, two for TopK.
+std::vector<SourceMap> source_maps(const KernelContext& ctx);
 
 /// Dropout in inference (training_mode absent or false, or ratio 0): the plan of its mask output (all ones, bool
 /// from opset 10, the input's type before); throws NotImplemented for a training run with a non-zero ratio.
@@ -57,7 +68,10 @@ void apply_map(KernelContext& ctx, int out_index, const SourceMap& plan) {
 }
 
 template <class Dev>
-void run_mapped(KernelContext& ctx) { apply_map<Dev>(ctx, 0, source_map(ctx)); }
+void run_mapped(KernelContext& ctx) {
+  std::vector<SourceMap> plans = source_maps(ctx);
+  for (size_t i = 0; i < plans.size(); ++i) apply_map<Dev>(ctx, static_cast<int>(i), plans[i]);
+}
 
 /// Dropout: output 0 is input 0 itself; the optional mask is all ones.
 template <class Dev>

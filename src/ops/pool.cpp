@@ -108,6 +108,7 @@ namespace {
 const OpEntry kRows[] = {
     {"MaxPool", 7, kNewestOpset, &cpu::max_pool, LOCKSTEP_CUDA_KERNEL(max_pool)},
     {"AveragePool", 7, kNewestOpset, &cpu::average_pool, LOCKSTEP_CUDA_KERNEL(average_pool)},
+    {"LpPool", 7, kNewestOpset, &cpu::lp_pool, LOCKSTEP_CUDA_KERNEL(lp_pool)},
     {"GlobalAveragePool", 7, kNewestOpset, &cpu::global_pool, LOCKSTEP_CUDA_KERNEL(global_pool), int(GlobalKind::Average)},
     {"GlobalMaxPool", 7, kNewestOpset, &cpu::global_pool, LOCKSTEP_CUDA_KERNEL(global_pool), int(GlobalKind::Max)},
 };

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 
 #include "arith/reduce_ops.h"
 #include "ops/common.h"
@@ -30,6 +31,7 @@ void require_pool_dtype(const KernelContext& ctx, DType t, bool is_max);
 // The kernels' drivers, shared by both devices. `Dev` holds only the device's loops, called when y has elements:
 //   max_pool<T>(ctx, g, x, y, indices)    indices is null unless the node asks for them
 //   average_pool(ctx, g, x, y)
+//   lp_pool(ctx, g, p, x, y)
 //   global_pool(ctx, p, is_max, x, y)
 template <class Dev>
 void run_max_pool(KernelContext& ctx) {
@@ -63,6 +65,20 @@ void run_average_pool(KernelContext& ctx) {
   if (y.numel() > 0) Dev::average_pool(ctx, g, x.data<float>(), y.data<float>());
 }
 
+/// LpPool: the AveragePool geometry with every padding tap a +0 term (the spec pads with zeros); p >= 1.
+template <class Dev>
+void run_lp_pool(KernelContext& ctx) {
+  const Tensor& x = ctx.input(0);
+  require_pool_dtype(ctx, x.dtype(), false);
+  Shape out_shape;
+  arith::PoolGeom g = plan_pool(ctx, false, out_shape);
+  g.count_include_pad = true;
+  const int64_t p = ctx.node.attr_int("p", 2);
+  if (p < 1) throw ctx.error("p must be at least 1, got " + std::to_string(p));
+  Tensor& y = ctx.output(0, DType::Float, out_shape);
+  if (y.numel() > 0) Dev::lp_pool(ctx, g, p, x.data<float>(), y.data<float>());
+}
+
 template <class Dev>
 void run_global_pool(KernelContext& ctx) {
   const Tensor& x = ctx.input(0);
@@ -78,11 +94,13 @@ void run_global_pool(KernelContext& ctx) {
 namespace cpu {
 void max_pool(KernelContext& ctx);
 void average_pool(KernelContext& ctx);
+void lp_pool(KernelContext& ctx);
 void global_pool(KernelContext& ctx);
 }  // namespace cpu
 namespace cuda {
 void max_pool(KernelContext& ctx);
 void average_pool(KernelContext& ctx);
+void lp_pool(KernelContext& ctx);
 void global_pool(KernelContext& ctx);
 }  // namespace cuda
 

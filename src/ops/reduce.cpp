@@ -16,7 +16,7 @@ void require_dtype(const KernelContext& ctx, DType t, std::initializer_list<DTyp
 
 void require_reduce_dtype(const KernelContext& ctx, arith::ReduceKind kind, DType t) {
   using arith::ReduceKind;
-  const bool int_kind = kind != ReduceKind::L2 && kind != ReduceKind::LogSumExp;
+  const bool int_kind = kind != ReduceKind::L2 && kind != ReduceKind::LogSumExp && kind != ReduceKind::LogSum;
   const bool small_kind = kind == ReduceKind::Max || kind == ReduceKind::Min;
   if (t != DType::Float && !(int_kind && (t == DType::Int32 || t == DType::Int64)) &&
       !(small_kind && (t == DType::Int8 || t == DType::UInt8 || t == DType::Bool)))
@@ -107,21 +107,43 @@ int64_t product(const Shape& s, int64_t from, int64_t to) {
 }
 }  // namespace
 
+AxisPlan plan_line(const Shape& s, int64_t axis) {
+  const int64_t rank = static_cast<int64_t>(s.size());
+  AxisPlan p;
+  p.outer = product(s, 0, axis);
+  p.len = rank == 0 ? 1 : s[axis];
+  p.inner = product(s, axis + 1, rank);
+  return p;
+}
+
 AxisPlan plan_softmax(const KernelContext& ctx) {
   const Shape& s = ctx.input(0).shape();
   const int64_t rank = static_cast<int64_t>(s.size());
+  if (ctx.opset >= 13) return plan_line(s, normalize_axis(ctx.node, ctx.node.attr_int("axis", -1), rank));
   AxisPlan p;
-  if (ctx.opset < 13) {
-    int64_t axis = normalize_axis(ctx.node, ctx.node.attr_int("axis", 1), rank);
-    p.outer = product(s, 0, axis);
-    p.len = product(s, axis, rank);
-  } else {
-    int64_t axis = normalize_axis(ctx.node, ctx.node.attr_int("axis", -1), rank);
-    p.outer = product(s, 0, axis);
-    p.len = rank == 0 ? 1 : s[axis];
-    p.inner = product(s, axis + 1, rank);
-  }
+  int64_t axis = normalize_axis(ctx.node, ctx.node.attr_int("axis", 1), rank);
+  p.outer = product(s, 0, axis);
+  p.len = product(s, axis, rank);
   return p;
+}
+
+AxisPlan plan_lp_normalization(const KernelContext& ctx, int64_t& p) {
+  const Shape& s = ctx.input(0).shape();
+  p = ctx.node.attr_int("p", 2);
+  if (p != 1 && p != 2) throw ctx.error("p must be 1 or 2, got " + std::to_string(p));
+  return plan_line(s, normalize_axis(ctx.node, ctx.node.attr_int("axis", -1), static_cast<int64_t>(s.size())));
+}
+
+AxisPlan plan_scan(const KernelContext& ctx, bool& exclusive, bool& reverse) {
+  const Shape& s = ctx.input(0).shape();
+  Tensor axis = ctx.host_input(1);
+  if (axis.numel() != 1 || (axis.dtype() != DType::Int32 && axis.dtype() != DType::Int64))
+    throw ctx.error("axis must be one int32 or int64 element, got " + std::string(dtype_name(axis.dtype())) + " " +
+                    shape_string(axis.shape()));
+  if (s.empty()) throw ctx.error("input must have rank >= 1");
+  exclusive = ctx.node.attr_int("exclusive", 0) != 0;
+  reverse = ctx.node.attr_int("reverse", 0) != 0;
+  return plan_line(s, normalize_axis(ctx.node, axis.int_at(0), static_cast<int64_t>(s.size())));
 }
 
 AxisPlan plan_arg_reduce(const KernelContext& ctx, Shape& out_shape, bool& select_last) {
@@ -132,9 +154,7 @@ AxisPlan plan_arg_reduce(const KernelContext& ctx, Shape& out_shape, bool& selec
   const bool keepdims = ctx.node.attr_int("keepdims", 1) != 0;
   AxisPlan p;
   if (rank == 0) return p;
-  p.outer = product(s, 0, axis);
-  p.len = s[axis];
-  p.inner = product(s, axis + 1, rank);
+  p = plan_line(s, axis);
   if (p.len == 0 && p.outer * p.inner != 0)
     throw ctx.error("cannot take " + ctx.node.op_type + " over an empty axis of shape " + shape_string(s));
   out_shape = s;
@@ -157,10 +177,15 @@ const OpEntry kRows[] = {
     {"ReduceL2", 7, kNewestOpset, &cpu::reduce, LOCKSTEP_CUDA_KERNEL(reduce), v(ReduceKind::L2)},
     {"ReduceSumSquare", 7, kNewestOpset, &cpu::reduce, LOCKSTEP_CUDA_KERNEL(reduce), v(ReduceKind::SumSquare)},
     {"ReduceLogSumExp", 7, kNewestOpset, &cpu::reduce, LOCKSTEP_CUDA_KERNEL(reduce), v(ReduceKind::LogSumExp)},
+    {"ReduceLogSum", 7, kNewestOpset, &cpu::reduce, LOCKSTEP_CUDA_KERNEL(reduce), v(ReduceKind::LogSum)},
     {"ArgMax", 7, kNewestOpset, &cpu::arg_reduce, LOCKSTEP_CUDA_KERNEL(arg_reduce), int(ArgKind::ArgMax)},
     {"ArgMin", 7, kNewestOpset, &cpu::arg_reduce, LOCKSTEP_CUDA_KERNEL(arg_reduce), int(ArgKind::ArgMin)},
     {"Softmax", 7, kNewestOpset, &cpu::softmax, LOCKSTEP_CUDA_KERNEL(softmax), int(SoftmaxKind::Softmax)},
     {"LogSoftmax", 7, kNewestOpset, &cpu::softmax, LOCKSTEP_CUDA_KERNEL(softmax), int(SoftmaxKind::LogSoftmax)},
+    {"Hardmax", 7, kNewestOpset, &cpu::lines, LOCKSTEP_CUDA_KERNEL(lines), int(LineKind::Hardmax)},
+    {"LpNormalization", 7, kNewestOpset, &cpu::lines, LOCKSTEP_CUDA_KERNEL(lines), int(LineKind::LpNormalization)},
+    {"CumSum", 11, kNewestOpset, &cpu::lines, LOCKSTEP_CUDA_KERNEL(lines), int(LineKind::CumSum)},
+    {"CumProd", 26, kNewestOpset, &cpu::lines, LOCKSTEP_CUDA_KERNEL(lines), int(LineKind::CumProd)},
 };
 }  // namespace
 

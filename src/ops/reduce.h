@@ -1,11 +1,13 @@
-// The reduce family (Reduce*, ArgMax/ArgMin, Softmax/LogSoftmax): attribute parsing, validation, output shapes
-// and the iteration plans both devices follow. Contract: docs/arithmetic.md#reduce.
+// The reduce family (Reduce*, ArgMax/ArgMin, Softmax/LogSoftmax, and the per-line Hardmax, LpNormalization,
+// CumSum, CumProd): attribute parsing, validation, output shapes and the iteration plans both devices follow.
+// Contract: docs/arithmetic.md#reduce.
 #pragma once
 
 #include <cstdint>
 
 #include "arith/reduce_ops.h"
 #include "ops/common.h"
+#include "ops/elementwise.h"
 #include "ops/registry.h"
 #include "runtime/kernel.h"
 
@@ -58,11 +60,20 @@ AxisPlan plan_softmax(const KernelContext& ctx);
 /// ArgMax/ArgMin: axis (default 0), keepdims, select_last_index; the output shape.
 AxisPlan plan_arg_reduce(const KernelContext& ctx, Shape& out_shape, bool& select_last);
 
+/// The lines along one (normalized) axis of a tensor of shape s.
+AxisPlan plan_line(const Shape& s, int64_t axis);
+/// LpNormalization: axis (default -1); p (default 2) must be 1 or 2.
+AxisPlan plan_lp_normalization(const KernelContext& ctx, int64_t& p);
+/// CumSum/CumProd: the axis from input 1 (a one-element int32/int64 tensor), exclusive and reverse.
+AxisPlan plan_scan(const KernelContext& ctx, bool& exclusive, bool& reverse);
+
 /// Rejects dtypes this family does not compute on, naming the dtype.
 void require_dtype(const KernelContext& ctx, DType t, std::initializer_list<DType> allowed);
 
 /// Variants of the softmax row: ctx.entry.variant.
 enum class SoftmaxKind : int { Softmax, LogSoftmax };
+/// Variants of the per-line kernel (`lines`): each line along an axis is one task (arith's *Row functors).
+enum class LineKind : int { Hardmax, LpNormalization, CumSum, CumProd };
 /// Variants of arg_reduce.
 enum class ArgKind : int { ArgMax, ArgMin };
 
@@ -132,6 +143,33 @@ void run_softmax(KernelContext& ctx) {
   Dev::softmax(ctx, p, log, x.data<float>(), y.data<float>());
 }
 
+/// Hardmax, LpNormalization (float32) and CumSum/CumProd (float, double, int32, int64, uint32, uint64): one
+/// arith row functor per line; `Dev::lines(ctx, p, row, x, y)` runs it over p.rows() lines.
+template <class Dev>
+void run_lines(KernelContext& ctx) {
+  const Tensor& x = ctx.input(0);
+  const auto kind = static_cast<LineKind>(ctx.entry.variant);
+  if (kind == LineKind::Hardmax || kind == LineKind::LpNormalization) {
+    require_dtype(ctx, x.dtype(), {DType::Float});
+    int64_t p = 2;
+    AxisPlan plan = kind == LineKind::Hardmax ? plan_softmax(ctx) : plan_lp_normalization(ctx, p);
+    Tensor& y = ctx.output(0, DType::Float, x.shape());
+    if (y.numel() == 0) return;
+    if (kind == LineKind::Hardmax) Dev::lines(ctx, plan, arith::HardmaxRowF32{}, x.data<float>(), y.data<float>());
+    else Dev::lines(ctx, plan, arith::LpNormalizeRowF32{p}, x.data<float>(), y.data<float>());
+    return;
+  }
+  bool exclusive = false, reverse = false;
+  AxisPlan plan = plan_scan(ctx, exclusive, reverse);
+  using namespace arith;
+  dispatch_dtype<kFloats | kI32 | kI64 | kU32 | kU64>(ctx, x.dtype(), [&](auto tag) {
+    using T = decltype(tag);
+    Tensor& y = ctx.output(0, x.dtype(), x.shape());
+    if (y.numel() == 0) return;
+    Dev::lines(ctx, plan, ScanRow<T>{kind == LineKind::CumProd, exclusive, reverse}, x.data<T>(), y.data<T>());
+  });
+}
+
 namespace cpu {
 // The canonical reduction over n contiguous floats (AVX2 when the host has it, same bits as the reference);
 // defined in src/cpu/reduce.cpp and shared by the normalization and pool CPU kernels.
@@ -146,11 +184,16 @@ float min_contiguous_f32(const float* x, int64_t n);
 void reduce(KernelContext& ctx);
 void arg_reduce(KernelContext& ctx);
 void softmax(KernelContext& ctx);
+void lines(KernelContext& ctx);
+/// Softmax/LogSoftmax over the rows of p (the loss family's log-probabilities).
+void softmax_rows(KernelContext& ctx, const AxisPlan& p, bool log, const float* x, float* y);
 }  // namespace cpu
 namespace cuda {
 void reduce(KernelContext& ctx);
 void arg_reduce(KernelContext& ctx);
 void softmax(KernelContext& ctx);
+void lines(KernelContext& ctx);
+void softmax_rows(KernelContext& ctx, const AxisPlan& p, bool log, const float* x, float* y);
 }  // namespace cuda
 
 }  // namespace lockstep

@@ -6,6 +6,7 @@
 #include <cstring>
 #include <string>
 
+#include "arith/math.h"
 #include "ops/registry.h"
 
 namespace lockstep {
@@ -578,6 +579,25 @@ void validate_indices(const KernelContext& ctx, const Tensor& idx, int64_t n) {
   }
 }
 
+// The window generators (17): w_n = a0 - a1 * cos(x) (+ a2 * cos(2x) for Blackman), x = (2pi * n) / N with
+// N = size (periodic, default) or size - 1, in float32 with one rounding per operation (cos_f32 of math.h).
+Tensor window_value(const KernelContext& ctx, HostOp op) {
+  const int64_t size = ctx.host_input(0).int_at(0);
+  if (size < 0) throw ctx.error("window size " + std::to_string(size) + " is negative");
+  if (ctx.node.attr_int("output_datatype", 1) != static_cast<int64_t>(DType::Float))
+    throw ctx.error("output_datatype other than float is not supported", ErrorCode::NotImplemented);
+  const float n_den = static_cast<float>(ctx.node.attr_int("periodic", 1) != 0 ? size : size - 1);
+  const float a0 = op == HostOp::HannWindow ? 0.5f : op == HostOp::HammingWindow ? 25.0f / 46.0f : 0.42f;
+  const float a1 = op == HostOp::HannWindow ? 0.5f : op == HostOp::HammingWindow ? 21.0f / 46.0f : 0.5f;
+  std::vector<float> w(static_cast<size_t>(size));
+  for (int64_t n = 0; n < size; ++n) {
+    const float x = (6.2831853f * static_cast<float>(n)) / n_den;
+    w[n] = a0 - a1 * arith::cos_f32(x);
+    if (op == HostOp::BlackmanWindow) w[n] = w[n] + 0.08f * arith::cos_f32(2.0f * x);
+  }
+  return Tensor::from_bytes(DType::Float, {size}, w.data());
+}
+
 Tensor host_value(const KernelContext& ctx, HostOp op) {
   switch (op) {
     case HostOp::Shape: return shape_value(ctx);
@@ -587,6 +607,7 @@ Tensor host_value(const KernelContext& ctx, HostOp op) {
     }
     case HostOp::Constant: return constant_value(ctx);
     case HostOp::Range: return range_value(ctx);
+    case HostOp::HannWindow: case HostOp::HammingWindow: case HostOp::BlackmanWindow: return window_value(ctx, op);
   }
   throw ctx.error("unknown host op", ErrorCode::Fail);
 }
@@ -628,6 +649,9 @@ const OpEntry kRows[] = {
     {"Constant", 7, kNewestOpset, BOTH(host_computed), int(HostOp::Constant)},
     {"Range", 11, kNewestOpset, BOTH(host_computed), int(HostOp::Range)},
     {"ConstantOfShape", 9, kNewestOpset, BOTH(constant_of_shape)},
+    {"HannWindow", 17, kNewestOpset, BOTH(host_computed), int(HostOp::HannWindow)},
+    {"HammingWindow", 17, kNewestOpset, BOTH(host_computed), int(HostOp::HammingWindow)},
+    {"BlackmanWindow", 17, kNewestOpset, BOTH(host_computed), int(HostOp::BlackmanWindow)},
 };
 #undef BOTH
 #undef ANY_DEVICE

@@ -1,6 +1,7 @@
 // The tensor family (shape and data movement): device-independent definitions shared by the CPU and CUDA
-// kernels. Every op of the family is exact (no float arithmetic) except float Range, so both devices agree by
-// construction as long as they move the same bytes; the plans below fix which bytes go where.
+// kernels. Every op of the family is exact (no float arithmetic) except float Range and the window generators
+// (both computed on the host), so both devices agree by construction as long as they move the same bytes; the
+// plans below fix which bytes go where.
 #pragma once
 
 #include <cstdint>
@@ -114,7 +115,7 @@ GatherElementsPlan gather_elements_plan(const KernelContext& ctx, Shape& out_sha
 void validate_indices(const KernelContext& ctx, const Tensor& host_indices, int64_t n);
 
 /// Host-computed outputs (Shape, Size, Constant, Range, ConstantOfShape's value): the value as a host tensor.
-enum class HostOp : int { Shape = 0, Size = 1, Constant = 2, Range = 3 };
+enum class HostOp : int { Shape = 0, Size = 1, Constant = 2, Range = 3, HannWindow, HammingWindow, BlackmanWindow };
 Tensor host_value(const KernelContext& ctx, HostOp op);
 /// ConstantOfShape: output shape and the element value (as a 1-element host tensor of the output dtype).
 Tensor constant_of_shape_value(const KernelContext& ctx, Shape& out_shape);

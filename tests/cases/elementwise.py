@@ -247,3 +247,61 @@ CASES += [
     case("castlike", "CastLike", {"X": rand(3, 4, low=-9, high=9), "T": np.zeros((1,), np.int32)}, opset=15),
     case("castlike_f16", "CastLike", {"X": rand(3, 4), "T": np.zeros((1,), np.float16)}, opset=19),
 ]
+
+# Pow with integer bases (exact, wrapping) and uint exponents; Mod's float floor remainder (fmod = 0, opset 28).
+def _int_pow(X, Y):
+    with np.errstate(over="ignore"):
+        return [np.power(X, Y)]
+
+
+CASES += [
+    case("pow_int32_int32", "Pow", {"X": randint(30, low=-9, high=9, dtype=np.int32),
+                                     "Y": randint(30, low=0, high=9, dtype=np.int32)}, opset=15, rtol=0, atol=0),
+    case("pow_int64_wraps", "Pow", {"X": np.array([3, -7, 2, 1, -1, 0], np.int64),
+                                     "Y": np.array([45, 31, 64, 1000, 7, 0], np.int64)}, opset=15, rtol=0, atol=0,
+         reference=_int_pow, note="numpy wraps like lockstep"),
+    case("pow_int_negative_exponent", "Pow", {"X": np.array([1, -1, -1, 2, 0, -3], np.int32),
+                                               "Y": np.array([-3, -3, -2, -1, -2, -1], np.int32)}, opset=15,
+         reference=lambda X, Y: [np.array([1, -1, 1, 0, 0, 0], np.int32)], note="truncated 1/x^-y; 0^-y = 0"),
+    case("pow_int32_float_exponent", "Pow", {"X": randint(12, low=0, high=6, dtype=np.int32),
+                                              "Y": rand(12, low=0, high=4)}, opset=15,
+         reference=lambda X, Y: [np.trunc(np.power(X.astype(np.float32), Y)).astype(np.int32)], rtol=0, atol=1),
+    case("pow_float_uint64_exponent", "Pow", {"X": rand(10, low=-2, high=2), "Y": randint(10, high=5, dtype=np.uint64)},
+         opset=15, rtol=2e-5, reference=lambda X, Y: [np.power(X, Y.astype(np.float32))],
+         note="onnxruntime has no Pow with a uint64 exponent"),
+    case("mod_float_floor", "Mod", {"A": mixed(200, scale=100), "B": mixed(200, scale=10, seed=9)}, opset=28,
+         rtol=0, atol=0, reference=lambda A, B: [np.mod(A, B)], note="numpy's floor remainder; ORT lacks opset 28"),
+]
+
+# ThresholdedRelu, Swish (opset 24), and the bitwise ops (opset 18) on every integer type.
+def _sigmoid(v):
+    return 1.0 / (1.0 + np.exp(-v.astype(np.float64)))
+
+
+CASES += [
+    case("thresholded_relu_default", "ThresholdedRelu", {"X": mixed(200)}, opset=10),
+    case("thresholded_relu_alpha", "ThresholdedRelu", {"X": mixed(200, seed=21)}, attrs={"alpha": 0.5}, opset=22),
+    case("swish_alpha", "Swish", {"X": rand(300, low=-20, high=20, seed=22)}, attrs={"alpha": 0.7}, opset=24,
+         reference=lambda X: [(X * _sigmoid(0.7 * X)).astype(np.float32)], rtol=1e-5, atol=1e-6,
+         note="onnxruntime 1.30 has no Swish"),
+]
+for t in (np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16, np.uint32, np.uint64):
+    info = np.iinfo(t)
+    a = np.random.default_rng(23).integers(info.min, info.max, size=(3, 7), dtype=t, endpoint=True)
+    b = np.random.default_rng(24).integers(info.min, info.max, size=(7,), dtype=t, endpoint=True)
+    name = np.dtype(t).name
+    CASES.append(case(f"bitwise_not_{name}", "BitwiseNot", {"X": a}, opset=18, rtol=0, atol=0,
+                      reference=lambda X: [np.bitwise_not(X)]))
+    for op, fn in (("BitwiseAnd", np.bitwise_and), ("BitwiseOr", np.bitwise_or), ("BitwiseXor", np.bitwise_xor)):
+        CASES.append(case(f"{op.lower()}_{name}", op, {"A": a, "B": b}, opset=18, rtol=0, atol=0,
+                          reference=lambda A, B, fn=fn: [fn(A, B)]))
+
+# Celu, Softsign, Shrink, Mish: special values and wide ranges.
+CASES += [
+    case("celu_default", "Celu", {"X": mixed(200, scale=10)}, opset=12),
+    case("celu_alpha", "Celu", {"X": mixed(200, scale=10, seed=25)}, attrs={"alpha": 2.5}, opset=12),
+    case("softsign", "Softsign", {"X": mixed(200, scale=100)}, opset=7),
+    case("shrink_default", "Shrink", {"X": mixed(200, scale=2)}, opset=9),
+    case("shrink_bias", "Shrink", {"X": mixed(200, scale=2, seed=26)}, attrs={"lambd": 1.0, "bias": 0.25}, opset=9),
+    case("mish", "Mish", {"X": rand(300, low=-30, high=30, seed=27)}, opset=18, rtol=1e-5, atol=1e-6),
+]

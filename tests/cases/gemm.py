@@ -58,3 +58,31 @@ CASES = [
     case("matmul_opset9", "MatMul", {"A": rand(3, 4), "B": rand(4, 2)}, opset=9),
     case("matmul_opset7", "MatMul", {"A": rand(3, 4), "B": rand(4, 2)}, opset=7),
 ]
+
+# Einsum: transpose, diagonal, sums, inner and outer products, batched matmul, ellipsis with broadcasting, three
+# operands, implicit output, double.
+EINSUM = [
+    ("transpose", "ij->ji", [(3, 4)]),
+    ("sum_rows", "ij->i", [(3, 70)]),
+    ("sum_all", "ij->", [(5, 40)]),
+    ("trace", "ii->", [(6, 6)]),
+    ("batch_diagonal", "...ii->...i", [(3, 5, 5)]),
+    ("inner", "i,i", [(100,), (100,)]),
+    ("outer", "i,j->ij", [(4,), (5,)]),
+    ("matmul", "ij,jk->ik", [(7, 130), (130, 5)]),
+    ("batch_matmul", "bij,bjk->bik", [(5, 2, 3), (5, 3, 4)]),
+    ("summed_only_in_one", "ij,jk->k", [(3, 4), (4, 5)]),
+    ("three", "ij,jk,kl->il", [(2, 3), (3, 4), (4, 5)]),
+    ("implicit", "ba,ca", [(3, 4), (2, 4)]),
+    ("attention_like", "bhqd,bhkd->bhqk", [(1, 2, 5, 8), (1, 2, 6, 8)]),
+]
+for name, eq, shapes in EINSUM:
+    inputs = {f"x{i}": rand(*s, seed=80 + i) for i, s in enumerate(shapes)}
+    CASES.append(case(f"einsum_{name}", "Einsum", inputs, attrs={"equation": eq}, opset=12, rtol=1e-5, atol=1e-5))
+CASES.append(case("einsum_ellipsis_broadcast", "Einsum", {"a": rand(2, 1, 3, 4, seed=90), "b": rand(3, 4, 2, seed=91)},
+                  attrs={"equation": "...ij,...jk->...ik"}, opset=12, rtol=1e-5, atol=1e-5,
+                  reference=lambda a, b: [np.einsum("...ij,...jk->...ik", a, b)],
+                  note="onnxruntime's shape inference refuses broadcast ellipsis dims"))
+CASES.append(case("einsum_double", "Einsum", {"a": rand(3, 4, dtype=np.float64), "b": rand(4, 2, dtype=np.float64)},
+                  attrs={"equation": "ij,jk->ik"}, opset=12,
+                  reference=lambda a, b: [np.einsum("ij,jk->ik", a, b)], rtol=1e-12, atol=1e-12))

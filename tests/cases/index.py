@@ -52,3 +52,57 @@ CASES = [
     case("nonzero_bool", "NonZero", {"X": rand(5, 7) > 0.3}, opset=9, **EXACT),
     case("nonzero_all_zero", "NonZero", {"X": np.zeros((3, 2), np.int32)}, opset=13, **EXACT),
 ]
+
+# OneHot: axes, negative and out-of-range indices, float and int64 indices, several value types.
+for axis in (-1, 0, 1):
+    CASES.append(case(f"onehot_axis{axis}", "OneHot",
+                      {"I": i64([[1, 4, -1], [0, 7, -6]]), "D": np.array(5, np.int64),
+                       "V": np.array([-2.0, 3.5], np.float32)}, attrs={"axis": axis}, opset=11, const=("D", "V"),
+                      **EXACT))
+CASES.append(case("onehot_float_indices_int_values", "OneHot",
+                  {"I": np.array([0.0, 2.0, 1.0], np.float32), "D": np.array([3.0], np.float32),
+                   "V": np.array([0, 9], np.int32)}, opset=11, const=("D", "V"), **EXACT,
+                  reference=lambda I, D, V: [np.where(np.arange(3)[None, :] == I.astype(np.int64)[:, None], 9, 0)
+                                             .astype(np.int32)],
+                  note="onnxruntime has no OneHot for float indices and int32 values"))
+
+# TopK: largest and smallest, axes, ties (the lower index first), k = 0 and k = n, ints, opset 9 (k attribute).
+tie_rows = np.array([[3, 1, 3, 2, 1, 3], [0, 0, 0, 0, 0, 0]], np.float32)
+for largest in (1, 0):
+    for axis in (-1, 0, 1):
+        CASES.append(case(f"topk_l{largest}_a{axis}", "TopK", {"X": rand(4, 6, 5, seed=70), "K": i64([3])},
+                          attrs={"axis": axis, "largest": largest}, opset=11, outputs=2, const=("K",), **EXACT))
+    CASES.append(case(f"topk_ties_l{largest}", "TopK", {"X": tie_rows, "K": i64([4])}, attrs={"largest": largest},
+                      opset=11, outputs=2, const=("K",), **EXACT))
+CASES.append(case("topk_k0", "TopK", {"X": rand(3, 4), "K": i64([0])}, opset=11, outputs=2, const=("K",), **EXACT))
+CASES.append(case("topk_all_int64", "TopK", {"X": randint(3, 8, seed=71), "K": i64([8])}, opset=11, outputs=2,
+                  const=("K",), reference=None, note="ties in random ints: onnxruntime's tie order is unspecified"))
+CASES.append(case("topk_opset9_attribute", "TopK", {"X": rand(2, 9, seed=72)}, attrs={"k": 2}, opset=9, outputs=2,
+                  **EXACT))
+
+# Scatter (9, 10): the old name of ScatterElements.
+CASES.append(case("scatter_opset9", "Scatter", {"X": rand(3, 4), "I": i64([[1, 0, 2, 3]]), "U": rand(1, 4, seed=9)},
+                  attrs={"axis": 1}, opset=9, **EXACT))
+
+# Scatter reductions (16+): repeated indices fold in update order on the host (add, mul, max, min).
+for reduction in ("add", "mul", "max", "min"):
+    CASES.append(case(f"scatter_nd_{reduction}", "ScatterND",
+                      {"X": rand(6, 3, seed=98), "I": i64([[1], [4], [1], [1]]), "U": rand(4, 3, seed=99)},
+                      attrs={"reduction": reduction}, opset=18, rtol=1e-6, atol=1e-7))
+    CASES.append(case(f"scatter_elements_{reduction}_int32", "ScatterElements",
+                      {"X": randint(3, 4, low=-5, high=5, dtype=np.int32), "I": i64([[0, 1, 0, 3], [0, 1, 2, 3]]),
+                       "U": randint(2, 4, low=-5, high=5, dtype=np.int32, seed=100)},
+                      attrs={"axis": 1, "reduction": reduction}, opset=18, **EXACT))
+
+# MaxUnpool (9+): the indices of a MaxPool (natural shape), and into a larger output_shape.
+_unpool_x = rand(1, 2, 2, 2, seed=101)
+_unpool_i = i64([[[[5, 7], [13, 15]], [[16 + 0, 16 + 3], [16 + 9, 16 + 14]]]])
+CASES += [
+    case("max_unpool_natural", "MaxUnpool", {"X": _unpool_x, "I": _unpool_i},
+         attrs={"kernel_shape": [2, 2], "strides": [2, 2]}, opset=11, **EXACT),
+    case("max_unpool_output_shape", "MaxUnpool", {"X": _unpool_x, "I": _unpool_i, "S": i64([1, 2, 5, 5])},
+         attrs={"kernel_shape": [2, 2], "strides": [2, 2]}, opset=11, const=("S",), rtol=0, atol=0,
+         reference=lambda X, I, S: [np.pad(np.bincount(I.ravel(), X.ravel().astype(np.float64), 32)
+                                           .astype(np.float32).reshape(1, 2, 4, 4), ((0, 0), (0, 0), (0, 1), (0, 1)))],
+         note="the ONNX reference: the natural-shape result in the output's leading corner"),
+]

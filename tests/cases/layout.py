@@ -58,3 +58,33 @@ CASES = [
          {"X": rand(5, 2), "ratio": np.float32(0.0), "training_mode": np.array(True)}, const=("ratio",),
          outputs=2, opset=22, **EXACT),
 ]
+
+# CenterCropPad (18): crop and pad on one call, odd differences (the smaller half first), listed axes, ints.
+def _center_crop_pad(x, sizes, axes):
+    out = np.zeros([sizes[axes.index(d)] if d in axes else n for d, n in enumerate(x.shape)], x.dtype)
+    src, dst = [], []
+    for d, n in enumerate(x.shape):
+        m = out.shape[d]
+        lo = abs(n - m) // 2
+        src.append(slice(lo, lo + m) if n > m else slice(0, n))
+        dst.append(slice(lo, lo + n) if m > n else slice(0, m))
+    out[tuple(dst)] = x[tuple(src)]
+    return out
+
+
+for name, shape, sizes, axes in (("crop_pad", (5, 8, 3), [8, 5, 3], [0, 1, 2]), ("odd", (7, 4), [4, 7], [0, 1]),
+                                 ("axes", (3, 9, 6), [4, 3], [-1, 1])):
+    x = rand(*shape, seed=95)
+    CASES.append(case(f"center_crop_pad_{name}", "CenterCropPad", {"X": x, "S": np.array(sizes, np.int64)},
+                      attrs={"axes": axes} if name == "axes" else {}, opset=18, const=("S",), rtol=0, atol=0,
+                      reference=lambda X, S, axes=axes: [_center_crop_pad(X, list(S), [a % X.ndim for a in axes])]))
+
+# ReverseSequence (10): time-major and batch-major, lengths 0..T, int data.
+CASES += [
+    case("reverse_sequence_time_major", "ReverseSequence", {"X": rand(5, 4, 3, seed=96),
+                                                            "L": np.array([5, 0, 2, 1], np.int64)},
+         attrs={"batch_axis": 1, "time_axis": 0}, opset=10, **EXACT),
+    case("reverse_sequence_batch_major", "ReverseSequence", {"X": randint(3, 6, dtype=np.int32, seed=97),
+                                                             "L": np.array([6, 3, 1], np.int64)},
+         attrs={"batch_axis": 0, "time_axis": 1}, opset=10, **EXACT),
+]

@@ -108,3 +108,19 @@ for op in ("GlobalAveragePool", "GlobalMaxPool"):
         case(f"{op}_special", op, {"X": special}, reference=None, note="NaN/inf per the contract"),
         case(f"{op}_o7", op, {"X": rand(2, 3, 4, 4, seed=215)}, opset=7),
     ]
+
+# LpPool: p 1, 2 and 3; 1-D, 2-D and 3-D; pads (padding taps are +0 terms), strides, dilations, auto_pad.
+LP = [
+    ("1d", (2, 3, 17), {"kernel_shape": [3]}),
+    ("2d", (1, 3, 9, 9), {"kernel_shape": [3, 3]}),
+    ("2d_pads", (1, 2, 8, 7), {"kernel_shape": [3, 2], "pads": [1, 0, 1, 1]}),
+    ("2d_strides", (1, 2, 9, 9), {"kernel_shape": [3, 3], "strides": [2, 2]}),
+    ("2d_dilations", (1, 2, 9, 9), {"kernel_shape": [2, 2], "dilations": [2, 2]}),
+    ("2d_same_upper", (1, 2, 7, 7), {"kernel_shape": [3, 3], "auto_pad": "SAME_UPPER"}),
+    ("2d_big_window", (1, 1, 12, 12), {"kernel_shape": [8, 8]}),
+    ("3d", (1, 2, 5, 5, 5), {"kernel_shape": [2, 2, 2]}),
+]
+for name, shape, attrs in LP:
+    for p in (1, 2, 3):
+        CASES.append(case(f"lppool_{name}_p{p}", "LpPool", {"X": rand(*shape, seed=60)}, attrs={**attrs, "p": p},
+                          opset=18, rtol=1e-5, atol=1e-6))

@@ -132,3 +132,63 @@ for op in ["Softmax", "LogSoftmax"]:
     CASES.append(case(f"{op}_special", op, {"input": special(6, 45, seed=35)}, opset=13, reference=None,
                       note="rows with NaN give NaN; +inf rows give NaN; -inf entries give 0 / -inf"))
     CASES.append(case(f"{op}_opset7", op, {"input": rand(2, 3, 4, seed=36)}, opset=7))
+
+# Hardmax: opset 11 flattens at axis, 13 takes one axis; ties go to the first maximum.
+ties = np.array([[1.0, 3.0, 3.0, -2.0], [0.5, 0.5, 0.5, 0.5], [-1.0, -0.0, 0.0, -3.0]], np.float32)
+for opset, axis in ((11, 1), (11, 0), (13, -1), (13, 0), (13, 1)):
+    CASES.append(case(f"Hardmax_o{opset}_a{axis}", "Hardmax", {"x": rand(3, 4, 5, seed=30)}, attrs={"axis": axis},
+                      opset=opset))
+CASES.append(case("Hardmax_ties", "Hardmax", {"x": ties}, opset=13))
+CASES.append(case("Hardmax_special", "Hardmax", {"x": special(4, 70, seed=31)}, opset=13, reference=None,
+                  note="NaN wins under the contract's max rule; onnxruntime disagrees"))
+
+# LpNormalization: p 1 and 2, several axes, a long line, a zero line (gives 0).
+for p in (1, 2):
+    for axis in (-1, 0, 1):
+        CASES.append(case(f"LpNormalization_p{p}_a{axis}", "LpNormalization", {"x": rand(3, 70, 4, seed=32)},
+                          attrs={"p": p, "axis": axis}, opset=22))
+CASES.append(case("LpNormalization_zero_line", "LpNormalization",
+                  {"x": np.array([[0.0, 0.0], [3.0, 4.0]], np.float32)}, attrs={"axis": 1}, opset=22,
+                  reference=lambda x: [np.array([[0.0, 0.0], [0.6, 0.8]], np.float32)], note="spec: 0/0 is 0"))
+
+
+def scan_reference(product):
+    def ref(x, axis, exclusive=0, reverse=0):
+        a = int(axis)
+        v = np.flip(x, a) if reverse else x
+        r = np.cumprod(v, axis=a, dtype=x.dtype) if product else np.cumsum(v, axis=a, dtype=x.dtype)
+        if exclusive:
+            first = np.ones_like(np.take(r, [0], axis=a)) if product else np.zeros_like(np.take(r, [0], axis=a))
+            r = np.concatenate([first, np.take(r, range(r.shape[a] - 1), axis=a)], axis=a)
+        return np.flip(r, a) if reverse else r
+    return ref
+
+
+# CumSum / CumProd: every axis, exclusive and reverse, float/double/int32/int64/uint64, a long line.
+for op, opset, product in (("CumSum", 14, False), ("CumProd", 26, True)):
+    low, high = (0.9, 1.1) if product else (-1.0, 1.0)
+    for axis in (0, 1, -1):
+        for exclusive in (0, 1):
+            for reverse in (0, 1):
+                attrs = {"exclusive": exclusive, "reverse": reverse}
+                x = rand(3, 40, 5, low=low, high=high, seed=40 + axis)
+                ref = scan_reference(product)
+                CASES.append(case(f"{op}_a{axis}_e{exclusive}_r{reverse}", op,
+                                  {"x": x, "axis": np.array(axis, np.int64)}, attrs=attrs, opset=opset,
+                                  const=("axis",), rtol=1e-4,
+                                  reference=lambda x, axis, ref=ref, attrs=attrs: [ref(x, axis, **attrs)]))
+    for dtype in (np.float64, np.int32, np.int64, np.uint64):
+        x = (rand(4, 6, seed=50) * 10).astype(dtype) if dtype == np.float64 else randint(4, 6, low=1, high=5,
+                                                                                            dtype=dtype)
+        ref = scan_reference(product)
+        CASES.append(case(f"{op}_{np.dtype(dtype).name}", op, {"x": x, "axis": np.array([1], np.int32)},
+                          opset=opset, const=("axis",), reference=lambda x, axis, ref=ref: [ref(x, axis[0])]))
+
+# ReduceLogSum = log_f32(S(x)): positive terms (a negative sum gives NaN), attribute and input axes, a long row.
+for i, (shape, axes) in enumerate(SHAPES_AXES[:5]):
+    x = rand(*shape, low=0.1, high=2.0, seed=500 + i)
+    for opset in (13, 18):
+        CASES.append(case(f"ReduceLogSum_s{i}_o{opset}", "ReduceLogSum",
+                          {"data": x, **({"axes": np.array(axes or [], np.int64)} if opset >= 18 and axes else {})},
+                          attrs={} if opset >= 18 or not axes else {"axes": axes}, opset=opset,
+                          const=("axes",) if opset >= 18 and axes else ()))

@@ -159,3 +159,20 @@ CASES = [
     case("range_float_feed", "Range", {"s": np.array(-1.0, np.float32), "l": np.array(1.0, np.float32),
                                        "d": np.array(0.25, np.float32)}, **EXACT),
 ]
+
+
+# Window generators (17): periodic and symmetric, against the float64 formulas.
+def _window(op, size, periodic):
+    n = np.arange(size, dtype=np.float64)
+    x = 2 * np.pi * n / (size if periodic else size - 1)
+    if op == "BlackmanWindow":
+        return [(0.42 - 0.5 * np.cos(x) + 0.08 * np.cos(2 * x)).astype(np.float32)]
+    a0, a1 = (0.5, 0.5) if op == "HannWindow" else (25 / 46, 21 / 46)
+    return [(a0 - a1 * np.cos(x)).astype(np.float32)]
+
+
+for op in ("HannWindow", "HammingWindow", "BlackmanWindow"):
+    for periodic in (1, 0):
+        CASES.append(case(f"{op.lower()}_p{periodic}", op, {"size": np.array(37, np.int64)},
+                          attrs={"periodic": periodic}, opset=17, const=("size",), rtol=1e-5, atol=2e-6,
+                          reference=lambda size, op=op, periodic=periodic: _window(op, int(size), periodic)))
