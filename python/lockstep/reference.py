@@ -14,7 +14,12 @@ _FLOAT, _DOUBLE = 1, 11  # onnx.TensorProto.FLOAT, DOUBLE
 # Ops whose integer attribute names the element type they produce or compute in.
 _TYPE_ATTRIBUTES = {("Cast", "to"), ("EyeLike", "dtype"), ("LayerNormalization", "stash_type"),
                     ("RandomNormal", "dtype"), ("RandomUniform", "dtype"),
-                    ("RandomNormalLike", "dtype"), ("RandomUniformLike", "dtype")}
+                    ("RandomNormalLike", "dtype"), ("RandomUniformLike", "dtype"),
+                    ("HannWindow", "output_datatype"), ("HammingWindow", "output_datatype"),
+                    ("BlackmanWindow", "output_datatype")}
+# Ops whose type attribute defaults to float when absent: the widened node states double.
+_FLOAT_BY_DEFAULT = {("HannWindow", "output_datatype"), ("HammingWindow", "output_datatype"),
+                     ("BlackmanWindow", "output_datatype")}
 
 
 def _onnx():
@@ -66,6 +71,9 @@ def _widen_constant(node):
 def _widen_node(node):
     onnx = _onnx()
     _widen_constant(node)
+    for op_type, name in _FLOAT_BY_DEFAULT:
+        if node.op_type == op_type and all(a.name != name for a in node.attribute):
+            node.attribute.append(onnx.helper.make_attribute(name, _DOUBLE))
     for attr in node.attribute:
         if (node.op_type, attr.name) in _TYPE_ATTRIBUTES and attr.i == _FLOAT:
             attr.i = _DOUBLE
@@ -103,7 +111,7 @@ def widen_model(model):
 
 
 def _replaced_ops():
-    """Ops whose onnx reference implementation fails on real models, done here instead."""
+    """Ops whose onnx reference implementation fails on real models or is missing, done here instead."""
     from onnx.reference.op_run import OpRun
 
     class GatherElements(OpRun):
@@ -113,7 +121,16 @@ def _replaced_ops():
             indices = np.where(indices < 0, indices + data.shape[axis], indices)
             return (np.take_along_axis(data, indices, axis=axis),)
 
-    return [GatherElements]
+    class Scatter(OpRun):
+        # Opsets 9-10's name for ScatterElements (without reduction), which onnx's evaluator no longer has.
+        def _run(self, data, indices, updates, axis=None):
+            axis = 0 if axis is None else axis
+            indices = np.where(indices < 0, indices + data.shape[axis], indices)
+            out = np.array(data, copy=True)
+            np.put_along_axis(out, indices, updates, axis=axis)
+            return (out,)
+
+    return [GatherElements, Scatter]
 
 
 def _dims(type_proto):
