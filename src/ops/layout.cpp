@@ -135,6 +135,7 @@ SourceMap source_map(const KernelContext& ctx) {
     case MappedOp::ScatterElements: return scatter_elements_map(ctx);
     case MappedOp::Compress: return compress_map(ctx);
     case MappedOp::NonZero: return nonzero_map(ctx);
+    case MappedOp::Unique: break;  // four maps: run_mapped calls unique_maps
   }
   throw ctx.error("unknown mapped op");
 }
@@ -154,6 +155,7 @@ const OpEntry kIndexRows[] = {
     {"ScatterElements", 11, kNewestOpset, MAPPED(ScatterElements)},
     {"Compress", 9, kNewestOpset, MAPPED(Compress)},
     {"NonZero", 9, kNewestOpset, MAPPED(NonZero)},
+    {"Unique", 11, kNewestOpset, MAPPED(Unique)},
 };
 #undef MAPPED
 }  // namespace

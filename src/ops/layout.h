@@ -1,5 +1,5 @@
 // The layout and index families (Trilu, DepthToSpace, SpaceToDepth, EyeLike, Dropout; GatherND, ScatterND,
-// ScatterElements, Compress, NonZero): ops without arithmetic. Each is planned on the host as a source map, one
+// ScatterElements, Compress, NonZero, Unique): ops without arithmetic. Each is planned on the host as a source map, one
 // entry per output element, and both devices then run the same exact copy (docs/arithmetic.md#source-maps).
 #pragma once
 
@@ -27,7 +27,7 @@ inline int64_t from_extra(int64_t j) { return -j - 1; }
 /// OpEntry::variant of the mapped rows: which planner builds the map.
 enum class MappedOp : int {
   Trilu = 0, DepthToSpace, SpaceToDepth, EyeLike,
-  GatherND, ScatterND, ScatterElements, Compress, NonZero,
+  GatherND, ScatterND, ScatterElements, Compress, NonZero, Unique,
 };
 
 /// The plan of the node's op (ctx.entry.variant); reads index and shape inputs with host_input.
@@ -38,6 +38,8 @@ SourceMap scatter_nd_map(const KernelContext& ctx);
 SourceMap scatter_elements_map(const KernelContext& ctx);
 SourceMap compress_map(const KernelContext& ctx);
 SourceMap nonzero_map(const KernelContext& ctx);
+/// Unique's four outputs (Y, indices, inverse_indices, counts), computed on the host.
+std::vector<SourceMap> unique_maps(const KernelContext& ctx);
 
 /// Dropout in inference (training_mode absent or false, or ratio 0): the plan of its mask output (all ones, bool
 /// from opset 10, the input's type before); throws NotImplemented for a training run with a non-zero ratio.
@@ -57,7 +59,12 @@ void apply_map(KernelContext& ctx, int out_index, const SourceMap& plan) {
 }
 
 template <class Dev>
-void run_mapped(KernelContext& ctx) { apply_map<Dev>(ctx, 0, source_map(ctx)); }
+void run_mapped(KernelContext& ctx) {
+  if (static_cast<MappedOp>(ctx.entry.variant) != MappedOp::Unique) return apply_map<Dev>(ctx, 0, source_map(ctx));
+  std::vector<SourceMap> maps = unique_maps(ctx);
+  for (size_t i = 0; i < maps.size() && i < ctx.node.outputs.size(); ++i)
+    if (!ctx.node.outputs[i].empty()) apply_map<Dev>(ctx, static_cast<int>(i), maps[i]);
+}
 
 /// Dropout: output 0 is input 0 itself; the optional mask is all ones.
 template <class Dev>

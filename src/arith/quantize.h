@@ -1,0 +1,57 @@
+// Per-element formulas of the quantize family (QuantizeLinear, DequantizeLinear), shared literally by both devices
+// (docs/arithmetic.md#quantize).
+#pragma once
+
+#include <cstdint>
+#include <limits>
+
+#include "arith/elementwise.h"
+#include "arith/hd.h"
+
+namespace lockstep::arith {
+
+/// Which scale (and zero point) element e of x uses. x is viewed as (outer, axis_dim, inner); the scale index is
+/// o*outer_stride + (a / block)*axis_stride + i*inner_stride (per tensor: all strides 0; per axis: axis_stride 1).
+struct ScaleIndex {
+  int64_t inner = 1, axis_dim = 1, block = 1;
+  int64_t outer_stride = 0, axis_stride = 0, inner_stride = 0;
+  LOCKSTEP_HD int64_t of(int64_t e) const {
+    int64_t i = e % inner, rest = e / inner;
+    int64_t a = rest % axis_dim, o = rest / axis_dim;
+    return o * outer_stride + (a / block) * axis_stride + i * inner_stride;
+  }
+};
+
+/// q = x / scale (IEEE division), rounded half to even (Round's rule), NaN taken as 0, then + zero point in
+/// integers and saturated to Q's range.
+template <class Q>
+LOCKSTEP_HD Q quantize_element(float x, float scale, Q zero_point) {
+  float r = rint_f32(x / scale);
+  if (r != r) r = 0.0f;
+  const float kLimit = 2147483648.0f;  // 2^31: beyond every Q's range, and exact as float and int64
+  r = r < -kLimit ? -kLimit : r;
+  r = kLimit < r ? kLimit : r;
+  int64_t v = static_cast<int64_t>(r) + static_cast<int64_t>(zero_point);
+  const int64_t lo = std::numeric_limits<Q>::lowest(), hi = std::numeric_limits<Q>::max();
+  return static_cast<Q>(v < lo ? lo : hi < v ? hi : v);
+}
+
+/// y = float(x - zero_point) * scale: the difference exact in int64, one rounding to float, one product.
+template <class Q>
+LOCKSTEP_HD float dequantize_element(Q x, Q zero_point, float scale) {
+  return static_cast<float>(static_cast<int64_t>(x) - static_cast<int64_t>(zero_point)) * scale;
+}
+
+/// The two ops as functors of (x, scale, zero point), so that each device has one loop for both.
+template <class Q>
+struct QuantizeOp {
+  LOCKSTEP_HD Q operator()(float x, float scale, Q zero_point) const { return quantize_element<Q>(x, scale, zero_point); }
+};
+template <class Q>
+struct DequantizeOp {
+  LOCKSTEP_HD float operator()(Q x, float scale, Q zero_point) const {
+    return dequantize_element<Q>(x, zero_point, scale);
+  }
+};
+
+}  // namespace lockstep::arith

@@ -1,0 +1,36 @@
+// CUDA kernel of the quantize family: one thread per output element, the shared per-element formula.
+#include "cuda/common.cuh"
+#include "ops/quantize.h"
+#include "ops/registry.h"
+
+namespace lockstep::cuda {
+
+namespace {
+
+// Contract: arith::quantize_element / dequantize_element per element; see docs/arithmetic.md#quantize.
+template <class In, class Out, class Q, class F>
+__global__ void quantize_map_kernel(const In* __restrict__ x, const float* __restrict__ scale,
+                                    const Q* __restrict__ zp, Out* __restrict__ y, int64_t n, arith::ScaleIndex index,
+                                    F f) {
+  int64_t e = blockIdx.x * int64_t(blockDim.x) + threadIdx.x;
+  if (e >= n) return;
+  int64_t s = index.of(e);
+  y[e] = f(x[e], scale[s], zp ? zp[s] : Q(0));
+}
+
+struct CudaQuantize {
+  template <class In, class Out, class Q, class F>
+  static void map(KernelContext& ctx, const In* x, const float* scale, const Q* zp, Out* y, int64_t n,
+                  const arith::ScaleIndex& index, F f) {
+    quantize_map_kernel<In, Out, Q, F><<<blocks_for(n), kThreadsPerBlock, 0, stream_of(ctx)>>>(x, scale, zp, y, n,
+                                                                                             index, f);
+    check_launch(ctx);
+  }
+};
+
+}  // namespace
+
+void quantize(KernelContext& ctx) { run_quantize<CudaQuantize>(ctx); }
+void dequantize(KernelContext& ctx) { run_dequantize<CudaQuantize>(ctx); }
+
+}  // namespace lockstep::cuda

@@ -1,0 +1,103 @@
+// The quantize family: attributes, validation, scale granularity and the op table.
+#include "ops/quantize.h"
+
+#include <string>
+
+#include "ops/registry.h"
+
+namespace lockstep {
+
+namespace {
+
+void require_float(const KernelContext& ctx, int input, const char* name) {
+  DType t = ctx.input(input).dtype();
+  if (t != DType::Float)
+    throw ctx.error(std::string(name) + " has element type " + dtype_name(t) + "; lockstep's " + ctx.node.op_type +
+                        " takes float only",
+                    ErrorCode::NotImplemented);
+}
+
+// Per tensor (a scale of one element, rank <= 1), per axis (1-D, the axis' length) or blocked (block_size > 0:
+// x's rank, x's dims but ceil(D/block_size) on the axis).
+arith::ScaleIndex scale_index(const KernelContext& ctx) {
+  const Shape& x = ctx.input(0).shape();
+  const Shape& s = ctx.input(1).shape();
+  if (ctx.has_input(2) && ctx.input(2).shape() != s)
+    throw ctx.error("the zero point's shape " + shape_string(ctx.input(2).shape()) + " differs from the scale's " +
+                    shape_string(s));
+  const int64_t block = ctx.node.attr_int("block_size", 0);
+  arith::ScaleIndex index;
+  if (block == 0 && s.size() <= 1 && shape_numel(s) == 1) return index;
+  const int64_t rank = static_cast<int64_t>(x.size());
+  const int64_t axis = normalize_axis(ctx.node, ctx.node.attr_int("axis", 1), rank);
+  for (int64_t d = axis + 1; d < rank; ++d) index.inner *= x[d];
+  index.axis_dim = x[axis];
+  if (block == 0) {
+    if (s.size() != 1 || s[0] != x[axis])
+      throw ctx.error("a per-axis scale must have shape (" + std::to_string(x[axis]) + "), got " + shape_string(s));
+    index.axis_stride = 1;
+    return index;
+  }
+  if (block < 0) throw ctx.error("block_size must be positive, got " + std::to_string(block));
+  Shape expected = x;
+  expected[axis] = (x[axis] + block - 1) / block;
+  if (s != expected)
+    throw ctx.error("a blocked scale for block_size " + std::to_string(block) + " must have shape " +
+                    shape_string(expected) + ", got " + shape_string(s));
+  index.block = block;
+  index.inner_stride = 1;
+  index.axis_stride = index.inner;
+  index.outer_stride = expected[axis] * index.inner;
+  return index;
+}
+
+}  // namespace
+
+QuantizePlan quantize_plan(const KernelContext& ctx) {
+  require_float(ctx, 0, "x");
+  require_float(ctx, 1, "y_scale");
+  if (ctx.node.attr_int("precision", 0) != 0 && ctx.node.attr_int("precision", 0) != int64_t(DType::Float))
+    throw ctx.error("precision other than float is not supported", ErrorCode::NotImplemented);
+  QuantizePlan p;
+  p.has_zero_point = ctx.has_input(2);
+  const int64_t out = ctx.node.attr_int("output_dtype", 0);
+  if (p.has_zero_point) p.quantized = ctx.input(2).dtype();
+  else if (out != 0) p.quantized = static_cast<DType>(out);
+  if (out != 0 && static_cast<DType>(out) != p.quantized)
+    throw ctx.error(std::string("output_dtype ") + dtype_name(static_cast<DType>(out)) +
+                        " differs from the zero point's type " + dtype_name(p.quantized),
+                    ErrorCode::InvalidGraph);
+  dispatch_quantized(ctx, p.quantized, false, [](auto) {});
+  p.index = scale_index(ctx);
+  return p;
+}
+
+QuantizePlan dequantize_plan(const KernelContext& ctx) {
+  require_float(ctx, 1, "x_scale");
+  const int64_t out = ctx.node.attr_int("output_dtype", 0);
+  if (out != 0 && static_cast<DType>(out) != DType::Float)
+    throw ctx.error(std::string("output_dtype ") + dtype_name(static_cast<DType>(out)) + " is not supported",
+                    ErrorCode::NotImplemented);
+  QuantizePlan p;
+  p.quantized = ctx.input(0).dtype();
+  p.has_zero_point = ctx.has_input(2);
+  if (p.has_zero_point && ctx.input(2).dtype() != p.quantized)
+    throw ctx.error(std::string("x_zero_point has type ") + dtype_name(ctx.input(2).dtype()) + ", x has " +
+                        dtype_name(p.quantized),
+                    ErrorCode::InvalidGraph);
+  dispatch_quantized(ctx, p.quantized, true, [](auto) {});
+  p.index = scale_index(ctx);
+  return p;
+}
+
+namespace {
+// One row per op: axis (13), blocks, int16 and output_dtype (21) and precision (25) are read when present.
+const OpEntry kRows[] = {
+    {"QuantizeLinear", 10, kNewestOpset, &cpu::quantize, LOCKSTEP_CUDA_KERNEL(quantize)},
+    {"DequantizeLinear", 10, kNewestOpset, &cpu::dequantize, LOCKSTEP_CUDA_KERNEL(dequantize)},
+};
+}  // namespace
+
+std::span<const OpEntry> quantize_ops() { return kRows; }
+
+}  // namespace lockstep
