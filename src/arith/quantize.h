@@ -3,7 +3,7 @@
 #pragma once
 
 #include <cstdint>
-#include <limits>
+#include <type_traits>
 
 #include "arith/elementwise.h"
 #include "arith/hd.h"
@@ -22,18 +22,25 @@ struct ScaleIndex {
   }
 };
 
-/// q = x / scale (IEEE division), rounded half to even (Round's rule), NaN taken as 0, then + zero point in
-/// integers and saturated to Q's range.
+/// r = q rounded half to even (Round's rule), NaN taken as 0, then + zero point in integers, saturated to Q.
 template <class Q>
-LOCKSTEP_HD Q quantize_element(float x, float scale, Q zero_point) {
-  float r = rint_f32(x / scale);
+LOCKSTEP_HD Q round_saturate(float q, Q zero_point) {
+  float r = rint_f32(q);
   if (r != r) r = 0.0f;
   const float kLimit = 2147483648.0f;  // 2^31: beyond every Q's range, and exact as float and int64
   r = r < -kLimit ? -kLimit : r;
   r = kLimit < r ? kLimit : r;
   int64_t v = static_cast<int64_t>(r) + static_cast<int64_t>(zero_point);
-  const int64_t lo = std::numeric_limits<Q>::lowest(), hi = std::numeric_limits<Q>::max();
+  constexpr int kBits = 8 * static_cast<int>(sizeof(Q));  // Q has at most 32 bits
+  constexpr int64_t lo = std::is_signed_v<Q> ? -(int64_t{1} << (kBits - 1)) : 0;
+  constexpr int64_t hi = std::is_signed_v<Q> ? (int64_t{1} << (kBits - 1)) - 1 : (int64_t{1} << kBits) - 1;
   return static_cast<Q>(v < lo ? lo : hi < v ? hi : v);
+}
+
+/// QuantizeLinear: round_saturate(x / scale) (IEEE division).
+template <class Q>
+LOCKSTEP_HD Q quantize_element(float x, float scale, Q zero_point) {
+  return round_saturate<Q>(x / scale, zero_point);
 }
 
 /// y = float(x - zero_point) * scale: the difference exact in int64, one rounding to float, one product.
@@ -53,5 +60,15 @@ struct DequantizeOp {
     return dequantize_element<Q>(x, zero_point, scale);
   }
 };
+
+/// QLinearMatMul, one output: the exact integer dot product of (a - a_zp) and (b - b_zp) over k (int64, so the
+/// order does not matter), one rounding to float, times the multiplier (a_scale*b_scale)/y_scale, then
+/// round_saturate with y's zero point. a(k) and b(k) return the integer operands.
+template <class Q, class A, class B>
+LOCKSTEP_HD Q qlinear_dot(int64_t K, A a, int32_t a_zp, B b, int32_t b_zp, float multiplier, Q y_zp) {
+  int64_t acc = 0;
+  for (int64_t k = 0; k < K; ++k) acc += static_cast<int64_t>(a(k) - a_zp) * static_cast<int64_t>(b(k) - b_zp);
+  return round_saturate<Q>(static_cast<float>(acc) * multiplier, y_zp);
+}
 
 }  // namespace lockstep::arith

@@ -20,11 +20,19 @@ struct CpuQuantize {
       }
     }, kGrain);
   }
+  // Contract: arith::qlinear_dot per output; see docs/arithmetic.md#quantize.
+  template <class A, class B, class Y>
+  static void qmatmul(KernelContext& ctx, const QLinearDims& p, const A* a, const B* b, Y* y) {
+    ctx.pool->parallel_for(p.batch * p.M * p.N, [&](int64_t begin, int64_t end) {
+      for (int64_t e = begin; e < end; ++e) y[e] = qlinear_output<Y>(p, a, b, e);
+    }, 256);
+  }
 };
 
 }  // namespace
 
 void quantize(KernelContext& ctx) { run_quantize<CpuQuantize>(ctx); }
 void dequantize(KernelContext& ctx) { run_dequantize<CpuQuantize>(ctx); }
+void qlinear_matmul(KernelContext& ctx) { run_qlinear_matmul<CpuQuantize>(ctx); }
 
 }  // namespace lockstep::cpu

@@ -18,6 +18,14 @@ __global__ void quantize_map_kernel(const In* __restrict__ x, const float* __res
   y[e] = f(x[e], scale[s], zp ? zp[s] : Q(0));
 }
 
+// Contract: arith::qlinear_dot per output; see docs/arithmetic.md#quantize.
+template <class A, class B, class Y>
+__global__ void qlinear_matmul_kernel(QLinearDims p, const A* __restrict__ a, const B* __restrict__ b,
+                                      Y* __restrict__ y, int64_t total) {
+  int64_t e = blockIdx.x * int64_t(blockDim.x) + threadIdx.x;
+  if (e < total) y[e] = qlinear_output<Y>(p, a, b, e);
+}
+
 struct CudaQuantize {
   template <class In, class Out, class Q, class F>
   static void map(KernelContext& ctx, const In* x, const float* scale, const Q* zp, Out* y, int64_t n,
@@ -26,11 +34,18 @@ struct CudaQuantize {
                                                                                              index, f);
     check_launch(ctx);
   }
+  template <class A, class B, class Y>
+  static void qmatmul(KernelContext& ctx, const QLinearDims& p, const A* a, const B* b, Y* y) {
+    const int64_t total = p.batch * p.M * p.N;
+    qlinear_matmul_kernel<A, B, Y><<<blocks_for(total), kThreadsPerBlock, 0, stream_of(ctx)>>>(p, a, b, y, total);
+    check_launch(ctx);
+  }
 };
 
 }  // namespace
 
 void quantize(KernelContext& ctx) { run_quantize<CudaQuantize>(ctx); }
 void dequantize(KernelContext& ctx) { run_dequantize<CudaQuantize>(ctx); }
+void qlinear_matmul(KernelContext& ctx) { run_qlinear_matmul<CudaQuantize>(ctx); }
 
 }  // namespace lockstep::cuda

@@ -91,10 +91,76 @@ QuantizePlan dequantize_plan(const KernelContext& ctx) {
 }
 
 namespace {
+
+// A per-tensor scale (one element: float, float16 or bfloat16), as float (exact).
+float host_scale(const KernelContext& ctx, int input, const char* name) {
+  Tensor t = ctx.host_input(input);
+  if (t.numel() != 1)
+    throw ctx.error(std::string(name) + " must hold one element (per-tensor), got shape " + shape_string(t.shape()),
+                    ErrorCode::NotImplemented);
+  switch (t.dtype()) {
+    case DType::Float: return *t.data<float>();
+    case DType::Float16: return arith::f16_bits_to_f32(*t.data<uint16_t>());
+    case DType::BFloat16: return arith::bf16_bits_to_f32(*t.data<uint16_t>());
+    default:
+      throw ctx.error(std::string(name) + " has element type " + dtype_name(t.dtype()), ErrorCode::InvalidGraph);
+  }
+}
+
+// A per-tensor zero point of type `type` (0 when absent).
+int32_t host_zero_point(const KernelContext& ctx, int input, DType type, const char* name) {
+  if (!ctx.has_input(input)) return 0;
+  Tensor t = ctx.host_input(input);
+  if (t.dtype() != type)
+    throw ctx.error(std::string(name) + " has type " + dtype_name(t.dtype()) + ", its tensor " + dtype_name(type),
+                    ErrorCode::InvalidGraph);
+  if (t.numel() != 1)
+    throw ctx.error(std::string(name) + " must hold one element (per-tensor), got shape " + shape_string(t.shape()),
+                    ErrorCode::NotImplemented);
+  return static_cast<int32_t>(t.int_at(0));
+}
+
+}  // namespace
+
+QLinearMatMulPlan qlinear_matmul_plan(const KernelContext& ctx) {
+  const Tensor &a = ctx.input(0), &b = ctx.input(3);
+  QLinearMatMulPlan plan;
+  QLinearDims& p = plan.dims;
+  plan.a_type = a.dtype();
+  plan.b_type = b.dtype();
+  plan.y_type = ctx.has_input(7) ? ctx.input(7).dtype() : a.dtype();
+  if (a.rank() < 2 || b.rank() < 2)
+    throw ctx.error("a and b must have rank >= 2, got " + shape_string(a.shape()) + " and " + shape_string(b.shape()),
+                    ErrorCode::NotImplemented);
+  p.M = a.dim(-2);
+  p.K = a.dim(-1);
+  p.N = b.dim(-1);
+  if (b.dim(-2) != p.K)
+    throw ctx.error("a " + shape_string(a.shape()) + " and b " + shape_string(b.shape()) + " do not multiply");
+  plan.out_shape = a.shape();
+  plan.out_shape.back() = p.N;
+  for (int d = 0; d < a.rank() - 2; ++d) p.batch *= a.dim(d);
+  p.b_shared = b.rank() == 2;
+  if (!p.b_shared && Shape(b.shape().begin(), b.shape().end() - 2) != Shape(a.shape().begin(), a.shape().end() - 2))
+    throw ctx.error("b's batch dims must equal a's (or b be 2-D), got " + shape_string(a.shape()) + " and " +
+                        shape_string(b.shape()),
+                    ErrorCode::NotImplemented);
+  const float a_scale = host_scale(ctx, 1, "a_scale"), b_scale = host_scale(ctx, 4, "b_scale");
+  const float y_scale = host_scale(ctx, 6, "y_scale");
+  p.multiplier = (a_scale * b_scale) / y_scale;
+  p.a_zp = host_zero_point(ctx, 2, plan.a_type, "a_zero_point");
+  p.b_zp = host_zero_point(ctx, 5, plan.b_type, "b_zero_point");
+  p.y_zp = host_zero_point(ctx, 7, plan.y_type, "y_zero_point");
+  dispatch_qlinear(ctx, plan, [](auto, auto, auto) {});
+  return plan;
+}
+
+namespace {
 // One row per op: axis (13), blocks, int16 and output_dtype (21) and precision (25) are read when present.
 const OpEntry kRows[] = {
     {"QuantizeLinear", 10, kNewestOpset, &cpu::quantize, LOCKSTEP_CUDA_KERNEL(quantize)},
     {"DequantizeLinear", 10, kNewestOpset, &cpu::dequantize, LOCKSTEP_CUDA_KERNEL(dequantize)},
+    {"QLinearMatMul", 10, kNewestOpset, &cpu::qlinear_matmul, LOCKSTEP_CUDA_KERNEL(qlinear_matmul)},
 };
 }  // namespace
 

@@ -68,7 +68,67 @@ void run_dequantize(KernelContext& ctx) {
   });
 }
 
-namespace cpu { void quantize(KernelContext& ctx); void dequantize(KernelContext& ctx); }
-namespace cuda { void quantize(KernelContext& ctx); void dequantize(KernelContext& ctx); }
+/// A validated QLinearMatMul: A (batch..., M, K) times B (K, N) or (batch..., K, N), per-tensor scales and zero
+/// points read on the host, the multiplier (a_scale*b_scale)/y_scale computed there once in float.
+struct QLinearDims {  // plain data: CUDA kernels take it by value
+  int64_t M = 0, N = 0, K = 0, batch = 1;
+  bool b_shared = true;  // B is one matrix for every batch
+  int32_t a_zp = 0, b_zp = 0, y_zp = 0;
+  float multiplier = 0;
+};
+struct QLinearMatMulPlan {
+  QLinearDims dims;
+  DType a_type = DType::UInt8, b_type = DType::UInt8, y_type = DType::UInt8;
+  Shape out_shape;
+};
+QLinearMatMulPlan qlinear_matmul_plan(const KernelContext& ctx);
+
+/// Output e (row-major over batch, M, N) of QLinearMatMul; both devices call it.
+template <class Y, class A, class B>
+LOCKSTEP_HD Y qlinear_output(const QLinearDims& p, const A* a, const B* b, int64_t e) {
+  const int64_t n = e % p.N, m = (e / p.N) % p.M, batch = e / (p.N * p.M);
+  const A* row = a + (batch * p.M + m) * p.K;
+  const B* col = b + (p.b_shared ? 0 : batch * p.K * p.N) + n;
+  return arith::qlinear_dot<Y>(p.K, [&](int64_t k) { return int32_t(row[k]); }, p.a_zp,
+                               [&](int64_t k) { return int32_t(col[k * p.N]); }, p.b_zp, p.multiplier, p.y_zp);
+}
+
+/// Calls fn(A{}, B{}, Y{}) for QLinearMatMul's int8/uint8 operand types.
+template <class Fn>
+void dispatch_qlinear(const KernelContext& ctx, const QLinearMatMulPlan& p, Fn&& fn) {
+  auto eight_bit = [&](DType t, auto&& next) {
+    if (t == DType::Int8) return next(int8_t{});
+    if (t == DType::UInt8) return next(uint8_t{});
+    throw ctx.error(std::string("QLinearMatMul takes int8 or uint8, got ") + dtype_name(t), ErrorCode::NotImplemented);
+  };
+  eight_bit(p.a_type, [&](auto a) {
+    eight_bit(p.b_type, [&](auto b) { eight_bit(p.y_type, [&](auto y) { fn(a, b, y); }); });
+  });
+}
+
+//   qmatmul<A, B, Y>(ctx, plan, a, b, y)   y[e] = arith::qlinear_dot for output e of batch*M*N
+template <class Dev>
+void run_qlinear_matmul(KernelContext& ctx) {
+  const QLinearMatMulPlan p = qlinear_matmul_plan(ctx);
+  Tensor& y = ctx.output(0, p.y_type, p.out_shape);
+  if (y.numel() == 0) return;
+  dispatch_qlinear(ctx, p, [&](auto a, auto b, auto q) {
+    using A = decltype(a);
+    using B = decltype(b);
+    using Y = decltype(q);
+    Dev::template qmatmul<A, B, Y>(ctx, p.dims, ctx.input(0).data<A>(), ctx.input(3).data<B>(), y.data<Y>());
+  });
+}
+
+namespace cpu {
+void quantize(KernelContext& ctx);
+void dequantize(KernelContext& ctx);
+void qlinear_matmul(KernelContext& ctx);
+}  // namespace cpu
+namespace cuda {
+void quantize(KernelContext& ctx);
+void dequantize(KernelContext& ctx);
+void qlinear_matmul(KernelContext& ctx);
+}  // namespace cuda
 
 }  // namespace lockstep

@@ -91,3 +91,31 @@ CASES = [
           "x_zero_point": full_range(np.int8, 2, 3, 2, seed=234)},
          attrs={"axis": 1, "block_size": 3}, opset=21, reference=dequantize_ref(axis=1, block=3), **EXACT),
 ]
+
+
+def qlinear_matmul_ref(a, a_scale, a_zero_point, b, b_scale, b_zero_point, y_scale, y_zero_point):
+    acc = np.matmul(a.astype(np.int64) - a_zero_point.astype(np.int64), b.astype(np.int64) - b_zero_point.astype(np.int64))
+    multiplier = (np.float32(a_scale.reshape(-1)[0]) * np.float32(b_scale.reshape(-1)[0])) / np.float32(y_scale.reshape(-1)[0])
+    q = np.rint(acc.astype(np.float32) * np.float32(multiplier)).astype(np.int64) + int(y_zero_point.reshape(-1)[0])
+    info = np.iinfo(y_zero_point.dtype)
+    return [np.clip(q, info.min, info.max).astype(y_zero_point.dtype)]
+
+
+def qlinear_inputs(a_type, b_type, y_type, a_shape, b_shape, seed, scale_type=np.float32):
+    return {"a": full_range(a_type, *a_shape, seed=seed), "a_scale": np.array([0.02], scale_type),
+            "a_zero_point": np.array([3], a_type), "b": full_range(b_type, *b_shape, seed=seed + 1),
+            "b_scale": np.array([0.0125], scale_type), "b_zero_point": np.array([-2 if b_type == np.int8 else 130], b_type),
+            "y_scale": np.array([0.7], scale_type), "y_zero_point": np.array([5], y_type)}
+
+
+CASES += [
+    case("qlinear_matmul_u8", "QLinearMatMul", qlinear_inputs(np.uint8, np.uint8, np.uint8, (5, 70), (70, 9), 240),
+         opset=10, reference=qlinear_matmul_ref, note="K = 70; many outputs saturate", **EXACT),
+    case("qlinear_matmul_mixed_batched", "QLinearMatMul",
+         qlinear_inputs(np.int8, np.uint8, np.int8, (2, 3, 4), (2, 4, 6), 242), opset=21,
+         reference=qlinear_matmul_ref, **EXACT),
+    case("qlinear_matmul_shared_b_f16_scales", "QLinearMatMul",
+         qlinear_inputs(np.uint8, np.int8, np.uint8, (3, 2, 8), (8, 5), 244, scale_type=np.float16), opset=21,
+         reference=None, note="float16 scales: the onnx reference multiplies them in float16, lockstep in float",
+         **EXACT),
+]
