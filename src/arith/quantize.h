@@ -49,6 +49,18 @@ LOCKSTEP_HD float dequantize_element(Q x, Q zero_point, float scale) {
   return static_cast<float>(static_cast<int64_t>(x) - static_cast<int64_t>(zero_point)) * scale;
 }
 
+/// DynamicQuantizeLinear's uint8 parameters from the input's range [lo, hi] (lo = min(0, MIN x), hi = max(0, MAX x)):
+/// scale = (hi - lo) / 255; zero point = round_saturate(0 - lo / scale).
+struct DynamicRange {
+  float scale;
+  uint8_t zero_point;
+};
+LOCKSTEP_HD DynamicRange dynamic_range(float lo, float hi) {
+  float scale = (hi - lo) / 255.0f;
+  float shifted = 0.0f - lo / scale;
+  return {scale, round_saturate<uint8_t>(shifted, uint8_t(0))};
+}
+
 /// The two ops as functors of (x, scale, zero point), so that each device has one loop for both.
 template <class Q>
 struct QuantizeOp {

@@ -1,4 +1,6 @@
 // CPU kernel of the quantize family: one shared per-element formula per output element, split over elements.
+#include <cstring>
+
 #include "ops/quantize.h"
 #include "runtime/thread_pool.h"
 
@@ -20,6 +22,7 @@ struct CpuQuantize {
       }
     }, kGrain);
   }
+  static void upload(KernelContext&, const Tensor& host, Tensor& out) { std::memcpy(out.raw(), host.raw(), host.bytes()); }
   // Contract: arith::qlinear_dot per output; see docs/arithmetic.md#quantize.
   template <class A, class B, class Y>
   static void qmatmul(KernelContext& ctx, const QLinearDims& p, const A* a, const B* b, Y* y) {
@@ -32,6 +35,7 @@ struct CpuQuantize {
 }  // namespace
 
 void quantize(KernelContext& ctx) { run_quantize<CpuQuantize>(ctx); }
+void dynamic_quantize(KernelContext& ctx) { run_dynamic_quantize<CpuQuantize>(ctx); }
 void dequantize(KernelContext& ctx) { run_dequantize<CpuQuantize>(ctx); }
 void qlinear_matmul(KernelContext& ctx) { run_qlinear_matmul<CpuQuantize>(ctx); }
 

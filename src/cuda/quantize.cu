@@ -34,6 +34,11 @@ struct CudaQuantize {
                                                                                              index, f);
     check_launch(ctx);
   }
+  static void upload(KernelContext& ctx, const Tensor& host, Tensor& out) {
+    // Pageable source: cudaMemcpyAsync returns once `host` is staged, so it may be freed when this returns.
+    check(ctx, cudaMemcpyAsync(out.raw(), host.raw(), host.bytes(), cudaMemcpyHostToDevice, stream_of(ctx)),
+          "cudaMemcpyAsync");
+  }
   template <class A, class B, class Y>
   static void qmatmul(KernelContext& ctx, const QLinearDims& p, const A* a, const B* b, Y* y) {
     const int64_t total = p.batch * p.M * p.N;
@@ -45,6 +50,7 @@ struct CudaQuantize {
 }  // namespace
 
 void quantize(KernelContext& ctx) { run_quantize<CudaQuantize>(ctx); }
+void dynamic_quantize(KernelContext& ctx) { run_dynamic_quantize<CudaQuantize>(ctx); }
 void dequantize(KernelContext& ctx) { run_dequantize<CudaQuantize>(ctx); }
 void qlinear_matmul(KernelContext& ctx) { run_qlinear_matmul<CudaQuantize>(ctx); }
 

@@ -122,6 +122,17 @@ int32_t host_zero_point(const KernelContext& ctx, int input, DType type, const c
 
 }  // namespace
 
+arith::DynamicRange dynamic_quantize_range(const KernelContext& ctx) {
+  require_float(ctx, 0, "x");
+  Tensor x = ctx.host_input(0);
+  const float* v = x.data<float>();
+  auto at = [&](int64_t i) { return v[i]; };
+  float lo = arith::extreme_seq_f32<false>(x.numel(), 0.0f, at), hi = arith::extreme_seq_f32<true>(x.numel(), 0.0f, at);
+  lo = arith::min_takes_f32(0.0f, lo) ? 0.0f : lo;
+  hi = arith::max_takes_f32(0.0f, hi) ? 0.0f : hi;
+  return arith::dynamic_range(lo, hi);
+}
+
 QLinearMatMulPlan qlinear_matmul_plan(const KernelContext& ctx) {
   const Tensor &a = ctx.input(0), &b = ctx.input(3);
   QLinearMatMulPlan plan;
@@ -160,6 +171,7 @@ namespace {
 const OpEntry kRows[] = {
     {"QuantizeLinear", 10, kNewestOpset, &cpu::quantize, LOCKSTEP_CUDA_KERNEL(quantize)},
     {"DequantizeLinear", 10, kNewestOpset, &cpu::dequantize, LOCKSTEP_CUDA_KERNEL(dequantize)},
+    {"DynamicQuantizeLinear", 11, kNewestOpset, &cpu::dynamic_quantize, LOCKSTEP_CUDA_KERNEL(dynamic_quantize)},
     {"QLinearMatMul", 10, kNewestOpset, &cpu::qlinear_matmul, LOCKSTEP_CUDA_KERNEL(qlinear_matmul)},
 };
 }  // namespace

@@ -5,6 +5,7 @@
 #include <cstdint>
 
 #include "arith/quantize.h"
+#include "arith/reduce_ops.h"
 #include "ops/common.h"
 #include "runtime/kernel.h"
 
@@ -120,12 +121,33 @@ void run_qlinear_matmul(KernelContext& ctx) {
   });
 }
 
+/// DynamicQuantizeLinear's scale and zero point, from the input read on the host (float only).
+arith::DynamicRange dynamic_quantize_range(const KernelContext& ctx);
+
+//   upload(ctx, host, out)   out's bytes = host's bytes (one-element outputs)
+template <class Dev>
+void run_dynamic_quantize(KernelContext& ctx) {
+  const arith::DynamicRange r = dynamic_quantize_range(ctx);
+  const Tensor& x = ctx.input(0);
+  Tensor& y = ctx.output(0, DType::UInt8, x.shape());
+  Tensor& scale = ctx.output(1, DType::Float, {});
+  Tensor& zero_point = ctx.output(2, DType::UInt8, {});
+  Dev::upload(ctx, Tensor::from_bytes(DType::Float, {}, &r.scale), scale);
+  Dev::upload(ctx, Tensor::from_bytes(DType::UInt8, {}, &r.zero_point), zero_point);
+  if (x.numel() > 0)
+    Dev::template map<float, uint8_t, uint8_t>(ctx, x.data<float>(), scale.data<float>(), zero_point.data<uint8_t>(),
+                                               y.data<uint8_t>(), x.numel(), arith::ScaleIndex{},
+                                               arith::QuantizeOp<uint8_t>{});
+}
+
 namespace cpu {
+void dynamic_quantize(KernelContext& ctx);
 void quantize(KernelContext& ctx);
 void dequantize(KernelContext& ctx);
 void qlinear_matmul(KernelContext& ctx);
 }  // namespace cpu
 namespace cuda {
+void dynamic_quantize(KernelContext& ctx);
 void quantize(KernelContext& ctx);
 void dequantize(KernelContext& ctx);
 void qlinear_matmul(KernelContext& ctx);

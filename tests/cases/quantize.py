@@ -119,3 +119,12 @@ CASES += [
          reference=None, note="float16 scales: the onnx reference multiplies them in float16, lockstep in float",
          **EXACT),
 ]
+
+CASES += [
+    case("dynamic_quantize_mixed", "DynamicQuantizeLinear", {"x": rand(4, 33, low=-3, high=5, seed=250)}, outputs=3,
+         opset=11, **EXACT),
+    case("dynamic_quantize_positive", "DynamicQuantizeLinear", {"x": rand(50, low=0.5, high=9, seed=251)},
+         outputs=3, opset=11, note="min(0, min x) = 0: zero point 0", **EXACT),
+    case("dynamic_quantize_negative", "DynamicQuantizeLinear", {"x": rand(2, 3, 5, low=-7, high=-1, seed=252)},
+         outputs=3, opset=11, note="max(0, max x) = 0: zero point 255", **EXACT),
+]
