@@ -34,9 +34,9 @@ struct CpuQuantize {
 
 }  // namespace
 
-void quantize(KernelContext& ctx) { run_quantize<CpuQuantize>(ctx); }
+void quantize(KernelContext& ctx) { run_linear_quantize<CpuQuantize, false>(ctx); }
 void dynamic_quantize(KernelContext& ctx) { run_dynamic_quantize<CpuQuantize>(ctx); }
-void dequantize(KernelContext& ctx) { run_dequantize<CpuQuantize>(ctx); }
+void dequantize(KernelContext& ctx) { run_linear_quantize<CpuQuantize, true>(ctx); }
 void qlinear_matmul(KernelContext& ctx) { run_qlinear_matmul<CpuQuantize>(ctx); }
 
 }  // namespace lockstep::cpu

@@ -49,9 +49,9 @@ struct CudaQuantize {
 
 }  // namespace
 
-void quantize(KernelContext& ctx) { run_quantize<CudaQuantize>(ctx); }
+void quantize(KernelContext& ctx) { run_linear_quantize<CudaQuantize, false>(ctx); }
 void dynamic_quantize(KernelContext& ctx) { run_dynamic_quantize<CudaQuantize>(ctx); }
-void dequantize(KernelContext& ctx) { run_dequantize<CudaQuantize>(ctx); }
+void dequantize(KernelContext& ctx) { run_linear_quantize<CudaQuantize, true>(ctx); }
 void qlinear_matmul(KernelContext& ctx) { run_qlinear_matmul<CudaQuantize>(ctx); }
 
 }  // namespace lockstep::cuda

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <type_traits>
 
 #include "arith/quantize.h"
 #include "arith/reduce_ops.h"
@@ -41,31 +42,20 @@ void dispatch_quantized(const KernelContext& ctx, DType t, bool allow_int32, Fn&
 
 // The drivers, shared by both devices. `Dev` holds the loop:
 //   map<In, Out, Q>(ctx, x, scale, zero_point or null, y, n, index, f)   y[e] = f(x[e], scale[s], zero_point[s] or 0)
-template <class Dev>
-void run_quantize(KernelContext& ctx) {
-  const QuantizePlan p = quantize_plan(ctx);
+template <class Dev, bool kDequantize>
+void run_linear_quantize(KernelContext& ctx) {
+  const QuantizePlan p = kDequantize ? dequantize_plan(ctx) : quantize_plan(ctx);
   const Tensor& x = ctx.input(0);
-  Tensor& y = ctx.output(0, p.quantized, x.shape());
-  dispatch_quantized(ctx, p.quantized, false, [&](auto tag) {
+  Tensor& y = ctx.output(0, kDequantize ? DType::Float : p.quantized, x.shape());
+  dispatch_quantized(ctx, p.quantized, kDequantize, [&](auto tag) {
     using Q = decltype(tag);
+    using In = std::conditional_t<kDequantize, Q, float>;
+    using Out = std::conditional_t<kDequantize, float, Q>;
+    using F = std::conditional_t<kDequantize, arith::DequantizeOp<Q>, arith::QuantizeOp<Q>>;
     const Q* zp = p.has_zero_point ? ctx.inputs[2]->data<Q>() : nullptr;
     if (x.numel() > 0)
-      Dev::template map<float, Q, Q>(ctx, x.data<float>(), ctx.input(1).data<float>(), zp, y.data<Q>(), x.numel(),
-                                     p.index, arith::QuantizeOp<Q>{});
-  });
-}
-
-template <class Dev>
-void run_dequantize(KernelContext& ctx) {
-  const QuantizePlan p = dequantize_plan(ctx);
-  const Tensor& x = ctx.input(0);
-  Tensor& y = ctx.output(0, DType::Float, x.shape());
-  dispatch_quantized(ctx, p.quantized, true, [&](auto tag) {
-    using Q = decltype(tag);
-    const Q* zp = p.has_zero_point ? ctx.inputs[2]->data<Q>() : nullptr;
-    if (x.numel() > 0)
-      Dev::template map<Q, float, Q>(ctx, x.data<Q>(), ctx.input(1).data<float>(), zp, y.data<float>(), x.numel(),
-                                     p.index, arith::DequantizeOp<Q>{});
+      Dev::template map<In, Out, Q>(ctx, x.data<In>(), ctx.input(1).data<float>(), zp, y.data<Out>(), x.numel(),
+                                    p.index, F{});
   });
 }
 
