@@ -87,6 +87,11 @@ CASES = [
     case("rnn_batch_first", "RNN", {"X": rand(2, 5, 3, seed=5), **weights("RNN", 1, 4, 3, 40)},
          attrs={"hidden_size": 4, "layout": 1}, outputs=2, opset=14, reference=cell_reference("RNN", True),
          note="onnxruntime's CPU RNN refuses layout 1", **LOOSE),
+    case("rnn_bidirectional_per_direction_activations", "RNN",
+         {"X": rand(4, 2, 3, seed=20), **weights("RNN", 2, 5, 3, 150)},
+         attrs={"hidden_size": 5, "direction": "bidirectional", "activations": ["LeakyRelu", "ScaledTanh"],
+                "activation_alpha": [0.2, 0.7], "activation_beta": [1.3]},
+         outputs=2, opset=14, note="alpha and beta consumed in order across both directions", **LOOSE),
     # GRU
     case("gru_forward", "GRU", {"X": rand(5, 3, 4, seed=6), **weights("GRU", 1, 6, 4, 50)},
          attrs={"hidden_size": 6}, outputs=2, opset=14, **LOOSE),
@@ -102,6 +107,9 @@ CASES = [
     case("gru_batch_first", "GRU", {"X": rand(2, 4, 3, seed=10), **weights("GRU", 1, 4, 3, 80)},
          attrs={"hidden_size": 4, "layout": 1}, outputs=2, opset=14, reference=cell_reference("GRU", True),
          note="onnxruntime's CPU GRU refuses layout 1", **LOOSE),
+    case("gru_linear_before_reset_clip", "GRU", {"X": rand(5, 3, 4, seed=21, low=-4, high=4),
+                                                  **weights("GRU", 1, 6, 4, 160)},
+         attrs={"hidden_size": 6, "linear_before_reset": 1, "clip": 0.5}, outputs=2, opset=14, **LOOSE),
     # LSTM
     case("lstm_forward", "LSTM", {"X": rand(5, 3, 4, seed=11), **weights("LSTM", 1, 6, 4, 90)},
          attrs={"hidden_size": 6}, outputs=3, opset=14, **LOOSE),
