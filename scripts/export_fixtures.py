@@ -1,6 +1,6 @@
 """Exports the real-architecture fixtures with torch (run where torch is installed, e.g. the GPU machine):
 random-init torchvision / transformers models, exported to ONNX, weights stripped to seeded specs.
-  python3 scripts/export_fixtures.py OUT_DIR
+  python3 scripts/export_fixtures.py OUT_DIR [NAME...]     (names: only those fixtures)
 """
 
 import os
@@ -40,6 +40,19 @@ class BertEncoder(torch.nn.Module):
         return self.bert(input_ids=input_ids, attention_mask=attention_mask).last_hidden_state
 
 
+class LstmTagger(torch.nn.Module):
+    """A 2-layer bidirectional batch-first LSTM and a linear head: torch's LSTM export (opset 17)."""
+
+    def __init__(self):
+        super().__init__()
+        torch.manual_seed(0)
+        self.lstm = torch.nn.LSTM(32, 48, num_layers=2, bidirectional=True, batch_first=True)
+        self.head = torch.nn.Linear(96, 10)
+
+    def forward(self, x):
+        return self.head(self.lstm(x)[0])
+
+
 def export(model, args, names, out_path, dynamic):
     model.eval()
     torch.onnx.export(model, args, out_path, input_names=names[0], output_names=names[1], opset_version=17,
@@ -50,8 +63,12 @@ def export(model, args, names, out_path, dynamic):
     print(out_path, os.path.getsize(out_path), "bytes")
 
 
-def main(out_dir):
+def main(out_dir, only=()):
     os.makedirs(out_dir, exist_ok=True)
+    if "lstm_tagger" in only or not only:
+        sequence = torch.randn(1, 20, 32)
+        export(LstmTagger(), (sequence,), [["input"], ["output"]], os.path.join(out_dir, "lstm_tagger.onnx"),
+               {"input": {0: "batch"}, "output": {0: "batch"}})
     torch.manual_seed(0)
     image = torch.randn(1, 3, 224, 224)
     image_io = ([["input"], ["output"]], {"input": {0: "batch"}, "output": {0: "batch"}})
@@ -59,8 +76,12 @@ def main(out_dir):
                           ("mobilenet_v3_large", lambda: vision("mobilenet_v3_large")),
                           ("efficientnet_b0", lambda: vision("efficientnet_b0")),
                           ("vit_b_16_features", vit_features)]:
+        if only and name not in only:
+            continue
         torch.manual_seed(0)
         export(builder(), (image,), image_io[0], os.path.join(out_dir, name + ".onnx"), image_io[1])
+    if only and "bert_base_encoder" not in only:
+        return
     ids = torch.randint(0, 30522, (1, 128))
     mask = torch.ones(1, 128, dtype=torch.int64)
     export(BertEncoder(), (ids, mask), [["input_ids", "attention_mask"], ["last_hidden_state"]],
@@ -70,4 +91,4 @@ def main(out_dir):
 
 
 if __name__ == "__main__":
-    main(sys.argv[1])
+    main(sys.argv[1], tuple(sys.argv[2:]))

@@ -16,7 +16,8 @@ sys.path.insert(0, os.path.join(os.path.dirname(__file__), "models"))
 from fixture_format import restore_weights  # noqa: E402
 
 FIXTURES = os.path.join(os.path.dirname(__file__), "models", "fixtures")
-MODELS = ["resnet50", "mobilenet_v3_large", "efficientnet_b0", "vit_b_16_features", "bert_base_encoder"]
+MODELS = ["resnet50", "mobilenet_v3_large", "efficientnet_b0", "vit_b_16_features", "bert_base_encoder",
+          "lstm_tagger"]
 REL_L2 = 1e-5
 HAS_CUDA = lockstep.CUDA in lockstep.get_available_providers()
 
@@ -28,6 +29,8 @@ def inputs_for(name, batch=1):
         mask = np.ones((batch, 128), np.int64)
         mask[:, 100:] = 0
         return {"input_ids": ids, "attention_mask": mask}
+    if name.startswith("lstm"):
+        return {"input": rng.standard_normal((batch, 20, 32)).astype(np.float32)}
     return {"input": rng.standard_normal((batch, 3, 224, 224)).astype(np.float32)}
 
 

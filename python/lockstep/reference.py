@@ -130,7 +130,28 @@ def _replaced_ops():
             np.put_along_axis(out, indices, updates, axis=axis)
             return (out,)
 
-    return [GatherElements, Scatter]
+    from onnx.reference.ops.op_bitcast import BitCast as _BitCast
+    from onnx.reference.ops.op_dynamic_quantize_linear import DynamicQuantizeLinear as _DynamicQuantizeLinear
+
+    # Ops defined on float32 bits or float32 rounding steps: a widened float64 input is the float32 value it
+    # widened (exact), so it is narrowed back, and a float32 result widened again for the rest of the graph.
+    class BitCast(_BitCast):
+        def _run(self, x, to=None):
+            if x.dtype == np.float64 and np.dtype(onnx_np_type(to)).itemsize == 4:
+                x = x.astype(np.float32)
+            (y,) = super()._run(x, to=to)
+            return (y.astype(np.float64) if y.dtype == np.float32 else y,)
+
+    class DynamicQuantizeLinear(_DynamicQuantizeLinear):
+        def _run(self, x):
+            y, scale, zero_point = super()._run(np.asarray(x, np.float32))
+            return y, scale.astype(np.float64), zero_point
+
+    return [GatherElements, Scatter, BitCast, DynamicQuantizeLinear]
+
+
+def onnx_np_type(elem_type):
+    return _onnx().helper.tensor_dtype_to_np_dtype(elem_type)
 
 
 def _dims(type_proto):

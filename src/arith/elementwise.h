@@ -538,6 +538,26 @@ struct MinOp {
   }
 };
 
+/// BitShift: a right shift of a signed x is arithmetic; an amount outside [0, bits) gives the sign fill alone
+/// (-1 for a right shift of a negative x, else 0); a left shift drops the bits shifted past the top.
+struct BitShiftOp {
+  static constexpr unsigned kTypes = kInts;
+  static constexpr bool kBoolOut = false;
+  bool left;
+  template <class T> LOCKSTEP_HD T operator()(T x, T y) const {
+    constexpr int kBits = 8 * static_cast<int>(sizeof(T));
+    bool negative = false, out_of_range = y >= static_cast<T>(kBits);
+    if constexpr (std::is_signed_v<T>) {
+      negative = x < 0;
+      out_of_range = out_of_range || y < 0;
+    }
+    if (out_of_range) return !left && negative ? static_cast<T>(-1) : static_cast<T>(0);
+    const int n = static_cast<int>(y);
+    if (left) return static_cast<T>(static_cast<Unsigned<T>>(static_cast<Unsigned<T>>(x) << n));
+    return static_cast<T>(x >> n);
+  }
+};
+
 #define LOCKSTEP_COMPARE(Name, types, expr)                                               \
   struct Name {                                                                           \
     static constexpr unsigned kTypes = types;                                             \

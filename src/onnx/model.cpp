@@ -46,6 +46,11 @@ std::vector<float> Node::attr_floats(const std::string& attr, std::vector<float>
   return a ? a->floats : fallback;
 }
 
+std::vector<std::string> Node::attr_strings(const std::string& attr, std::vector<std::string> fallback) const {
+  const Attribute* a = typed(*this, attr, Attribute::Strings, "STRINGS");
+  return a ? a->strings : fallback;
+}
+
 const Tensor* Node::attr_tensor(const std::string& attr) const {
   const Attribute* a = typed(*this, attr, Attribute::TensorT, "TENSOR");
   return a ? &a->t : nullptr;

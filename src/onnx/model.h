@@ -69,6 +69,7 @@ struct Node {
   std::string attr_string(const std::string& attr, const std::string& fallback) const;
   std::vector<int64_t> attr_ints(const std::string& attr, std::vector<int64_t> fallback = {}) const;
   std::vector<float> attr_floats(const std::string& attr, std::vector<float> fallback = {}) const;
+  std::vector<std::string> attr_strings(const std::string& attr, std::vector<std::string> fallback = {}) const;
   const Tensor* attr_tensor(const std::string& attr) const;
   const Graph* attr_graph(const std::string& attr) const;
 

@@ -24,6 +24,7 @@ enum class UnaryOp : int {
 enum class BinaryOp : int {
   Add, Sub, Mul, Div, Pow, Mod, PRelu, Max, Min, Equal, Greater, Less, GreaterOrEqual, LessOrEqual, And, Or, Xor,
   BitwiseAnd, BitwiseOr, BitwiseXor,
+  BitShift,
 };
 /// OpEntry::variant of the `variadic` kernel rows.
 enum class VariadicOp : int { Sum, Mean, Max, Min };
@@ -32,7 +33,7 @@ enum class VariadicOp : int { Sum, Mean, Max, Min };
 struct ElementwiseParams {
   float alpha = 0, beta = 0, gamma = 0;
   bool flag_a = false, flag_b = false;  // Gelu: tanh approximation; IsInf: detect_negative, detect_positive;
-                                        // Mod: fmod
+                                        // Mod: fmod; BitShift: direction LEFT
 };
 ElementwiseParams unary_params(const KernelContext& ctx, UnaryOp op);
 ElementwiseParams binary_params(const KernelContext& ctx, BinaryOp op);
@@ -76,7 +77,7 @@ BroadcastPlan plan_broadcast(const KernelContext& ctx, std::initializer_list<con
 void require_same_dtype(const KernelContext& ctx, std::initializer_list<const Tensor*> inputs);
 /// Throws InvalidArgument unless x's shape is the broadcast of x and slope (PRelu's unidirectional broadcast).
 void require_unidirectional(const KernelContext& ctx, const Shape& x, const Shape& out);
-/// Mod on floats requires fmod = 1 (ONNX spec).
+/// Mod on floats requires fmod = 1 (ONNX spec); BitShift takes signed integers from opset 28.
 void validate_binary(const KernelContext& ctx, BinaryOp op, DType dtype, const ElementwiseParams& p);
 
 /// Clip's bounds as doubles (attributes before opset 11; optional scalar inputs 1 and 2 after), with the
@@ -209,6 +210,7 @@ void visit_binary(BinaryOp op, const ElementwiseParams& p, Fn&& fn) {
     case BinaryOp::BitwiseAnd: return fn(BitwiseAndOp{});
     case BinaryOp::BitwiseOr: return fn(BitwiseOrOp{});
     case BinaryOp::BitwiseXor: return fn(BitwiseXorOp{});
+    case BinaryOp::BitShift: return fn(BitShiftOp{p.flag_a});
   }
 }
 

@@ -274,6 +274,46 @@ void top_k_rows(const T* x, int64_t outer, int64_t n, int64_t inner, int64_t k, 
   }
 }
 
+// Unique's order on elements: by value, NaN after every number and equal to NaN (numpy's equal_nan).
+template <class T>
+bool element_less(T a, T b) {
+  if constexpr (std::is_floating_point_v<T>) {
+    if (std::isnan(a)) return false;
+    if (std::isnan(b)) return true;
+  }
+  return a < b;
+}
+
+// Slice s of x viewed as (outer, count, inner): its elements in (o, i) order, compared lexicographically.
+template <class T>
+std::vector<int64_t> unique_order(const T* x, int64_t outer, int64_t count, int64_t inner,
+                                  std::vector<int64_t>& group_of_sorted) {
+  auto at = [&](int64_t s, int64_t k) { return x[((k / inner) * count + s) * inner + k % inner]; };
+  const int64_t len = outer * inner;
+  auto less = [&](int64_t a, int64_t b) {
+    for (int64_t k = 0; k < len; ++k) {
+      if (element_less(at(a, k), at(b, k))) return true;
+      if (element_less(at(b, k), at(a, k))) return false;
+    }
+    return false;
+  };
+  std::vector<int64_t> order(static_cast<size_t>(count));
+  std::iota(order.begin(), order.end(), 0);
+  std::stable_sort(order.begin(), order.end(), less);
+  group_of_sorted.assign(order.size(), 0);
+  for (size_t r = 1; r < order.size(); ++r)
+    group_of_sorted[r] = group_of_sorted[r - 1] + (less(order[r - 1], order[r]) ? 1 : 0);
+  return order;
+}
+
+SourceMap int64_map(const std::vector<int64_t>& values) {
+  const int64_t n = static_cast<int64_t>(values.size());
+  SourceMap plan{DType::Int64, {n}, std::vector<int64_t>(values.size()),
+                 Tensor::from_bytes(DType::Int64, {n}, values.data())};
+  for (int64_t e = 0; e < n; ++e) plan.map[e] = from_extra(e);
+  return plan;
+}
+
 }  // namespace
 
 // TopK: the k greatest (largest = 1) or smallest elements of each line along `axis`, always sorted, with their
@@ -350,6 +390,50 @@ SourceMap max_unpool_map(const KernelContext& ctx) {
     plan.map[off] = i;
   }
   return plan;
+}
+
+// Unique: the distinct elements (or slices along axis) with their first index, inverse map and counts.
+std::vector<SourceMap> unique_maps(const KernelContext& ctx) {
+  Tensor x = ctx.host_input(0);
+  const bool has_axis = ctx.node.has("axis");
+  const int64_t axis = has_axis ? normalize_axis(ctx.node, ctx.node.attr_int("axis", 0), x.rank()) : 0;
+  int64_t outer = 1, count = x.numel(), inner = 1;
+  if (has_axis) {
+    count = x.dim(axis);
+    for (int64_t d = 0; d < axis; ++d) outer *= x.dim(d);
+    for (int64_t d = axis + 1; d < x.rank(); ++d) inner *= x.dim(d);
+  }
+  std::vector<int64_t> order, group;
+  constexpr unsigned kTypes = arith::kFloats | arith::kInts | arith::kBool;
+  dispatch_dtype<kTypes>(ctx, x.dtype(), [&](auto tag) {
+    using T = decltype(tag);
+    order = unique_order(x.data<T>(), outer, count, inner, group);
+  });
+  const int64_t groups = order.empty() ? 0 : group.back() + 1;
+  std::vector<int64_t> first(static_cast<size_t>(groups), -1), counts(static_cast<size_t>(groups), 0);
+  for (size_t r = 0; r < order.size(); ++r) {
+    if (first[group[r]] < 0) first[group[r]] = order[r];
+    ++counts[group[r]];
+  }
+  // sorted = 0: the groups in the order of their first occurrence.
+  std::vector<int64_t> rank(static_cast<size_t>(groups));
+  std::iota(rank.begin(), rank.end(), 0);
+  if (ctx.node.attr_int("sorted", 1) == 0)
+    std::sort(rank.begin(), rank.end(), [&](int64_t a, int64_t b) { return first[a] < first[b]; });
+  std::vector<int64_t> position(static_cast<size_t>(groups)), indices, out_counts, inverse(order.size());
+  for (int64_t u = 0; u < groups; ++u) {
+    position[rank[u]] = u;
+    indices.push_back(first[rank[u]]);
+    out_counts.push_back(counts[rank[u]]);
+  }
+  for (size_t r = 0; r < order.size(); ++r) inverse[order[r]] = position[group[r]];
+  Shape y_shape = has_axis ? x.shape() : Shape{groups};
+  if (has_axis) y_shape[axis] = groups;
+  SourceMap y{x.dtype(), y_shape, {}, {}};
+  for (int64_t o = 0; o < outer; ++o)
+    for (int64_t u = 0; u < groups; ++u)
+      for (int64_t i = 0; i < inner; ++i) y.map.push_back((o * count + indices[u]) * inner + i);
+  return {y, int64_map(indices), int64_map(inverse), int64_map(out_counts)};
 }
 
 }  // namespace lockstep

@@ -211,13 +211,15 @@ SourceMap source_map(const KernelContext& ctx) {
     case MappedOp::MaxUnpool: return max_unpool_map(ctx);
     case MappedOp::CenterCropPad: return center_crop_pad_map(ctx);
     case MappedOp::ReverseSequence: return reverse_sequence_map(ctx);
-    case MappedOp::TopK: break;
+    case MappedOp::TopK:
+    case MappedOp::Unique: break;  // several outputs: source_maps
   }
   throw ctx.error("unknown mapped op");
 }
 
 std::vector<SourceMap> source_maps(const KernelContext& ctx) {
   if (static_cast<MappedOp>(ctx.entry.variant) == MappedOp::TopK) return top_k_maps(ctx);
+  if (static_cast<MappedOp>(ctx.entry.variant) == MappedOp::Unique) return unique_maps(ctx);
   std::vector<SourceMap> plans;
   plans.push_back(source_map(ctx));
   return plans;
@@ -244,6 +246,7 @@ const OpEntry kIndexRows[] = {
     {"OneHot", 9, kNewestOpset, MAPPED(OneHot)},
     {"MaxUnpool", 9, kNewestOpset, MAPPED(MaxUnpool)},
     {"TopK", 7, kNewestOpset, MAPPED(TopK)},
+    {"Unique", 11, kNewestOpset, MAPPED(Unique)},
 };
 #undef MAPPED
 }  // namespace

@@ -1,5 +1,6 @@
 // The layout and index families (Trilu, DepthToSpace, SpaceToDepth, EyeLike, Dropout, CenterCropPad,
-// ReverseSequence; GatherND, ScatterND, ScatterElements, Compress, NonZero, OneHot, TopK, MaxUnpool): no arithmetic.
+// ReverseSequence; GatherND, ScatterND, ScatterElements, Compress, NonZero, OneHot, TopK, MaxUnpool,
+// Unique): no arithmetic.
 // Each is planned on the host as a source map, one entry per output element, and both devices then run the same
 // exact copy (docs/arithmetic.md#source-maps).
 #pragma once
@@ -32,7 +33,7 @@ inline int64_t from_extra(int64_t j) { return -j - 1; }
 enum class MappedOp : int {
   Trilu = 0, DepthToSpace, SpaceToDepth, EyeLike,
   GatherND, ScatterND, ScatterElements, Compress, NonZero, OneHot, TopK, CenterCropPad, ReverseSequence,
-  MaxUnpool,
+  MaxUnpool, Unique,
 };
 
 /// The plan of the node's op (ctx.entry.variant); reads index and shape inputs with host_input.
@@ -47,8 +48,11 @@ SourceMap one_hot_map(const KernelContext& ctx);
 SourceMap max_unpool_map(const KernelContext& ctx);
 /// TopK's two plans: Values (into input 0) and Indices (int64, all extra elements).
 std::vector<SourceMap> top_k_maps(const KernelContext& ctx);
-/// The plans of every output of the node: one for most ops, two for TopK.
+/// The plans of every output of the node: one for most ops, two for TopK, four for
+/// Unique.
 std::vector<SourceMap> source_maps(const KernelContext& ctx);
+/// Unique's four outputs (Y, indices, inverse_indices, counts), computed on the host.
+std::vector<SourceMap> unique_maps(const KernelContext& ctx);
 
 /// Dropout in inference (training_mode absent or false, or ratio 0): the plan of its mask output (all ones, bool
 /// from opset 10, the input's type before); throws NotImplemented for a training run with a non-zero ratio.
@@ -70,7 +74,8 @@ void apply_map(KernelContext& ctx, int out_index, const SourceMap& plan) {
 template <class Dev>
 void run_mapped(KernelContext& ctx) {
   std::vector<SourceMap> plans = source_maps(ctx);
-  for (size_t i = 0; i < plans.size(); ++i) apply_map<Dev>(ctx, static_cast<int>(i), plans[i]);
+  for (size_t i = 0; i < plans.size() && i < ctx.node.outputs.size(); ++i)
+    if (!ctx.node.outputs[i].empty()) apply_map<Dev>(ctx, static_cast<int>(i), plans[i]);
 }
 
 /// Dropout: output 0 is input 0 itself; the optional mask is all ones.

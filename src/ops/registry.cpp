@@ -5,7 +5,8 @@ namespace lockstep {
 namespace {
 using FamilyFn = std::span<const OpEntry> (*)();
 constexpr FamilyFn kFamilies[] = {conv_ops,        gemm_ops, elementwise_ops, reduce_ops, normalization_ops,
-                                  pool_ops,        tensor_ops, resize_ops, layout_ops, index_ops, loss_ops};
+                                  pool_ops,        tensor_ops, resize_ops, layout_ops, index_ops, loss_ops,
+                                  recurrent_ops,   quantize_ops};
 }  // namespace
 
 std::vector<const OpEntry*> all_ops() {

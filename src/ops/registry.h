@@ -32,6 +32,8 @@ std::span<const OpEntry> resize_ops();
 std::span<const OpEntry> layout_ops();
 std::span<const OpEntry> index_ops();
 std::span<const OpEntry> loss_ops();
+std::span<const OpEntry> recurrent_ops();
+std::span<const OpEntry> quantize_ops();
 std::span<const OpEntry> fused_elementwise_ops();
 
 }  // namespace lockstep

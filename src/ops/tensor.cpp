@@ -457,6 +457,19 @@ Shape alias_shape(const KernelContext& ctx) {
 // Contract: no data is touched; the output shares the input's buffer. See docs/arithmetic.md#aliases.
 void alias(KernelContext& ctx) { ctx.alias_output(0, ctx.input(0).reshaped(alias_shape(ctx))); }
 
+// Contract: no data is touched; the output is the input's bytes read as `to`. See docs/arithmetic.md#aliases.
+void bitcast(KernelContext& ctx) {
+  const Tensor& x = ctx.input(0);
+  if (!ctx.node.has("to")) throw ctx.error("missing required attribute 'to'", ErrorCode::InvalidGraph);
+  const DType to = static_cast<DType>(ctx.node.attr_int("to", 0));
+  const int from_size = movable_size(ctx, x.dtype()), to_size = movable_size(ctx, to);
+  if (from_size != to_size)
+    throw ctx.error(std::string("cannot reinterpret ") + dtype_name(x.dtype()) + " (" + std::to_string(from_size) +
+                        " bytes) as " + dtype_name(to) + " (" + std::to_string(to_size) + " bytes)",
+                    ErrorCode::InvalidGraph);
+  ctx.alias_output(0, Tensor::over(to, x.shape(), x.buffer()));
+}
+
 MovementPlan movement_plan(const KernelContext& ctx) {
   const std::string& op = ctx.node.op_type;
   MovementPlan plan = op == "Transpose" ? transpose_plan(ctx)
@@ -635,6 +648,7 @@ const OpEntry kRows[] = {
     {"Squeeze", 7, kNewestOpset, ANY_DEVICE(alias)},
     {"Unsqueeze", 7, kNewestOpset, ANY_DEVICE(alias)},
     {"Identity", 7, kNewestOpset, ANY_DEVICE(alias)},
+    {"BitCast", 26, kNewestOpset, ANY_DEVICE(bitcast)},
     {"Transpose", 7, kNewestOpset, BOTH(movement)},
     {"Slice", 7, kNewestOpset, BOTH(movement)},
     {"Expand", 8, kNewestOpset, BOTH(movement)},

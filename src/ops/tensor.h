@@ -125,6 +125,8 @@ int movable_size(const KernelContext& ctx, DType t);
 
 /// Reshape/Flatten/Squeeze/Unsqueeze/Identity on either device: the output shares input 0's buffer.
 void alias(KernelContext& ctx);
+/// BitCast on either device: the output shares input 0's buffer under another type of the same size.
+void bitcast(KernelContext& ctx);
 
 /// Calls fn(W{}) with W the unsigned word of `size` bytes (1, 2, 4 or 8, as movable_size returns).
 template <class Fn>

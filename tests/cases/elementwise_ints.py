@@ -49,3 +49,29 @@ CASES = [
          dtype=t, seed=6)}, opset=13, reference=numpy_ref(np.mod), **EXACT)
     for t in TYPES
 ]
+
+
+def bitshift_ref(left):
+    """The ONNX rule: an amount outside [0, bits) gives the sign fill (-1 for RIGHT on a negative x), else 0."""
+    def ref(A, B):
+        bits = 8 * A.dtype.itemsize
+        inside = (B.astype(np.int64) >= 0) & (B.astype(np.int64) < bits)
+        n = np.where(inside, B, 0).astype(A.dtype)
+        with np.errstate(over="ignore"):
+            shifted = np.left_shift(A, n) if left else np.right_shift(A, n)
+        fill = np.where((A < 0) & (not left), -1, 0).astype(A.dtype) if np.issubdtype(A.dtype, np.signedinteger) \
+            else np.zeros_like(A)
+        return [np.where(inside, shifted, fill).astype(A.dtype)]
+    return ref
+
+
+SHIFT_TYPES = TYPES + [np.int32, np.int64]
+CASES += [
+    case(f"bitshift_{direction.lower()}_{np.dtype(t).name}", "BitShift",
+         {"A": full_range(t, 4, 33, seed=300 + i),
+          "B": np.random.default_rng(400 + i).integers(-3 if np.issubdtype(t, np.signedinteger) else 0,
+                                                       8 * np.dtype(t).itemsize + 3, size=33).astype(t)},
+         attrs={"direction": direction}, opset=28 if np.issubdtype(t, np.signedinteger) else 11,
+         reference=bitshift_ref(direction == "LEFT"), note="amounts cover negative and >= the width", **EXACT)
+    for i, (t, direction) in enumerate((t, d) for t in SHIFT_TYPES for d in ("LEFT", "RIGHT"))
+]

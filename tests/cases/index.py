@@ -106,3 +106,36 @@ CASES += [
                                            .astype(np.float32).reshape(1, 2, 4, 4), ((0, 0), (0, 0), (0, 1), (0, 1)))],
          note="the ONNX reference: the natural-shape result in the output's leading corner"),
 ]
+
+
+def unique_ref(axis=None, sorted_=1):
+    """numpy's unique (sorted), or its groups in the order of first occurrence."""
+    def ref(X):
+        y, first, inverse, counts = np.unique(X, return_index=True, return_inverse=True, return_counts=True,
+                                              axis=axis)
+        inverse = inverse.reshape(-1)
+        if not sorted_:
+            order = np.argsort(first, kind="stable")
+            position = np.empty_like(order)
+            position[order] = np.arange(len(order))
+            y, first, counts, inverse = np.take(y, order, axis=axis or 0), first[order], counts[order], position[inverse]
+        return [y, first.astype(np.int64), inverse.astype(np.int64), counts.astype(np.int64)]
+    return ref
+
+
+UNIQUE_OUT = ["y", "indices", "inverse_indices", "counts"]
+CASES += [
+    case("unique_sorted_float", "Unique", {"X": np.array([2.0, -1.0, 2.0, 0.5, -1.0, 7.0, 0.5], np.float32)},
+         outputs=UNIQUE_OUT, opset=11, reference=unique_ref(), **EXACT),
+    case("unique_unsorted_int", "Unique",
+         {"X": np.random.default_rng(500).integers(0, 6, size=(4, 5)).astype(np.int64)}, attrs={"sorted": 0},
+         outputs=UNIQUE_OUT, opset=11, reference=unique_ref(sorted_=0), **EXACT),
+    case("unique_axis_rows", "Unique",
+         {"X": np.array([[1, 0, 2], [3, 1, 1], [1, 0, 2], [0, 5, 5], [3, 1, 1]], np.int32)}, attrs={"axis": 0},
+         outputs=UNIQUE_OUT, opset=11, reference=unique_ref(axis=0), **EXACT),
+    case("unique_axis_columns_3d", "Unique",
+         {"X": np.random.default_rng(501).integers(0, 2, size=(2, 6, 2)).astype(np.uint8)}, attrs={"axis": -2},
+         outputs=UNIQUE_OUT, opset=11, reference=unique_ref(axis=1), **EXACT),
+    case("unique_only_values", "Unique", {"X": np.array([True, False, True], bool)}, opset=11,
+         reference=lambda X: [np.unique(X)], **EXACT),
+]

@@ -176,3 +176,13 @@ for op in ("HannWindow", "HammingWindow", "BlackmanWindow"):
         CASES.append(case(f"{op.lower()}_p{periodic}", op, {"size": np.array(37, np.int64)},
                           attrs={"periodic": periodic}, opset=17, const=("size",), rtol=1e-5, atol=2e-6,
                           reference=lambda size, op=op, periodic=periodic: _window(op, int(size), periodic)))
+
+CASES += [
+    case("bitcast_float_to_int32", "BitCast",
+         {"X": np.array([0.0, -0.0, 1.5, np.inf, -np.inf, np.nan, 1e-40], np.float32)}, attrs={"to": 6}, opset=26,
+         reference=lambda X: [X.view(np.int32)], note="onnxruntime 1.30 has no BitCast", **EXACT),
+    case("bitcast_int64_to_double", "BitCast", {"X": np.arange(-6, 6, dtype=np.int64).reshape(3, 4) * 977},
+         attrs={"to": 11}, opset=26, reference=lambda X: [X.view(np.float64)], **EXACT),
+    case("bitcast_uint16_to_float16", "BitCast", {"X": np.arange(0, 65535, 4099, dtype=np.uint16)},
+         attrs={"to": 10}, opset=26, reference=lambda X: [X.view(np.float16)], **EXACT),
+]

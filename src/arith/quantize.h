@@ -1,0 +1,86 @@
+// Per-element formulas of the quantize family (QuantizeLinear, DequantizeLinear), shared literally by both devices
+// (docs/arithmetic.md#quantize).
+#pragma once
+
+#include <cstdint>
+#include <type_traits>
+
+#include "arith/elementwise.h"
+#include "arith/hd.h"
+
+namespace lockstep::arith {
+
+/// Which scale (and zero point) element e of x uses. x is viewed as (outer, axis_dim, inner); the scale index is
+/// o*outer_stride + (a / block)*axis_stride + i*inner_stride (per tensor: all strides 0; per axis: axis_stride 1).
+struct ScaleIndex {
+  int64_t inner = 1, axis_dim = 1, block = 1;
+  int64_t outer_stride = 0, axis_stride = 0, inner_stride = 0;
+  LOCKSTEP_HD int64_t of(int64_t e) const {
+    int64_t i = e % inner, rest = e / inner;
+    int64_t a = rest % axis_dim, o = rest / axis_dim;
+    return o * outer_stride + (a / block) * axis_stride + i * inner_stride;
+  }
+};
+
+/// r = q rounded half to even (Round's rule), NaN taken as 0, then + zero point in integers, saturated to Q.
+template <class Q>
+LOCKSTEP_HD Q round_saturate(float q, Q zero_point) {
+  float r = rint_f32(q);
+  if (r != r) r = 0.0f;
+  const float kLimit = 2147483648.0f;  // 2^31: beyond every Q's range, and exact as float and int64
+  r = r < -kLimit ? -kLimit : r;
+  r = kLimit < r ? kLimit : r;
+  int64_t v = static_cast<int64_t>(r) + static_cast<int64_t>(zero_point);
+  constexpr int kBits = 8 * static_cast<int>(sizeof(Q));  // Q has at most 32 bits
+  constexpr int64_t lo = std::is_signed_v<Q> ? -(int64_t{1} << (kBits - 1)) : 0;
+  constexpr int64_t hi = std::is_signed_v<Q> ? (int64_t{1} << (kBits - 1)) - 1 : (int64_t{1} << kBits) - 1;
+  return static_cast<Q>(v < lo ? lo : hi < v ? hi : v);
+}
+
+/// QuantizeLinear: round_saturate(x / scale) (IEEE division).
+template <class Q>
+LOCKSTEP_HD Q quantize_element(float x, float scale, Q zero_point) {
+  return round_saturate<Q>(x / scale, zero_point);
+}
+
+/// y = float(x - zero_point) * scale: the difference exact in int64, one rounding to float, one product.
+template <class Q>
+LOCKSTEP_HD float dequantize_element(Q x, Q zero_point, float scale) {
+  return static_cast<float>(static_cast<int64_t>(x) - static_cast<int64_t>(zero_point)) * scale;
+}
+
+/// DynamicQuantizeLinear's uint8 parameters from the input's range [lo, hi] (lo = min(0, MIN x), hi = max(0, MAX x)):
+/// scale = (hi - lo) / 255; zero point = round_saturate(0 - lo / scale).
+struct DynamicRange {
+  float scale;
+  uint8_t zero_point;
+};
+LOCKSTEP_HD DynamicRange dynamic_range(float lo, float hi) {
+  float scale = (hi - lo) / 255.0f;
+  float shifted = 0.0f - lo / scale;
+  return {scale, round_saturate<uint8_t>(shifted, uint8_t(0))};
+}
+
+/// The two ops as functors of (x, scale, zero point), so that each device has one loop for both.
+template <class Q>
+struct QuantizeOp {
+  LOCKSTEP_HD Q operator()(float x, float scale, Q zero_point) const { return quantize_element<Q>(x, scale, zero_point); }
+};
+template <class Q>
+struct DequantizeOp {
+  LOCKSTEP_HD float operator()(Q x, float scale, Q zero_point) const {
+    return dequantize_element<Q>(x, zero_point, scale);
+  }
+};
+
+/// QLinearMatMul, one output: the exact integer dot product of (a - a_zp) and (b - b_zp) over k (int64, so the
+/// order does not matter), one rounding to float, times the multiplier (a_scale*b_scale)/y_scale, then
+/// round_saturate with y's zero point. a(k) and b(k) return the integer operands.
+template <class Q, class A, class B>
+LOCKSTEP_HD Q qlinear_dot(int64_t K, A a, int32_t a_zp, B b, int32_t b_zp, float multiplier, Q y_zp) {
+  int64_t acc = 0;
+  for (int64_t k = 0; k < K; ++k) acc += static_cast<int64_t>(a(k) - a_zp) * static_cast<int64_t>(b(k) - b_zp);
+  return round_saturate<Q>(static_cast<float>(acc) * multiplier, y_zp);
+}
+
+}  // namespace lockstep::arith

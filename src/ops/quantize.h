@@ -1,0 +1,146 @@
+// The quantize family (QuantizeLinear, DequantizeLinear): attributes, validation, scale granularity and the drivers
+// shared by both devices. Per-element formulas: src/arith/quantize.h; contract: docs/arithmetic.md#quantize.
+#pragma once
+
+#include <cstdint>
+#include <type_traits>
+
+#include "arith/quantize.h"
+#include "arith/reduce_ops.h"
+#include "ops/common.h"
+#include "runtime/kernel.h"
+
+namespace lockstep {
+
+/// A validated node: the quantized type, the scale index of every element and whether a zero point is given.
+struct QuantizePlan {
+  DType quantized = DType::UInt8;
+  arith::ScaleIndex index;
+  bool has_zero_point = false;
+};
+QuantizePlan quantize_plan(const KernelContext& ctx);    // QuantizeLinear
+QuantizePlan dequantize_plan(const KernelContext& ctx);  // DequantizeLinear
+
+/// Calls fn(Q{}) for the integer types the quantize family computes on; throws NotImplemented naming others.
+template <class Fn>
+void dispatch_quantized(const KernelContext& ctx, DType t, bool allow_int32, Fn&& fn) {
+  switch (t) {
+    case DType::Int8: return fn(int8_t{});
+    case DType::UInt8: return fn(uint8_t{});
+    case DType::Int16: return fn(int16_t{});
+    case DType::UInt16: return fn(uint16_t{});
+    case DType::Int32:
+      if (allow_int32) return fn(int32_t{});
+      break;
+    default: break;
+  }
+  throw ctx.error(std::string("quantized type ") + dtype_name(t) +
+                      " is not supported (lockstep quantizes to int8, uint8, int16 and uint16; float8, 4-bit and "
+                      "2-bit types have no lockstep tensors)",
+                  ErrorCode::NotImplemented);
+}
+
+// The drivers, shared by both devices. `Dev` holds the loop:
+//   map<In, Out, Q>(ctx, x, scale, zero_point or null, y, n, index, f)   y[e] = f(x[e], scale[s], zero_point[s] or 0)
+template <class Dev, bool kDequantize>
+void run_linear_quantize(KernelContext& ctx) {
+  const QuantizePlan p = kDequantize ? dequantize_plan(ctx) : quantize_plan(ctx);
+  const Tensor& x = ctx.input(0);
+  Tensor& y = ctx.output(0, kDequantize ? DType::Float : p.quantized, x.shape());
+  dispatch_quantized(ctx, p.quantized, kDequantize, [&](auto tag) {
+    using Q = decltype(tag);
+    using In = std::conditional_t<kDequantize, Q, float>;
+    using Out = std::conditional_t<kDequantize, float, Q>;
+    using F = std::conditional_t<kDequantize, arith::DequantizeOp<Q>, arith::QuantizeOp<Q>>;
+    const Q* zp = p.has_zero_point ? ctx.inputs[2]->data<Q>() : nullptr;
+    if (x.numel() > 0)
+      Dev::template map<In, Out, Q>(ctx, x.data<In>(), ctx.input(1).data<float>(), zp, y.data<Out>(), x.numel(),
+                                    p.index, F{});
+  });
+}
+
+/// A validated QLinearMatMul: A (batch..., M, K) times B (K, N) or (batch..., K, N), per-tensor scales and zero
+/// points read on the host, the multiplier (a_scale*b_scale)/y_scale computed there once in float.
+struct QLinearDims {  // plain data: CUDA kernels take it by value
+  int64_t M = 0, N = 0, K = 0, batch = 1;
+  bool b_shared = true;  // B is one matrix for every batch
+  int32_t a_zp = 0, b_zp = 0, y_zp = 0;
+  float multiplier = 0;
+};
+struct QLinearMatMulPlan {
+  QLinearDims dims;
+  DType a_type = DType::UInt8, b_type = DType::UInt8, y_type = DType::UInt8;
+  Shape out_shape;
+};
+QLinearMatMulPlan qlinear_matmul_plan(const KernelContext& ctx);
+
+/// Output e (row-major over batch, M, N) of QLinearMatMul; both devices call it.
+template <class Y, class A, class B>
+LOCKSTEP_HD Y qlinear_output(const QLinearDims& p, const A* a, const B* b, int64_t e) {
+  const int64_t n = e % p.N, m = (e / p.N) % p.M, batch = e / (p.N * p.M);
+  const A* row = a + (batch * p.M + m) * p.K;
+  const B* col = b + (p.b_shared ? 0 : batch * p.K * p.N) + n;
+  return arith::qlinear_dot<Y>(p.K, [&](int64_t k) { return int32_t(row[k]); }, p.a_zp,
+                               [&](int64_t k) { return int32_t(col[k * p.N]); }, p.b_zp, p.multiplier, p.y_zp);
+}
+
+/// Calls fn(A{}, B{}, Y{}) for QLinearMatMul's int8/uint8 operand types.
+template <class Fn>
+void dispatch_qlinear(const KernelContext& ctx, const QLinearMatMulPlan& p, Fn&& fn) {
+  auto eight_bit = [&](DType t, auto&& next) {
+    if (t == DType::Int8) return next(int8_t{});
+    if (t == DType::UInt8) return next(uint8_t{});
+    throw ctx.error(std::string("QLinearMatMul takes int8 or uint8, got ") + dtype_name(t), ErrorCode::NotImplemented);
+  };
+  eight_bit(p.a_type, [&](auto a) {
+    eight_bit(p.b_type, [&](auto b) { eight_bit(p.y_type, [&](auto y) { fn(a, b, y); }); });
+  });
+}
+
+//   qmatmul<A, B, Y>(ctx, plan, a, b, y)   y[e] = arith::qlinear_dot for output e of batch*M*N
+template <class Dev>
+void run_qlinear_matmul(KernelContext& ctx) {
+  const QLinearMatMulPlan p = qlinear_matmul_plan(ctx);
+  Tensor& y = ctx.output(0, p.y_type, p.out_shape);
+  if (y.numel() == 0) return;
+  dispatch_qlinear(ctx, p, [&](auto a, auto b, auto q) {
+    using A = decltype(a);
+    using B = decltype(b);
+    using Y = decltype(q);
+    Dev::template qmatmul<A, B, Y>(ctx, p.dims, ctx.input(0).data<A>(), ctx.input(3).data<B>(), y.data<Y>());
+  });
+}
+
+/// DynamicQuantizeLinear's scale and zero point, from the input read on the host (float only).
+arith::DynamicRange dynamic_quantize_range(const KernelContext& ctx);
+
+//   upload(ctx, host, out)   out's bytes = host's bytes (one-element outputs)
+template <class Dev>
+void run_dynamic_quantize(KernelContext& ctx) {
+  const arith::DynamicRange r = dynamic_quantize_range(ctx);
+  const Tensor& x = ctx.input(0);
+  Tensor& y = ctx.output(0, DType::UInt8, x.shape());
+  Tensor& scale = ctx.output(1, DType::Float, {});
+  Tensor& zero_point = ctx.output(2, DType::UInt8, {});
+  Dev::upload(ctx, Tensor::from_bytes(DType::Float, {}, &r.scale), scale);
+  Dev::upload(ctx, Tensor::from_bytes(DType::UInt8, {}, &r.zero_point), zero_point);
+  if (x.numel() > 0)
+    Dev::template map<float, uint8_t, uint8_t>(ctx, x.data<float>(), scale.data<float>(), zero_point.data<uint8_t>(),
+                                               y.data<uint8_t>(), x.numel(), arith::ScaleIndex{},
+                                               arith::QuantizeOp<uint8_t>{});
+}
+
+namespace cpu {
+void dynamic_quantize(KernelContext& ctx);
+void quantize(KernelContext& ctx);
+void dequantize(KernelContext& ctx);
+void qlinear_matmul(KernelContext& ctx);
+}  // namespace cpu
+namespace cuda {
+void dynamic_quantize(KernelContext& ctx);
+void quantize(KernelContext& ctx);
+void dequantize(KernelContext& ctx);
+void qlinear_matmul(KernelContext& ctx);
+}  // namespace cuda
+
+}  // namespace lockstep
