@@ -317,6 +317,12 @@ struct CpuReduce {
 
 }  // namespace
 
+// Contract: Softmax of one contiguous row (softmax_row); see docs/arithmetic.md#softmax--logsoftmax.
+void softmax_row_f32(const float* x, float* y, int64_t len) {
+  static const SoftmaxKernels kernels;
+  softmax_row(x, y, len, 1, false, kernels);
+}
+
 // Contract: Reduce* per docs/arithmetic.md#reduce; one thread per output.
 void reduce(KernelContext& ctx) { run_reduce<CpuReduce>(ctx); }
 

@@ -212,6 +212,11 @@ struct CudaReduce {
 
 }  // namespace
 
+// Contract: Softmax, one warp per row (softmax_warp); see docs/arithmetic.md#softmax--logsoftmax.
+void softmax_rows_f32(KernelContext& ctx, const AxisPlan& p, const float* x, float* y) {
+  if (p.rows() > 0 && p.len > 0) CudaReduce::softmax(ctx, p, false, x, y);
+}
+
 // Contract: Reduce* per docs/arithmetic.md#reduce.
 void reduce(KernelContext& ctx) { run_reduce<CudaReduce>(ctx); }
 

@@ -143,11 +143,17 @@ float product_contiguous_f32(const float* x, int64_t n);      // product of x_i
 float max_contiguous_f32(const float* x, int64_t n);
 float min_contiguous_f32(const float* x, int64_t n);
 
+/// Softmax of one contiguous row of len >= 1 (the Softmax op's row, so Attention's probabilities are its bits).
+void softmax_row_f32(const float* x, float* y, int64_t len);
+
 void reduce(KernelContext& ctx);
 void arg_reduce(KernelContext& ctx);
 void softmax(KernelContext& ctx);
 }  // namespace cpu
 namespace cuda {
+/// The Softmax op's kernel over device rows (Attention's probabilities).
+void softmax_rows_f32(KernelContext& ctx, const AxisPlan& p, const float* x, float* y);
+
 void reduce(KernelContext& ctx);
 void arg_reduce(KernelContext& ctx);
 void softmax(KernelContext& ctx);

@@ -4,8 +4,8 @@ namespace lockstep {
 
 namespace {
 using FamilyFn = std::span<const OpEntry> (*)();
-constexpr FamilyFn kFamilies[] = {conv_ops,        gemm_ops, elementwise_ops, reduce_ops, normalization_ops,
-                                  pool_ops,        tensor_ops, resize_ops, layout_ops, index_ops};
+constexpr FamilyFn kFamilies[] = {conv_ops,   gemm_ops,   elementwise_ops, reduce_ops, normalization_ops, pool_ops,
+                                  tensor_ops, resize_ops, layout_ops,      index_ops,  attention_ops};
 }  // namespace
 
 std::vector<const OpEntry*> all_ops() {

@@ -31,6 +31,7 @@ std::span<const OpEntry> tensor_ops();
 std::span<const OpEntry> resize_ops();
 std::span<const OpEntry> layout_ops();
 std::span<const OpEntry> index_ops();
+std::span<const OpEntry> attention_ops();
 std::span<const OpEntry> fused_elementwise_ops();
 
 }  // namespace lockstep
