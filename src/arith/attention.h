@@ -1,5 +1,5 @@
-// Per-element rules of the attention family (Attention, RotaryEmbedding, LinearAttention), shared by the CPU and CUDA kernels
-// (docs/arithmetic.md#attention). The geometry structs are plain data, so CUDA kernels take them by value.
+// Per-element rules of the attention family (Attention, RotaryEmbedding, LinearAttention), shared by the CPU and
+// CUDA kernels (docs/arithmetic.md#attention). The geometry structs are plain data, so CUDA kernels take them by value.
 #pragma once
 
 #include <cstdint>

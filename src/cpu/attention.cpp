@@ -25,7 +25,7 @@ float* present_of(KernelContext& ctx, const AttentionPlan& p, int input, const a
     own.resize(n);
     out = own.data();
   }
-  const float* past = g.has_past ? ctx.input(input + 3).data<float>() : nullptr;
+  const float* past = g.has_past ? ctx.input(input + 3).data<float>() : nullptr;  // K, V: 1, 2; past: 4, 5
   const float* x = ctx.input(input).data<float>();
   ctx.pool->parallel_for(n, [&](int64_t begin, int64_t end) {
     for (int64_t e = begin; e < end; ++e) out[e] = present_element_f32(g, past, x, view, head, e);

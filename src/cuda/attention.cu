@@ -80,7 +80,7 @@ void launch_present(KernelContext& ctx, const AttentionPlan& p, int input, const
   const arith::AttentionGeom& g = p.g;
   const int64_t n = g.batch * g.kv_heads * g.total_len * head;
   if (n == 0) return;
-  const float* past = g.has_past ? ctx.input(input + 3).data<float>() : nullptr;
+  const float* past = g.has_past ? ctx.input(input + 3).data<float>() : nullptr;  // K, V: 1, 2; past: 4, 5
   present_kernel<<<blocks_for(n), kThreadsPerBlock, 0, stream_of(ctx)>>>(g, past, ctx.input(input).data<float>(),
                                                                          view, head, present, scaled, n);
   check_launch(ctx);
@@ -125,7 +125,8 @@ void attention(KernelContext& ctx) {
     check_launch(ctx);
   }
   if (T > 0) {
-    batched_product_f32(ctx, grouped_product(g, g.q_len, T, D, queries.data(), keys.data(), 1, D, T * D, scores.data()));
+    batched_product_f32(ctx,
+                        grouped_product(g, g.q_len, T, D, queries.data(), keys.data(), 1, D, T * D, scores.data()));
     auto masked = ctx.allocator->allocate(static_cast<size_t>(rows));
     uint8_t* masked_rows = static_cast<uint8_t*>(masked->data);
     row_logits<<<blocks_for(rows), kThreadsPerBlock, 0, stream_of(ctx)>>>(

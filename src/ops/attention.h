@@ -1,5 +1,5 @@
-// The attention family (Attention, RotaryEmbedding, LinearAttention): attributes, validation, output shapes and the plans both
-// devices follow. Contract: docs/arithmetic.md#attention.
+// The attention family (Attention, RotaryEmbedding, LinearAttention): attributes, validation, output shapes and
+// the plans both devices follow. Contract: docs/arithmetic.md#attention.
 #pragma once
 
 #include <cstdint>

@@ -126,7 +126,8 @@ CASES += [
                                             "past_value": None, "nonpad_kv_seqlen": np.array([5, 8], np.int64)},
                    opset=25, is_causal=1, left_window_size=1),
     attention_case("window_causal_past", {**qkv(1, 2, 2, 3, 3, 8, seed=80), "attn_mask": None,
-                                          "past_key": rand(1, 2, 4, 8, seed=83), "past_value": rand(1, 2, 4, 8, seed=84)},
+                                          "past_key": rand(1, 2, 4, 8, seed=83),
+                                          "past_value": rand(1, 2, 4, 8, seed=84)},
                    opset=25, outputs=ALL_OUT, is_causal=1, left_window_size=3),
 ]
 _special = qkv(1, 2, 2, 3, 4, 8, seed=85)
@@ -217,7 +218,8 @@ def linear_case(name, b, steps, qh, kvh, dk, dv, seed, past=False, decay_per_hea
         inputs["decay"] = inputs.get("decay")
         inputs["beta"] = rand(b, steps, 1 if beta_scalar else kvh, low=0.0, high=1.0, seed=seed + 5)
     return case(f"linear_attention_{name}", "LinearAttention", inputs, attrs=attrs, opset=27,
-                outputs=["output", "present_state"], reference=linear_attention_reference(**attrs), rtol=1e-4, atol=1e-5)
+                outputs=["output", "present_state"], reference=linear_attention_reference(**attrs), rtol=1e-4,
+                atol=1e-5)
 
 
 CASES += [
