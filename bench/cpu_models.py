@@ -31,6 +31,9 @@ def machine():
 
 
 def commit():
+    if os.environ.get("LOCKSTEP_COMMIT"):  # a copied tree (the GPU machine's) has no usable .git
+        return os.environ["LOCKSTEP_COMMIT"]
+
     def git(*words):
         return subprocess.run(["git", "-C", HERE, *words], capture_output=True, text=True).stdout.strip()
     return git("rev-parse", "--short", "HEAD") + ("-dirty" if git("status", "--porcelain", "--untracked-files=no") else "")
