@@ -3,6 +3,7 @@
 import json
 import re
 import sys
+from pathlib import Path
 
 import numpy as np
 import onnx
@@ -32,6 +33,20 @@ def test_info(model_path, capsys):
     assert "x: float [N, 4]" in out
     assert "ai.onnx 13" in out
     assert "MatMul" in out and "Relu" in out and "cli-test" in out
+
+
+def test_ops_lists_the_op_table_and_the_readme_table_matches_it(capsys):
+    assert main(["ops"]) == 0
+    out = capsys.readouterr().out
+    assert re.search(r"^conv:$", out, re.M) and re.search(r"^  Conv +opsets 1-28 ", out, re.M)
+    assert re.search(r"^  LSTM +opsets", out, re.M) and re.search(r"^  Attention +opsets 23-", out, re.M)
+    assert main(["ops", "--markdown"]) == 0
+    table = capsys.readouterr().out
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
+    rows = [line for line in table.splitlines() if line.startswith("| ")]
+    # The README is written from a CUDA build; a CPU-only build prints the same rows without device marks.
+    for row in rows:
+        assert row in readme or row.replace(" (CPU kernel only)", "") in readme, f"README table row out of date: {row}"
 
 
 def test_run_seeded_random_inputs_are_reproducible(model_path, tmp_path):

@@ -156,6 +156,16 @@ struct ModelSummary {
 };
 ModelSummary summarize_model(const std::string& model_path);
 
+/// One row of lockstep's op table: a default-domain op over an opset range, and whether CUDA has its own kernel.
+struct SupportedOp {
+  std::string family;  // the op family: its files are src/ops/<family>.*, src/cpu/<family>.*, src/cuda/<family>.*
+  std::string op_type;
+  int since = 0, until = 0;
+  bool cuda = false;
+};
+/// Every op lockstep implements (what `lockstep ops` prints), in family order.
+std::vector<SupportedOp> supported_ops();
+
 /// Providers usable on this machine, in onnxruntime's spelling ("CUDAExecutionProvider" only with a GPU).
 std::vector<std::string> available_providers();
 

@@ -315,6 +315,12 @@ NB_MODULE(_core, m) {
   bind_tensor(m);
 
   m.def("available_providers", &available_providers);
+  m.def("supported_ops", [] {
+    nb::list rows;
+    for (const SupportedOp& o : supported_ops())
+      rows.append(nb::make_tuple(o.family, o.op_type, o.since, o.until, o.cuda));
+    return rows;
+  });
   m.def("built_with_cuda", [] { return LOCKSTEP_WITH_CUDA != 0; });
   m.def("summarize_model", [](const std::string& path) {
     ModelSummary s = summarize_model(path);

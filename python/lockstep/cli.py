@@ -57,6 +57,36 @@ def cmd_info(args):
     return 0
 
 
+def _ops_by_family():
+    """{family: {op_type: (first opset, last opset, has a CUDA kernel)}} from the op table, in table order."""
+    families = {}
+    for family, op, since, until, cuda in _core.supported_ops():
+        ops = families.setdefault(family, {})
+        first, last, any_cuda = ops.get(op, (since, until, False))
+        ops[op] = (min(first, since), max(last, until), any_cuda or cuda)
+    return families
+
+
+def cmd_ops(args):
+    families = _ops_by_family()
+    with_cuda = _core.built_with_cuda()
+    if args.markdown:
+        print("| family | ops |")
+        print("|---|---|")
+        for family, ops in families.items():
+            names = [op + ("" if cuda or not with_cuda else " (CPU kernel only)") for op, (_, _, cuda) in ops.items()]
+            print(f"| {family} | {', '.join(names)} |")
+        return 0
+    for family, ops in families.items():
+        print(f"{family}:")
+        for op, (since, until, cuda) in ops.items():
+            devices = "cpu, cuda" if cuda else ("cpu (cuda falls back to it)" if with_cuda else "cpu")
+            print(f"  {op:<34}opsets {f'{since}-{until}':<8}{devices}")
+    if not with_cuda:
+        print("(this build has no CUDA)")
+    return 0
+
+
 def _random_input(dtype, dims, rng):
     np_type = _NUMPY_TYPES.get(dtype)
     if np_type is None:
@@ -254,6 +284,9 @@ def main(argv=None):
     info = sub.add_parser("info", help="inputs, outputs, opsets and op support of a model")
     info.add_argument("model")
     info.set_defaults(fn=cmd_info)
+    ops = sub.add_parser("ops", help="every op lockstep implements, by family, with opsets and devices")
+    ops.add_argument("--markdown", action="store_true", help="the README's table of families and ops")
+    ops.set_defaults(fn=cmd_ops)
     run = sub.add_parser("run", help="run a model on seeded random (or given) inputs")
     run.add_argument("model")
     run.add_argument("--input", action="append", metavar="NAME=FILE.npy")

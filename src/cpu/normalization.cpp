@@ -13,11 +13,12 @@ namespace {
 
 int64_t grain_for(int64_t n) { return std::max<int64_t>(1, 16384 / std::max<int64_t>(1, n)); }
 
-// Contract: mean = S(x)/n, var = S((x-mean)^2)/n, stddev = sqrt(var + eps); docs/arithmetic.md#normalization.
-// The deviations are stored in y first so that the canonical sum of their squares runs contiguous.
-arith::RowStats row_stats(const float* x, float* y, int64_t n, float epsilon) {
+// Contract: mean = S(x)/n (RMSNormalization: +0), var = S((x-mean)^2)/n, stddev = sqrt(var + eps);
+// docs/arithmetic.md#normalization. The deviations are stored in y first so that the canonical sum of their
+// squares runs contiguous.
+arith::RowStats row_stats(const float* x, float* y, int64_t n, float epsilon, bool rms = false) {
   arith::RowStats s;
-  s.mean = arith::norm_mean_f32(sum_contiguous_f32(x, n), n);
+  s.mean = rms ? 0.0f : arith::norm_mean_f32(sum_contiguous_f32(x, n), n);
   for (int64_t j = 0; j < n; ++j) y[j] = x[j] - s.mean;
   s.stddev = arith::norm_stddev_f32(sum_squares_contiguous_f32(y, n), n, epsilon);
   return s;
@@ -25,7 +26,7 @@ arith::RowStats row_stats(const float* x, float* y, int64_t n, float epsilon) {
 
 }  // namespace
 
-// Contract: LayerNormalization, docs/arithmetic.md#normalization.
+// Contract: LayerNormalization and RMSNormalization, docs/arithmetic.md#normalization.
 void layer_norm(KernelContext& ctx) {
   LayerNormPlan p = plan_layer_norm(ctx);
   const LayerNormOutputs out = layer_norm_outputs(ctx, p);
@@ -41,7 +42,7 @@ void layer_norm(KernelContext& ctx) {
         for (int64_t r = begin; r < end; ++r) {
           const float* xr = xd + r * p.n;
           float* yr = yd + r * p.n;
-          arith::RowStats s = row_stats(xr, yr, p.n, p.epsilon);
+          arith::RowStats s = row_stats(xr, yr, p.n, p.epsilon, p.rms);
           if (mean_out) mean_out[r] = s.mean;
           if (inv_out) inv_out[r] = 1.0f / s.stddev;
           for (int64_t j = 0; j < p.n; ++j) {

@@ -331,6 +331,12 @@ void softmax_rows(KernelContext& ctx, const AxisPlan& p, bool log, const float* 
       grain_for(p.len * 8));
 }
 
+// Contract: Softmax of one contiguous row (softmax_row); see docs/arithmetic.md#softmax--logsoftmax.
+void softmax_row_f32(const float* x, float* y, int64_t len) {
+  static const SoftmaxKernels kernels;
+  softmax_row(x, y, len, 1, false, kernels);
+}
+
 // Contract: Reduce* per docs/arithmetic.md#reduce; one thread per output.
 void reduce(KernelContext& ctx) { run_reduce<CpuReduce>(ctx); }
 

@@ -377,6 +377,24 @@ void gemm(KernelContext& ctx) {
 }
 
 // Contract: dot_chunked_f32 over k ascending, init +0; see docs/arithmetic.md#matmul.
+void batched_product_f32(const KernelContext& ctx, const BatchedProduct& p) {
+  if (p.batch_dims.size() > size_t(kMaxBatchDims))
+    throw ctx.error("a product with more than " + std::to_string(kMaxBatchDims) + " batch dims",
+                    ErrorCode::NotImplemented);
+  MatrixProblem prob{};
+  prob.M = p.M, prob.N = p.N, prob.K = p.K, prob.batches = 1;
+  prob.a_data = p.a, prob.b_data = p.b, prob.y = p.y;
+  prob.a_rs = p.a_rs, prob.a_cs = p.a_cs, prob.b_rs = p.b_rs, prob.b_cs = p.b_cs;
+  prob.batch_rank = int(p.batch_dims.size());
+  for (int d = 0; d < prob.batch_rank; ++d)
+    prob.batch_dims[d] = p.batch_dims[d], prob.a_bstride[d] = p.a_batch_strides[d],
+    prob.b_bstride[d] = p.b_batch_strides[d], prob.batches *= p.batch_dims[d];
+  prob.a_walk = walk_of(prob.a_data, prob.a_cs, prob.a_rs, prob.a_bstride, prob.batch_rank, true);
+  prob.b_walk = walk_of(prob.b_data, prob.b_rs, prob.b_cs, prob.b_bstride, prob.batch_rank, false);
+  run_gemm(ctx, prob);
+}
+
+// Contract: dot_chunked_f32 over k ascending, init +0; see docs/arithmetic.md#matmul.
 void matmul(KernelContext& ctx) {
   MatMulParams p = matmul_params(ctx);
   const Tensor& at = ctx.input(0);
@@ -385,20 +403,17 @@ void matmul(KernelContext& ctx) {
   if (p.batch_dims.size() > size_t(kMaxBatchDims))
     throw ctx.error("MatMul with more than " + std::to_string(kMaxBatchDims) + " batch dims",
                     ErrorCode::NotImplemented);
+  if (at.dtype() == DType::Float) {
+    batched_product_f32(ctx, {p.M, p.N, p.K, at.data<float>(), p.K, 1, ctx.input(1).data<float>(), p.N, 1,
+                              y.data<float>(), p.batch_dims, p.a_batch_strides, p.b_batch_strides});
+    return;
+  }
   MatrixProblem prob{};
   prob.M = p.M, prob.N = p.N, prob.K = p.K, prob.batches = p.batch;
-  prob.a_rs = p.K, prob.a_cs = 1, prob.b_rs = p.N, prob.b_cs = 1;
   prob.batch_rank = int(p.batch_dims.size());
   for (int d = 0; d < prob.batch_rank; ++d)
     prob.batch_dims[d] = p.batch_dims[d], prob.a_bstride[d] = p.a_batch_strides[d],
     prob.b_bstride[d] = p.b_batch_strides[d];
-  if (at.dtype() == DType::Float) {
-    prob.a_data = at.data<float>(), prob.b_data = ctx.input(1).data<float>(), prob.y = y.data<float>();
-    prob.a_walk = walk_of(prob.a_data, prob.a_cs, prob.a_rs, prob.a_bstride, prob.batch_rank, true);
-    prob.b_walk = walk_of(prob.b_data, prob.b_rs, prob.b_cs, prob.b_bstride, prob.batch_rank, false);
-    run_gemm(ctx, prob);
-    return;
-  }
   const int64_t total = y.numel();
   if (at.dtype() == DType::Int32)
     matmul_int<int32_t><<<blocks_for(total), kThreadsPerBlock, 0, stream_of(ctx)>>>(

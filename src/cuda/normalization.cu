@@ -21,10 +21,11 @@ struct RowParams {
   const float* bias;  // null: no bias (LayerNorm without B)
   BlockMap scale_map, bias_map;
   int64_t channels;   // > 0: InstanceNorm, the parameter index is row % channels
+  bool rms;           // RMSNormalization: the mean is +0
 };
 
-// Contract: mean = S(x)/n, var = S((x-mean)^2)/n, stddev = sqrt(var+eps), y = ((x-mean)/stddev)*scale + bias;
-// docs/arithmetic.md#normalization. Lane j takes elements j mod 32, as the canonical reduction.
+// Contract: mean = S(x)/n (RMSNormalization: +0), var = S((x-mean)^2)/n, stddev = sqrt(var+eps),
+// y = ((x-mean)/stddev)*scale + bias; docs/arithmetic.md#normalization. Lane j takes elements j mod 32.
 __global__ void norm_rows_warp(const float* x, float* y, int64_t rows, int64_t n, float eps, RowParams q,
                                float* mean_out, float* inv_out) {
   const int64_t r = static_cast<int64_t>(blockIdx.x) * kWarpsPerBlock + threadIdx.x / 32;
@@ -33,9 +34,9 @@ __global__ void norm_rows_warp(const float* x, float* y, int64_t rows, int64_t n
   const float* xr = x + r * n;
   float* yr = y + r * n;
   float s = 0.0f;
-  for (int64_t j = lane; j < n; j += 32) s = s + xr[j];
+  for (int64_t j = lane; j < n && !q.rms; j += 32) s = s + xr[j];
   arith::RowStats st;
-  st.mean = arith::norm_mean_f32(arith::warp_tree_f32(s, arith::AddF32{}), n);
+  st.mean = q.rms ? 0.0f : arith::norm_mean_f32(arith::warp_tree_f32(s, arith::AddF32{}), n);
   float ss = 0.0f;
   for (int64_t j = lane; j < n; j += 32) {
     const float d = xr[j] - st.mean;
@@ -79,11 +80,12 @@ __global__ void batch_norm_thread(const float* x, float* y, ChannelPlan p, const
 
 }  // namespace
 
-// Contract: LayerNormalization, docs/arithmetic.md#normalization.
+// Contract: LayerNormalization and RMSNormalization, docs/arithmetic.md#normalization.
 void layer_norm(KernelContext& ctx) {
   LayerNormPlan p = plan_layer_norm(ctx);
   const LayerNormOutputs out = layer_norm_outputs(ctx, p);
-  RowParams q{ctx.input(1).data<float>(), p.has_bias ? ctx.input(2).data<float>() : nullptr, p.scale, p.bias, 0};
+  RowParams q{ctx.input(1).data<float>(), p.has_bias ? ctx.input(2).data<float>() : nullptr, p.scale, p.bias, 0,
+              p.rms};
   launch_rows(ctx, ctx.input(0).data<float>(), out.y, p.rows, p.n, p.epsilon, q, out.mean, out.inv_stddev);
 }
 
@@ -92,7 +94,7 @@ void instance_norm(KernelContext& ctx) {
   ChannelPlan p = plan_instance_norm(ctx);
   const Tensor& x = ctx.input(0);
   Tensor& y = ctx.output(0, DType::Float, x.shape());
-  RowParams q{ctx.input(1).data<float>(), ctx.input(2).data<float>(), BlockMap{}, BlockMap{}, p.channels};
+  RowParams q{ctx.input(1).data<float>(), ctx.input(2).data<float>(), BlockMap{}, BlockMap{}, p.channels, false};
   launch_rows(ctx, x.data<float>(), y.data<float>(), p.batch * p.channels, p.spatial, p.epsilon, q, nullptr, nullptr);
 }
 

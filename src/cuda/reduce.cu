@@ -225,6 +225,7 @@ struct CudaReduce {
 }  // namespace
 
 void softmax_rows(KernelContext& ctx, const AxisPlan& p, bool log, const float* x, float* y) {
+  if (p.rows() == 0 || p.len == 0) return;
   unsigned blocks = static_cast<unsigned>((p.rows() + kWarpsPerBlock - 1) / kWarpsPerBlock);
   softmax_warp<<<blocks, kThreadsPerBlock, 0, stream_of(ctx)>>>(x, y, p, log);
   check_launch(ctx);

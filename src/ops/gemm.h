@@ -116,6 +116,19 @@ void run_einsum(KernelContext& ctx) {
   }
 }
 
+/// A float product per batch: y[z] = A'[z] (M x K) * B'[z] (K x N), each y[z] contiguous (M x N) after y[z-1].
+/// Batch z, row-major over batch_dims, reads A'(m, k) at a[a_off(z) + m*a_rs + k*a_cs] and B'(k, n) at
+/// b[b_off(z) + k*b_rs + n*b_cs], the offsets summing index times stride over the batch dims (0: shared).
+struct BatchedProduct {
+  int64_t M = 0, N = 0, K = 0;
+  const float* a = nullptr;
+  int64_t a_rs = 0, a_cs = 0;
+  const float* b = nullptr;
+  int64_t b_rs = 0, b_cs = 0;
+  float* y = nullptr;
+  std::vector<int64_t> batch_dims, a_batch_strides, b_batch_strides;
+};
+
 namespace cpu {
 
 /// Allocates on 64-byte boundaries, so that every row of a packed panel (32 or 16 floats) is whole cache lines
@@ -197,6 +210,10 @@ void einsum(KernelContext& ctx);
 }  // namespace cpu
 
 namespace cuda {
+/// MatMul's float kernel on device operands (Attention's two products).
+// Contract: dot_chunked_f32 over k ascending, init +0; see docs/arithmetic.md#matmul.
+void batched_product_f32(const KernelContext& ctx, const BatchedProduct& p);
+
 void gemm(KernelContext& ctx);
 void matmul(KernelContext& ctx);
 void einsum(KernelContext& ctx);

@@ -62,6 +62,7 @@ LayerNormPlan plan_layer_norm(const KernelContext& ctx) {
   const int64_t rank = x.rank();
   const int64_t axis = normalize_axis(ctx.node, ctx.node.attr_int("axis", -1), rank);
   LayerNormPlan p;
+  p.rms = static_cast<RowNormKind>(ctx.entry.variant) == RowNormKind::Rms;
   p.epsilon = ctx.node.attr_float("epsilon", 1e-5f);
   Shape block(x.shape().begin() + axis, x.shape().end());
   p.n = shape_numel(block);
@@ -124,6 +125,7 @@ ChannelPlan plan_instance_norm(const KernelContext& ctx) {
 namespace {
 const OpEntry kRows[] = {
     {"LayerNormalization", 17, kNewestOpset, &cpu::layer_norm, LOCKSTEP_CUDA_KERNEL(layer_norm)},
+    {"RMSNormalization", 23, kNewestOpset, &cpu::layer_norm, LOCKSTEP_CUDA_KERNEL(layer_norm), int(RowNormKind::Rms)},
     {"BatchNormalization", 7, kNewestOpset, &cpu::batch_norm, LOCKSTEP_CUDA_KERNEL(batch_norm)},
     {"InstanceNormalization", 7, kNewestOpset, &cpu::instance_norm, LOCKSTEP_CUDA_KERNEL(instance_norm)},
 };

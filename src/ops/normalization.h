@@ -1,4 +1,4 @@
-// The normalization family (LayerNormalization, BatchNormalization in inference mode, InstanceNormalization):
+// The normalization family (LayerNormalization, RMSNormalization, BatchNormalization in inference mode, InstanceNormalization):
 // attributes, validation, output shapes and the plans both devices follow. Contract: docs/arithmetic.md#normalization.
 #pragma once
 
@@ -28,9 +28,14 @@ LOCKSTEP_HD int64_t block_offset(const BlockMap& m, int64_t j) {
   return off;
 }
 
-/// LayerNormalization: rows of n contiguous elements normalised together.
+/// Variants of layer_norm: ctx.entry.variant. RMSNormalization is the LayerNormalization row with the mean fixed
+/// at +0 and no bias (x - (+0) = x exactly, so it computes (x / sqrt(S(x*x)/n + eps)) * scale).
+enum class RowNormKind : int { Layer, Rms };
+
+/// LayerNormalization and RMSNormalization: rows of n contiguous elements normalised together.
 struct LayerNormPlan {
   int64_t rows = 0, n = 0;
+  bool rms = false;  // RowNormKind::Rms
   float epsilon = 1e-5f;
   BlockMap scale, bias;
   bool has_bias = false;

@@ -181,6 +181,9 @@ float product_contiguous_f32(const float* x, int64_t n);      // product of x_i
 float max_contiguous_f32(const float* x, int64_t n);
 float min_contiguous_f32(const float* x, int64_t n);
 
+/// Softmax of one contiguous row of len >= 1 (the Softmax op's row, so Attention's probabilities are its bits).
+void softmax_row_f32(const float* x, float* y, int64_t len);
+
 void reduce(KernelContext& ctx);
 void arg_reduce(KernelContext& ctx);
 void softmax(KernelContext& ctx);
@@ -193,6 +196,7 @@ void reduce(KernelContext& ctx);
 void arg_reduce(KernelContext& ctx);
 void softmax(KernelContext& ctx);
 void lines(KernelContext& ctx);
+/// The Softmax/LogSoftmax kernel over device rows (the loss family's log-probabilities, Attention's probabilities).
 void softmax_rows(KernelContext& ctx, const AxisPlan& p, bool log, const float* x, float* y);
 }  // namespace cuda
 

@@ -4,21 +4,29 @@ namespace lockstep {
 
 namespace {
 using FamilyFn = std::span<const OpEntry> (*)();
-constexpr FamilyFn kFamilies[] = {conv_ops,        gemm_ops, elementwise_ops, reduce_ops, normalization_ops,
-                                  pool_ops,        tensor_ops, resize_ops, layout_ops, index_ops, loss_ops,
-                                  recurrent_ops,   quantize_ops};
+struct Family {
+  const char* name;
+  FamilyFn rows;
+};
+constexpr Family kFamilies[] = {
+    {"conv", conv_ops},       {"gemm", gemm_ops},     {"elementwise", elementwise_ops},
+    {"reduce", reduce_ops},   {"normalization", normalization_ops}, {"pool", pool_ops},
+    {"tensor", tensor_ops},   {"resize", resize_ops}, {"layout", layout_ops},
+    {"index", index_ops},     {"loss", loss_ops},     {"recurrent", recurrent_ops},
+    {"quantize", quantize_ops}, {"attention", attention_ops},
+};
 }  // namespace
 
-std::vector<const OpEntry*> all_ops() {
-  std::vector<const OpEntry*> rows;
-  for (FamilyFn family : kFamilies)
-    for (const OpEntry& e : family()) rows.push_back(&e);
+std::vector<RegisteredOp> all_ops() {
+  std::vector<RegisteredOp> rows;
+  for (const Family& family : kFamilies)
+    for (const OpEntry& e : family.rows()) rows.push_back({family.name, &e});
   return rows;
 }
 
 const OpEntry* find_op(const std::string& op_type, int64_t opset) {
-  for (FamilyFn family : kFamilies)
-    for (const OpEntry& e : family())
+  for (const Family& family : kFamilies)
+    for (const OpEntry& e : family.rows())
       if (op_type == e.op_type && opset >= e.since && opset <= e.until) return &e;
   return nullptr;
 }

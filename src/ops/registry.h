@@ -17,8 +17,13 @@ const OpEntry* find_op(const std::string& op_type, int64_t opset);
 constexpr const char* kFusedDomain = "lockstep";
 /// The row for a fused op (domain kFusedDomain), or nullptr.
 const OpEntry* find_fused_op(const std::string& op_type);
-/// Every row, in family order (for `lockstep info` and coverage listings).
-std::vector<const OpEntry*> all_ops();
+/// A row of the op table with the name of its family ("conv", "gemm", ...).
+struct RegisteredOp {
+  const char* family;
+  const OpEntry* entry;
+};
+/// Every row, in family order (for `lockstep ops` and coverage listings).
+std::vector<RegisteredOp> all_ops();
 
 // Each op family contributes its rows from src/ops/<family>.cpp.
 std::span<const OpEntry> conv_ops();
@@ -34,6 +39,7 @@ std::span<const OpEntry> index_ops();
 std::span<const OpEntry> loss_ops();
 std::span<const OpEntry> recurrent_ops();
 std::span<const OpEntry> quantize_ops();
+std::span<const OpEntry> attention_ops();
 std::span<const OpEntry> fused_elementwise_ops();
 
 }  // namespace lockstep

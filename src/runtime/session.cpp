@@ -343,6 +343,13 @@ ModelSummary summarize_model(const std::string& model_path) {
   return s;
 }
 
+std::vector<SupportedOp> supported_ops() {
+  std::vector<SupportedOp> out;
+  for (const RegisteredOp& r : all_ops())
+    out.push_back({r.family, r.entry->op_type, r.entry->since, r.entry->until, r.entry->cuda != nullptr});
+  return out;
+}
+
 std::vector<std::string> available_providers() {
   std::vector<std::string> p;
   if (cuda_available()) p.push_back("CUDAExecutionProvider");

@@ -85,3 +85,30 @@ CASES += [
     case("layernorm_empty_rows", "LayerNormalization",
          {"X": np.zeros((0, 8), np.float32), "Scale": rand(8, seed=128), "B": rand(8, seed=129)}, opset=17),
 ]
+
+
+def rms_reference(axis=-1, epsilon=1e-5):
+    def run(X, scale):
+        x = X.astype(np.float64)
+        axes = tuple(range(axis % X.ndim, X.ndim))
+        return [(x / np.sqrt(np.mean(x * x, axis=axes, keepdims=True) + epsilon) * scale).astype(np.float32)]
+
+    return run
+
+
+# RMSNormalization (opset 23): the LayerNormalization row with the mean fixed at +0 and no bias.
+RMS_SHAPES = [((2, 3, 8), -1, (8,)), ((4, 130), 1, (130,)), ((2, 3, 4, 5), 2, (1, 5)), ((2, 3, 4), 0, (3, 4)),
+              ((3, 768), -1, (1,)), ((2, 5, 7), -2, (5, 7))]
+for i, (shape, axis, scale_shape) in enumerate(RMS_SHAPES):
+    CASES.append(case(f"rmsnorm_{i}", "RMSNormalization", {"X": rand(*shape, seed=130 + i),
+                                                           "scale": rand(*scale_shape, seed=140 + i)},
+                      attrs={"axis": axis, "epsilon": 1e-3 if i % 2 else 1e-5}, opset=23, const=("scale",),
+                      reference=rms_reference(axis, 1e-3 if i % 2 else 1e-5), atol=1e-5, rtol=1e-4))
+CASES += [
+    case("rmsnorm_special", "RMSNormalization",
+         {"X": np.array([[1, -0.0, np.nan, 4], [np.inf, 1, 2, 3], [-0.0, 0, -0.0, 0]], np.float32),
+          "scale": rand(4, seed=150)}, opset=23, reference=None,
+         note="NaN/inf rows become NaN; an all-zero row keeps the zeros' signs (x / sqrt(eps))"),
+    case("rmsnorm_empty_rows", "RMSNormalization",
+         {"X": np.zeros((0, 8), np.float32), "scale": rand(8, seed=151)}, opset=23, reference=rms_reference()),
+]
