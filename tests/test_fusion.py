@@ -77,3 +77,80 @@ def test_a_models_own_node_in_locksteps_domain_is_refused():
         options.graph_optimization_level = level
         with pytest.raises(lockstep.NotImplemented, match="Node 'mine' \\(Silu\\): ops of domain 'lockstep'"):
             lockstep.InferenceSession(model.SerializeToString(), options)
+
+
+def product_patterns():
+    """Conv and MatMul followed by Add and Relu, every shape of the rewrite and the cases that must not fuse:
+    c1 Conv->Relu; c2 Conv(no bias)->Add(p, r)->Relu; c3 Add(r, p) without Relu; c4 an addend that broadcasts the
+    output up ([2,4,5,5] onto a batch-1 conv); c5 a conv also read by another node (not fused); m1 MatMul->Add(p, bias)
+    ->Relu; m2 Add(bias, p); m3 a bias that is not a constant (not fused)."""
+    f = TensorProto.FLOAT
+    rng = np.random.default_rng(3)
+    init = lambda name, *shape: numpy_helper.from_array(rng.standard_normal(shape).astype(np.float32), name)  # noqa
+    nodes = [
+        helper.make_node("Conv", ["x", "w", "b"], ["p1"], pads=[1, 1, 1, 1]),
+        helper.make_node("Relu", ["p1"], ["c1"]),
+        helper.make_node("Conv", ["x", "w"], ["p2"], pads=[1, 1, 1, 1]),
+        helper.make_node("Add", ["p2", "r"], ["s2"]), helper.make_node("Relu", ["s2"], ["c2"]),
+        helper.make_node("Conv", ["x", "w", "b"], ["p3"], pads=[1, 1, 1, 1]),
+        helper.make_node("Add", ["r", "p3"], ["c3"]),
+        helper.make_node("Conv", ["x", "w", "b"], ["p4"], pads=[1, 1, 1, 1]),
+        helper.make_node("Add", ["p4", "big"], ["s4"]), helper.make_node("Relu", ["s4"], ["c4"]),
+        helper.make_node("Conv", ["x", "w", "b"], ["p5"], pads=[1, 1, 1, 1]),
+        helper.make_node("Relu", ["p5"], ["c5"]), helper.make_node("Neg", ["p5"], ["n5"]),
+        helper.make_node("MatMul", ["a", "k"], ["q1"]),
+        helper.make_node("Add", ["q1", "bias"], ["t1"]), helper.make_node("Relu", ["t1"], ["m1"]),
+        helper.make_node("MatMul", ["a", "k"], ["q2"]), helper.make_node("Add", ["bias", "q2"], ["m2"]),
+        helper.make_node("MatMul", ["a", "k"], ["q3"]), helper.make_node("Add", ["q3", "a_bias"], ["m3"]),
+    ]
+    inputs = [helper.make_tensor_value_info("x", f, [1, 3, 5, 5]), helper.make_tensor_value_info("r", f, [1, 4, 5, 5]),
+              helper.make_tensor_value_info("big", f, [2, 4, 5, 5]), helper.make_tensor_value_info("a", f, [2, 7, 6]),
+              helper.make_tensor_value_info("a_bias", f, [9])]
+    names = ["c1", "c2", "c3", "c4", "c5", "n5", "m1", "m2", "m3"]
+    graph = helper.make_graph(nodes, "products", inputs, [helper.make_tensor_value_info(n, f, None) for n in names],
+                              initializer=[init("w", 4, 3, 3, 3), init("b", 4), init("k", 6, 9), init("bias", 9)])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    model.ir_version = 9
+    return model.SerializeToString()
+
+
+def product_feed():
+    rng = np.random.default_rng(4)
+    x = rng.standard_normal((1, 3, 5, 5)).astype(np.float32)
+    x[0, 0, 0, :4] = [np.nan, np.inf, -0.0, 1e-40]
+    r = rng.standard_normal((1, 4, 5, 5)).astype(np.float32)
+    r[0, 1, 2, :3] = [-np.inf, -0.0, np.nan]
+    a = rng.standard_normal((2, 7, 6)).astype(np.float32)
+    a[1, 3, 0] = np.inf
+    return {"x": x, "r": r, "big": rng.standard_normal((2, 4, 5, 5)).astype(np.float32), "a": a,
+            "a_bias": rng.standard_normal(9).astype(np.float32)}
+
+
+def run_products(provider, level):
+    options = lockstep.SessionOptions()
+    options.graph_optimization_level = level
+    options.enable_profiling = True
+    s = lockstep.InferenceSession(product_patterns(), options, providers=[provider])
+    outputs = s.run(None, product_feed())
+    op_types = [e["op_type"] for e in s.profile_events() if e["category"] == "Node"]
+    s.end_profiling()
+    return outputs, op_types
+
+
+@pytest.mark.parametrize("provider", PROVIDERS)
+def test_conv_and_matmul_epilogue_fusion_keeps_the_bits(provider, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    unfused, unfused_ops = run_products(provider, lockstep.GraphOptimizationLevel.ORT_DISABLE_ALL)
+    fused, fused_ops = run_products(provider, lockstep.GraphOptimizationLevel.ORT_ENABLE_ALL)
+    assert "FusedConv" not in unfused_ops and "FusedMatMul" not in unfused_ops
+    assert fused_ops.count("FusedConv") == 4  # c1..c4; c5's conv has two readers
+    assert fused_ops.count("FusedMatMul") == 2  # m1, m2; m3's addend is not a constant
+    assert fused_ops.count("Conv") == 1 and fused_ops.count("MatMul") == 1 and fused_ops.count("Relu") == 1
+    for i, (a, b) in enumerate(zip(unfused, fused)):
+        assert a.shape == b.shape and same_bits(a, b), f"output {i} differs between the fused and the unfused graph"
+    assert fused[3].shape == (2, 4, 5, 5)  # the addend broadcast the output up
+    numbers = fused[0][~np.isnan(fused[0])]
+    assert np.isnan(fused[0]).any() and (numbers >= 0).all() and (numbers > 0).any()  # Relu ran, NaN kept
+    if provider != lockstep.CPU:
+        for a, b in zip(fused, run_products(lockstep.CPU, lockstep.GraphOptimizationLevel.ORT_ENABLE_ALL)[0]):
+            assert same_bits(a, b)

@@ -159,8 +159,11 @@ bool is_pointwise(const ConvGeom& g) {
 void conv(KernelContext& ctx) {
   const ConvGeom g = conv_geometry(ctx);
   Tensor& y = ctx.output(0, DType::Float, g.out_shape);
-  if (y.numel() == 0) return;
-  float* yd = y.data<float>();
+  if (y.numel() > 0) conv_into(ctx, g, y.data<float>());
+}
+
+// Contract: as conv.
+void conv_into(KernelContext& ctx, const ConvGeom& g, float* yd) {
   if (is_depthwise(g)) return depthwise_conv_f32(ctx, g, yd);
   const float* x = ctx.input(0).data<float>();
   const std::shared_ptr<const PackedWeights> weights = packed_weights(ctx, g);

@@ -23,7 +23,8 @@ constexpr int64_t kDepthwiseMaxTaps = 8192;
 /// Block (x: output pixels, y: output planes (n, oc)); the weights of the plane's channel are staged in
 /// shared memory. With cin_g == 1, k is just the tap (kd, kh, kw), and the chain runs in that order.
 // Contract: dot_chunked_f32 over the taps (kd, kh, kw) ascending, init = bias; see docs/arithmetic.md#conv.
-__global__ void depthwise_f32(arith::ConvDims g, const float* x, const float* w, const float* bias, float* y) {
+__global__ void depthwise_f32(arith::ConvDims g, const float* x, const float* w, const float* bias, float* y,
+                              ProductEpilogue epilogue) {
   extern __shared__ float w_plane[];
   const int64_t taps = g.kernel[0] * g.kernel[1] * g.kernel[2];
   const int64_t pixels = g.out[0] * g.out[1] * g.out[2], in_pixels = g.in[0] * g.in[1] * g.in[2];
@@ -54,17 +55,19 @@ __global__ void depthwise_f32(arith::ConvDims g, const float* x, const float* w,
         }
       }
       if (taps % arith::kDotChunk != 0) total = total + part;
-      y[plane * pixels + p] = total;
+      const int64_t i = plane * pixels + p;
+      y[i] = epilogue.active() ? epilogue.apply(total, i) : total;
     }
   }
 }
 
 void depthwise(const KernelContext& ctx, const ConvGeom& g, const float* x, const float* w, const float* bias,
-               float* y) {
+               float* y, const ProductEpilogue& epilogue) {
   const unsigned pixel_blocks = unsigned(std::min<int64_t>(blocks_for(g.out_pixels()), 1024));
   const unsigned plane_blocks = unsigned(std::min<int64_t>(g.batch * g.c_out, 65535));
   const size_t shared = size_t(g.taps()) * sizeof(float);
-  depthwise_f32<<<dim3(pixel_blocks, plane_blocks), kThreadsPerBlock, shared, stream_of(ctx)>>>(g.dims(), x, w, bias, y);
+  depthwise_f32<<<dim3(pixel_blocks, plane_blocks), kThreadsPerBlock, shared, stream_of(ctx)>>>(g.dims(), x, w, bias, y,
+                                                                                                  epilogue);
   check_launch(ctx);
 }
 
@@ -74,12 +77,16 @@ void depthwise(const KernelContext& ctx, const ConvGeom& g, const float* x, cons
 void conv(KernelContext& ctx) {
   const ConvGeom g = conv_geometry(ctx);
   Tensor& y = ctx.output(0, DType::Float, g.out_shape);
-  if (y.numel() == 0) return;
-  if (g.cin_g == 1 && g.taps() <= kDepthwiseMaxTaps)
-    return depthwise(ctx, g, ctx.input(0).data<float>(), ctx.input(1).data<float>(),
-                     g.has_bias ? ctx.input(2).data<float>() : nullptr, y.data<float>());
-  conv_implicit_gemm(ctx, g, ctx.input(0).data<float>(), ctx.input(1).data<float>(),
-                     g.has_bias ? ctx.input(2).data<float>() : nullptr, y.data<float>());
+  if (y.numel() > 0) conv_into(ctx, g, y.data<float>(), {});
+}
+
+// Contract: as conv, then the epilogue per output; see docs/arithmetic.md#graph-rewrites.
+void conv_into(KernelContext& ctx, const ConvGeom& g, float* y, const ProductEpilogue& epilogue) {
+  const float* x = ctx.input(0).data<float>();
+  const float* w = ctx.input(1).data<float>();
+  const float* bias = g.has_bias ? ctx.input(2).data<float>() : nullptr;
+  if (g.cin_g == 1 && g.taps() <= kDepthwiseMaxTaps) return depthwise(ctx, g, x, w, bias, y, epilogue);
+  conv_implicit_gemm(ctx, g, x, w, bias, y, epilogue);
 }
 
 // Contract: conv_transpose_element_f32; see docs/arithmetic.md#convtranspose.

@@ -42,6 +42,7 @@ struct MatrixProblem {
   Walk a_walk, b_walk;
   bool gemm, has_c;
   float alpha, beta;
+  ProductEpilogue epilogue;  // FusedMatMul's absorbed Add and Relu, after the product's rounding
   int batch_rank;
   int64_t batch_dims[kMaxBatchDims], a_bstride[kMaxBatchDims], b_bstride[kMaxBatchDims];
 
@@ -63,8 +64,9 @@ struct MatrixProblem {
   using Column = int64_t;
   __device__ Column column(const Batch&, int64_t n) const { return n; }
   __device__ void store(const Batch& bt, Column n, int64_t m, float t) const {
-    bt.y[m * N + n] = gemm ? arith::gemm_epilogue_f32(t, alpha, has_c, has_c ? c_data[m * c_rs + n * c_cs] : 0.0f, beta)
-                           : t;
+    const float v =
+        gemm ? arith::gemm_epilogue_f32(t, alpha, has_c, has_c ? c_data[m * c_rs + n * c_cs] : 0.0f, beta) : t;
+    bt.y[m * N + n] = epilogue.active() ? epilogue.apply(v, (bt.y - y) + m * N + n) : v;
   }
 
   /// Fills the shared tiles of one block: A'(k, m) and B'(k, n) as strided operands.
@@ -103,6 +105,7 @@ struct ConvProblem {
   // 16-byte runs of 4 pixels of one image instead of through the taps.
   bool vector;
   Walk w_walk;  // the weights as the strided operand A(k, m) = w[m * K + k]
+  ProductEpilogue epilogue;  // FusedConv's absorbed Add and Relu
 
   struct Batch {
     int64_t grp;
@@ -120,7 +123,8 @@ struct ConvProblem {
     return img * g.c_out * pixels + (n - img * pixels);
   }
   __device__ void store(const Batch& bt, Column col, int64_t m, float t) const {
-    y[col + (bt.grp * g.cout_g + m) * pixels] = t;
+    const int64_t i = col + (bt.grp * g.cout_g + m) * pixels;
+    y[i] = epilogue.active() ? epilogue.apply(t, i) : t;
   }
   /// The first input of (image, group) of output column n.
   __device__ const float* input_of(const Batch& bt, int64_t n) const {
@@ -335,8 +339,9 @@ __global__ void matmul_int(MatrixProblem shape, const T* a, const T* b, T* y, in
 
 // Contract: dot_chunked_f32 over k = (c_in, kd, kh, kw) ascending, init = bias; see docs/arithmetic.md#conv.
 void conv_implicit_gemm(const KernelContext& ctx, const ConvGeom& g, const float* x, const float* w,
-                        const float* bias, float* y) {
+                        const float* bias, float* y, const ProductEpilogue& epilogue) {
   ConvProblem prob{};
+  prob.epilogue = epilogue;
   prob.M = g.cout_g, prob.pixels = g.out_pixels(), prob.N = g.batch * prob.pixels, prob.K = g.K();
   prob.batches = g.group;
   prob.g = g.dims(), prob.x = x, prob.w = w, prob.bias = bias, prob.y = y;
@@ -391,12 +396,15 @@ void batched_product_f32(const KernelContext& ctx, const BatchedProduct& p) {
     prob.b_bstride[d] = p.b_batch_strides[d], prob.batches *= p.batch_dims[d];
   prob.a_walk = walk_of(prob.a_data, prob.a_cs, prob.a_rs, prob.a_bstride, prob.batch_rank, true);
   prob.b_walk = walk_of(prob.b_data, prob.b_rs, prob.b_cs, prob.b_bstride, prob.batch_rank, false);
+  prob.epilogue = p.epilogue;
   run_gemm(ctx, prob);
 }
 
 // Contract: dot_chunked_f32 over k ascending, init +0; see docs/arithmetic.md#matmul.
-void matmul(KernelContext& ctx) {
-  MatMulParams p = matmul_params(ctx);
+void matmul(KernelContext& ctx) { matmul_with_epilogue(ctx, matmul_params(ctx), {}); }
+
+// Contract: as matmul, then the epilogue per output (FusedMatMul); see docs/arithmetic.md#graph-rewrites.
+void matmul_with_epilogue(KernelContext& ctx, const MatMulParams& p, const ProductEpilogue& epilogue) {
   const Tensor& at = ctx.input(0);
   Tensor& y = ctx.output(0, at.dtype(), p.out_shape);
   if (y.numel() == 0) return;
@@ -405,9 +413,10 @@ void matmul(KernelContext& ctx) {
                     ErrorCode::NotImplemented);
   if (at.dtype() == DType::Float) {
     batched_product_f32(ctx, {p.M, p.N, p.K, at.data<float>(), p.K, 1, ctx.input(1).data<float>(), p.N, 1,
-                              y.data<float>(), p.batch_dims, p.a_batch_strides, p.b_batch_strides});
+                              y.data<float>(), p.batch_dims, p.a_batch_strides, p.b_batch_strides, epilogue});
     return;
   }
+  if (epilogue.active()) throw ctx.error("a fused epilogue on an integer MatMul", ErrorCode::InvalidGraph);
   MatrixProblem prob{};
   prob.M = p.M, prob.N = p.N, prob.K = p.K, prob.batches = p.batch;
   prob.batch_rank = int(p.batch_dims.size());

@@ -74,6 +74,84 @@ void fuse_silu(onnx::Graph& graph) {
   graph.nodes = std::move(kept);
 }
 
+onnx::Attribute string_attribute(const std::string& name, const std::string& value) {
+  onnx::Attribute a;
+  a.name = name;
+  a.type = onnx::Attribute::String;
+  a.s = value;
+  return a;
+}
+
+onnx::Attribute int_attribute(const std::string& name, int64_t value) {
+  onnx::Attribute a;
+  a.name = name;
+  a.type = onnx::Attribute::Int;
+  a.i = value;
+  return a;
+}
+
+// The Add operand a FusedMatMul takes: a float [N] constant, with B a constant [K, N], so that the Add keeps the
+// product's shape whatever A is.
+bool is_row_bias(const onnx::Graph& g, const onnx::Node& matmul, const std::string& addend) {
+  auto b = g.initializers.find(matmul.inputs[1]);
+  auto c = g.initializers.find(addend);
+  if (b == g.initializers.end() || c == g.initializers.end()) return false;
+  const Tensor &bt = b->second, &ct = c->second;
+  return bt.dtype() == DType::Float && ct.dtype() == DType::Float && bt.rank() == 2 && ct.rank() == 1 &&
+         ct.dim(0) == bt.dim(1);
+}
+
+// Conv or MatMul -> p, then Add(p, r) or Add(r, p) -> s and/or Relu -> y, each intermediate read by nothing else:
+// one lockstep.FusedConv (inputs X, W, B, r) or FusedMatMul (A, B, r) -> y, with attributes activation = "Relu"
+// and addend_first = 1 for Add(r, p). It takes the place of its last absorbed node, where r exists already.
+void fuse_product_epilogues(onnx::Graph& graph) {
+  std::map<std::string, int> readers = reader_counts(graph);
+  std::map<std::string, size_t> reader_of;  // value name -> the index of the node reading it (sole readers only)
+  for (size_t i = 0; i < graph.nodes.size(); ++i)
+    for (const auto& name : graph.nodes[i].inputs)
+      if (!name.empty() && readers[name] == 1) reader_of[name] = i;
+  std::set<const onnx::Node*> removed;
+  auto sole_reader = [&](const onnx::Node& n, const char* op) -> onnx::Node* {
+    if (n.outputs.size() != 1) return nullptr;
+    auto it = reader_of.find(n.outputs[0]);
+    onnx::Node* reader = it == reader_of.end() ? nullptr : &graph.nodes[it->second];
+    return reader && is_op(*reader, op) && !removed.count(reader) ? reader : nullptr;
+  };
+  for (onnx::Node& product : graph.nodes) {
+    const bool conv = is_op(product, "Conv"), matmul = is_op(product, "MatMul");
+    if ((!conv && !matmul) || removed.count(&product) || product.inputs.size() < 2) continue;
+    onnx::Node* add = sole_reader(product, "Add");
+    std::string addend;
+    bool addend_first = false;
+    if (add && add->inputs.size() == 2 && add->inputs[0] != add->inputs[1]) {
+      addend_first = add->inputs[1] == product.outputs[0];
+      addend = add->inputs[addend_first ? 0 : 1];
+      if (matmul && !is_row_bias(graph, product, addend)) add = nullptr;
+    } else {
+      add = nullptr;
+    }
+    if (matmul && !add) continue;  // a MatMul alone gains nothing
+    onnx::Node* relu = sole_reader(add ? *add : product, "Relu");
+    if (!add && !relu) continue;
+    onnx::Node& last = relu ? *relu : *add;
+    onnx::Node fused = product;
+    fused.domain = kFusedDomain;
+    fused.op_type = conv ? "FusedConv" : "FusedMatMul";
+    if (conv) fused.inputs.resize(3);  // an absent B stays ""
+    fused.inputs.push_back(addend);
+    fused.outputs = last.outputs;
+    if (relu) fused.attributes["activation"] = string_attribute("activation", "Relu");
+    if (addend_first) fused.attributes["addend_first"] = int_attribute("addend_first", 1);
+    removed.insert(&product);
+    if (add && relu) removed.insert(add);
+    last = std::move(fused);
+  }
+  std::vector<onnx::Node> kept;
+  for (onnx::Node& n : graph.nodes)
+    if (!removed.count(&n)) kept.push_back(std::move(n));
+  graph.nodes = std::move(kept);
+}
+
 }  // namespace
 
 void refuse_fused_domain(const onnx::Graph& graph) {
@@ -84,6 +162,9 @@ void refuse_fused_domain(const onnx::Graph& graph) {
   }
 }
 
-void fuse_nodes(onnx::Graph& graph) { fuse_silu(graph); }
+void fuse_nodes(onnx::Graph& graph) {
+  fuse_silu(graph);
+  fuse_product_epilogues(graph);
+}
 
 }  // namespace lockstep

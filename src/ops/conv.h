@@ -6,6 +6,7 @@
 
 #include "arith/dot.h"
 #include "ops/common.h"
+#include "ops/epilogue.h"
 #include "runtime/kernel.h"
 
 namespace lockstep {
@@ -42,14 +43,18 @@ arith::ConvDims conv_transpose_geometry(const KernelContext& ctx, Shape* out_sha
 
 namespace cpu {
 void conv(KernelContext& ctx);
+/// Conv of geometry g into yd (g.out_shape elements, not empty), for Conv and FusedConv.
+void conv_into(KernelContext& ctx, const ConvGeom& g, float* yd);
 void conv_transpose(KernelContext& ctx);
 }  // namespace cpu
 
 namespace cuda {
 /// Conv as an implicit GEMM on the shared tiled kernel (src/cuda/gemm.cu); x, w, bias, y are device pointers.
 void conv_implicit_gemm(const KernelContext& ctx, const ConvGeom& g, const float* x, const float* w,
-                        const float* bias, float* y);
+                        const float* bias, float* y, const ProductEpilogue& epilogue);
 void conv(KernelContext& ctx);
+/// Conv of geometry g into y (g.out_shape elements, not empty), each output through the epilogue (FusedConv).
+void conv_into(KernelContext& ctx, const ConvGeom& g, float* y, const ProductEpilogue& epilogue);
 void conv_transpose(KernelContext& ctx);
 }  // namespace cuda
 

@@ -119,19 +119,18 @@ BroadcastPlan plan_where(KernelContext& ctx, Tensor*& out) {
   return plan;
 }
 
-BroadcastPlan plan_broadcast(const KernelContext& ctx, std::initializer_list<const Tensor*> inputs,
-                             Shape& out_shape) {
+BroadcastPlan plan_broadcast_shapes(const KernelContext& ctx, const std::vector<Shape>& inputs, Shape& out_shape) {
   BroadcastPlan plan;
   plan.num_inputs = static_cast<int>(inputs.size());
   out_shape = {};
-  for (const Tensor* t : inputs) out_shape = broadcast_shapes(ctx.node, out_shape, t->shape());
+  for (const Shape& s : inputs) out_shape = broadcast_shapes(ctx.node, out_shape, s);
   plan.numel = shape_numel(out_shape);
 
   // Drop dims of size 1, then merge dim d into d+1 wherever every input is contiguous across the pair.
   std::vector<int64_t> dims;
   std::vector<std::vector<int64_t>> strides(inputs.size());
   std::vector<std::vector<int64_t>> full;
-  for (const Tensor* t : inputs) full.push_back(broadcast_strides(t->shape(), out_shape));
+  for (const Shape& s : inputs) full.push_back(broadcast_strides(s, out_shape));
   for (size_t d = 0; d < out_shape.size(); ++d) {
     if (out_shape[d] == 1) continue;
     bool merge = !dims.empty();
@@ -155,13 +154,20 @@ BroadcastPlan plan_broadcast(const KernelContext& ctx, std::initializer_list<con
   plan.rank = static_cast<int>(dims.size());
   for (int d = 0; d < plan.rank; ++d) plan.dims[d] = dims[d];
   int k = 0;
-  for (const Tensor* t : inputs) {
+  for (const Shape& s : inputs) {
     for (int d = 0; d < plan.rank; ++d) plan.strides[k][d] = strides[k][d];
-    int64_t n = t->numel();
+    int64_t n = shape_numel(s);
     plan.kind[k] = n == plan.numel ? BroadcastPlan::Linear : n == 1 ? BroadcastPlan::Scalar : BroadcastPlan::Strided;
     ++k;
   }
   return plan;
+}
+
+BroadcastPlan plan_broadcast(const KernelContext& ctx, std::initializer_list<const Tensor*> inputs,
+                             Shape& out_shape) {
+  std::vector<Shape> shapes;
+  for (const Tensor* t : inputs) shapes.push_back(t->shape());
+  return plan_broadcast_shapes(ctx, shapes, out_shape);
 }
 
 namespace {

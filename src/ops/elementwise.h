@@ -73,6 +73,8 @@ struct BroadcastPlan {
 
 /// Multidirectional (numpy) broadcast of the inputs; `out_shape` receives the output shape.
 BroadcastPlan plan_broadcast(const KernelContext& ctx, std::initializer_list<const Tensor*> inputs, Shape& out_shape);
+/// The same plan from the inputs' shapes alone.
+BroadcastPlan plan_broadcast_shapes(const KernelContext& ctx, const std::vector<Shape>& inputs, Shape& out_shape);
 /// Throws InvalidGraph unless all given inputs have the dtype of the first.
 void require_same_dtype(const KernelContext& ctx, std::initializer_list<const Tensor*> inputs);
 /// Throws InvalidArgument unless x's shape is the broadcast of x and slope (PRelu's unidirectional broadcast).

@@ -10,6 +10,7 @@
 #include "arith/reduce.h"
 #include "cpu/isa.h"
 #include "ops/common.h"
+#include "ops/epilogue.h"
 #include "runtime/kernel.h"
 
 namespace lockstep {
@@ -127,6 +128,7 @@ struct BatchedProduct {
   int64_t b_rs = 0, b_cs = 0;
   float* y = nullptr;
   std::vector<int64_t> batch_dims, a_batch_strides, b_batch_strides;
+  ProductEpilogue epilogue;  // applied to each output after its rounding (FusedMatMul); inactive by default
 };
 
 namespace cpu {
@@ -216,6 +218,8 @@ void batched_product_f32(const KernelContext& ctx, const BatchedProduct& p);
 
 void gemm(KernelContext& ctx);
 void matmul(KernelContext& ctx);
+/// MatMul with a fused epilogue (float operands only when it is active).
+void matmul_with_epilogue(KernelContext& ctx, const MatMulParams& p, const ProductEpilogue& epilogue);
 void einsum(KernelContext& ctx);
 }  // namespace cuda
 

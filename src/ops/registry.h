@@ -41,6 +41,7 @@ std::span<const OpEntry> recurrent_ops();
 std::span<const OpEntry> quantize_ops();
 std::span<const OpEntry> attention_ops();
 std::span<const OpEntry> fused_elementwise_ops();
+std::span<const OpEntry> fused_product_ops();
 
 }  // namespace lockstep
 

@@ -1,0 +1,33 @@
+#include "ops/fused.h"
+
+#include "ops/registry.h"
+
+namespace lockstep {
+
+ProductEpilogue plan_epilogue(const KernelContext& ctx, int addend_input, const Shape& product, Shape& out_shape) {
+  ProductEpilogue e;
+  e.relu = ctx.node.attr_string("activation", "") == "Relu";
+  e.addend_first = ctx.node.attr_int("addend_first", 0) != 0;
+  if (!ctx.has_input(addend_input)) {
+    e.plan = plan_broadcast_shapes(ctx, {product}, out_shape);
+    return e;
+  }
+  const Tensor& addend = ctx.input(addend_input);
+  if (addend.dtype() != DType::Float)
+    throw ctx.error(std::string("the fused Add's operand is ") + dtype_name(addend.dtype()) + ", the product float",
+                    ErrorCode::InvalidGraph);
+  e.plan = plan_broadcast_shapes(ctx, {product, addend.shape()}, out_shape);
+  e.addend = addend.data<float>();
+  return e;
+}
+
+namespace {
+const OpEntry kFusedRows[] = {
+    {"FusedConv", 1, kNewestOpset, &cpu::fused_conv, LOCKSTEP_CUDA_KERNEL(fused_conv)},
+    {"FusedMatMul", 1, kNewestOpset, &cpu::fused_matmul, LOCKSTEP_CUDA_KERNEL(fused_matmul)},
+};
+}  // namespace
+
+std::span<const OpEntry> fused_product_ops() { return kFusedRows; }
+
+}  // namespace lockstep
