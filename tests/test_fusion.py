@@ -154,3 +154,50 @@ def test_conv_and_matmul_epilogue_fusion_keeps_the_bits(provider, tmp_path, monk
     if provider != lockstep.CPU:
         for a, b in zip(fused, run_products(lockstep.CPU, lockstep.GraphOptimizationLevel.ORT_ENABLE_ALL)[0]):
             assert same_bits(a, b)
+
+
+def gelu_chain(order_ok=True):
+    """torch's GELU export on h = MatMul(x, k) + bias: Div(h, sqrt 2), Erf, Add(e, 1), Mul(h, s), Mul(m, 0.5); with
+    order_ok False the last Mul is Mul(0.5, m), a pattern lockstep does not fuse."""
+    f = TensorProto.FLOAT
+    rng = np.random.default_rng(5)
+    scalar = lambda name, v: numpy_helper.from_array(np.array(v, np.float32), name)  # noqa: E731
+    last = helper.make_node("Mul", ["m", "c3"] if order_ok else ["c3", "m"], ["y"])
+    nodes = [helper.make_node("MatMul", ["x", "k"], ["p"]), helper.make_node("Add", ["p", "bias"], ["h"]),
+             helper.make_node("Div", ["h", "c1"], ["d"]), helper.make_node("Erf", ["d"], ["e"]),
+             helper.make_node("Add", ["e", "c2"], ["s"]), helper.make_node("Mul", ["h", "s"], ["m"]), last]
+    inits = [numpy_helper.from_array(rng.standard_normal((8, 33)).astype(np.float32) * 3, "k"),
+             numpy_helper.from_array(rng.standard_normal(33).astype(np.float32), "bias"),
+             scalar("c1", 1.4142135), scalar("c2", 1.0), scalar("c3", 0.5)]
+    graph = helper.make_graph(nodes, "gelu", [helper.make_tensor_value_info("x", f, ["N", 8])],
+                              [helper.make_tensor_value_info("y", f, None)], initializer=inits)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    model.ir_version = 9
+    return model.SerializeToString()
+
+
+@pytest.mark.parametrize("provider", PROVIDERS)
+def test_gelu_chain_fusion_keeps_the_bits(provider, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    x = np.random.default_rng(6).standard_normal((40, 8)).astype(np.float32) * 4
+    x[0, :5] = [np.nan, np.inf, -np.inf, -0.0, 1e-40]
+    x[1] *= np.float32(1e30)
+    results = {}
+    for order_ok in (True, False):
+        for level in (lockstep.GraphOptimizationLevel.ORT_DISABLE_ALL, lockstep.GraphOptimizationLevel.ORT_ENABLE_ALL):
+            options = lockstep.SessionOptions()
+            options.graph_optimization_level = level
+            options.enable_profiling = True
+            s = lockstep.InferenceSession(gelu_chain(order_ok), options, providers=[provider])
+            y = s.run(None, {"x": x})[0]
+            ops = [e["op_type"] for e in s.profile_events() if e["category"] == "Node"]
+            s.end_profiling()
+            results[order_ok, level] = (y, ops)
+    fused, fused_ops = results[True, lockstep.GraphOptimizationLevel.ORT_ENABLE_ALL]
+    unfused, _ = results[True, lockstep.GraphOptimizationLevel.ORT_DISABLE_ALL]
+    assert fused_ops == ["FusedMatMul", "GeluErfChain"]
+    assert same_bits(fused, unfused)
+    other, other_ops = results[False, lockstep.GraphOptimizationLevel.ORT_ENABLE_ALL]
+    assert "GeluErfChain" not in other_ops and "Erf" in other_ops
+    assert same_bits(other, results[False, lockstep.GraphOptimizationLevel.ORT_DISABLE_ALL][0])
+    assert np.isnan(fused).any() and np.isfinite(fused).any()

@@ -304,6 +304,15 @@ LOCKSTEP_F32_UNARY(SoftplusOp, softplus_f32(x))
 LOCKSTEP_F32_UNARY(SiluOp, x * sigmoid_f32(x))
 #undef LOCKSTEP_F32_UNARY
 
+/// GELU as torch exports it, fused (src/graph/fuse.cpp): Div(x, divisor), Erf, Add(e, addend), Mul(x, s),
+/// Mul(m, factor), each result rounded as the unfused node rounds it.
+struct GeluErfChainOp {
+  static constexpr unsigned kTypes = kF32;
+  static constexpr bool kBoolOut = false;
+  float divisor, addend, factor;
+  template <class V> LOCKSTEP_LANE V operator()(V x) const { return (x * (erf_f32(x / divisor) + addend)) * factor; }
+};
+
 /// Softmax's steps (docs/arithmetic.md#softmax--logsoftmax): e^(x - m); e / s; LogSoftmax's (x - m) - log s.
 struct ExpOfDifferenceOp {
   static constexpr unsigned kTypes = kF32;

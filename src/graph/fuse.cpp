@@ -90,15 +90,81 @@ onnx::Attribute int_attribute(const std::string& name, int64_t value) {
   return a;
 }
 
+// The tensor of a constant (an initializer no feed can override), or null.
+const Tensor* constant(const onnx::Graph& g, const std::string& name) {
+  for (const auto& v : g.inputs)
+    if (v.name == name) return nullptr;
+  auto it = g.initializers.find(name);
+  return it == g.initializers.end() ? nullptr : &it->second;
+}
+
+// A float scalar constant of rank 0 (so that broadcasting it keeps the other operand's shape), into *value.
+bool scalar_constant(const onnx::Graph& g, const std::string& name, float* value) {
+  const Tensor* t = constant(g, name);
+  if (!t || t->dtype() != DType::Float || t->rank() != 0) return false;
+  *value = t->data<float>()[0];
+  return true;
+}
+
+onnx::Attribute float_attribute(const std::string& name, float value) {
+  onnx::Attribute a;
+  a.name = name;
+  a.type = onnx::Attribute::Float;
+  a.f = value;
+  return a;
+}
+
+// d = Div(x, c1), e = Erf(d), s = Add(e, c2), m = Mul(x, s), y = Mul(m, c3), with c1..c3 float scalar constants and
+// d, e, s, m read by nothing else (torch's export of GELU): lockstep.GeluErfChain(x) -> y with attributes divisor,
+// addend, factor, computing the five operations in that order per element.
+void fuse_gelu_erf_chain(onnx::Graph& graph) {
+  std::map<std::string, int> readers = reader_counts(graph);
+  std::map<std::string, size_t> producer;
+  for (size_t i = 0; i < graph.nodes.size(); ++i)
+    for (const auto& name : graph.nodes[i].outputs) producer[name] = i;
+  auto made_by = [&](const std::string& value, const char* op) -> onnx::Node* {
+    auto it = producer.find(value);
+    if (it == producer.end() || readers[value] != 1 || !is_op(graph.nodes[it->second], op)) return nullptr;
+    return &graph.nodes[it->second];
+  };
+  std::set<const onnx::Node*> removed;
+  for (onnx::Node& outer : graph.nodes) {
+    float c1, c2, c3;
+    if (!is_op(outer, "Mul") || outer.inputs.size() != 2 || !scalar_constant(graph, outer.inputs[1], &c3)) continue;
+    onnx::Node* inner = made_by(outer.inputs[0], "Mul");
+    if (!inner || inner->inputs.size() != 2) continue;
+    onnx::Node* add = made_by(inner->inputs[1], "Add");
+    if (!add || add->inputs.size() != 2 || !scalar_constant(graph, add->inputs[1], &c2)) continue;
+    onnx::Node* erf = made_by(add->inputs[0], "Erf");
+    onnx::Node* div = erf ? made_by(erf->inputs[0], "Div") : nullptr;
+    if (!div || div->inputs.size() != 2 || div->inputs[0] != inner->inputs[0] ||
+        !scalar_constant(graph, div->inputs[1], &c1))
+      continue;
+    for (const onnx::Node* n : {inner, add, erf, div}) removed.insert(n);
+    onnx::Node fused;
+    fused.name = outer.name;
+    fused.domain = kFusedDomain;
+    fused.op_type = "GeluErfChain";
+    fused.inputs = {div->inputs[0]};
+    fused.outputs = outer.outputs;
+    fused.attributes["divisor"] = float_attribute("divisor", c1);
+    fused.attributes["addend"] = float_attribute("addend", c2);
+    fused.attributes["factor"] = float_attribute("factor", c3);
+    outer = std::move(fused);
+  }
+  std::vector<onnx::Node> kept;
+  for (onnx::Node& n : graph.nodes)
+    if (!removed.count(&n)) kept.push_back(std::move(n));
+  graph.nodes = std::move(kept);
+}
+
 // The Add operand a FusedMatMul takes: a float [N] constant, with B a constant [K, N], so that the Add keeps the
 // product's shape whatever A is.
 bool is_row_bias(const onnx::Graph& g, const onnx::Node& matmul, const std::string& addend) {
-  auto b = g.initializers.find(matmul.inputs[1]);
-  auto c = g.initializers.find(addend);
-  if (b == g.initializers.end() || c == g.initializers.end()) return false;
-  const Tensor &bt = b->second, &ct = c->second;
-  return bt.dtype() == DType::Float && ct.dtype() == DType::Float && bt.rank() == 2 && ct.rank() == 1 &&
-         ct.dim(0) == bt.dim(1);
+  const Tensor* b = constant(g, matmul.inputs[1]);
+  const Tensor* c = constant(g, addend);
+  return b && c && b->dtype() == DType::Float && c->dtype() == DType::Float && b->rank() == 2 && c->rank() == 1 &&
+         c->dim(0) == b->dim(1);
 }
 
 // Conv or MatMul -> p, then Add(p, r) or Add(r, p) -> s and/or Relu -> y, each intermediate read by nothing else:
@@ -164,6 +230,7 @@ void refuse_fused_domain(const onnx::Graph& graph) {
 
 void fuse_nodes(onnx::Graph& graph) {
   fuse_silu(graph);
+  fuse_gelu_erf_chain(graph);
   fuse_product_epilogues(graph);
 }
 

@@ -27,6 +27,11 @@ ElementwiseParams unary_params(const KernelContext& ctx, UnaryOp op) {
       p.beta = n.attr_float("bias", 0.0f);
       break;
     case UnaryOp::Elu: p.alpha = n.attr_float("alpha", 1.0f); break;
+    case UnaryOp::GeluErfChain:  // the constants of the fused nodes (src/graph/fuse.cpp)
+      p.alpha = n.attr_float("divisor", 0.0f);
+      p.beta = n.attr_float("addend", 0.0f);
+      p.gamma = n.attr_float("factor", 0.0f);
+      break;
     case UnaryOp::Selu:
       p.alpha = n.attr_float("alpha", 1.67326319217681884765625f);
       p.gamma = n.attr_float("gamma", 1.05070102214813232421875f);
@@ -273,6 +278,7 @@ const OpEntry kRows[] = {
 // The ops of the lockstep domain that the graph rewrites create (src/graph/fuse.cpp).
 const OpEntry kFusedRows[] = {
     {"Silu", 1, kNewestOpset, &cpu::unary, LOCKSTEP_CUDA_KERNEL(unary), int(UnaryOp::Silu)},
+    {"GeluErfChain", 1, kNewestOpset, &cpu::unary, LOCKSTEP_CUDA_KERNEL(unary), int(UnaryOp::GeluErfChain)},
 };
 
 }  // namespace

@@ -18,7 +18,8 @@ enum class UnaryOp : int {
   Relu, LeakyRelu, Elu, Selu, Sigmoid, HardSigmoid, HardSwish, Tanh, Erf, Gelu, Softplus, Exp, Log, Sqrt,
   Reciprocal, Neg, Abs, Floor, Ceil, Round, Sign, Sin, Cos, IsNaN, IsInf, Not, BitwiseNot, ThresholdedRelu, Swish,
   Celu, Softsign, Shrink, Mish,
-  Silu,  // lockstep.Silu, made by the graph rewrites only
+  Silu,          // lockstep.Silu, made by the graph rewrites only
+  GeluErfChain,  // lockstep.GeluErfChain, likewise
 };
 /// OpEntry::variant of the `binary` kernel rows.
 enum class BinaryOp : int {
@@ -184,6 +185,7 @@ void visit_unary(UnaryOp op, const ElementwiseParams& p, Fn&& fn) {
     case UnaryOp::Shrink: return fn(ShrinkOp{p.alpha, p.beta});
     case UnaryOp::Mish: return fn(MishOp{});
     case UnaryOp::Silu: return fn(SiluOp{});
+    case UnaryOp::GeluErfChain: return fn(GeluErfChainOp{p.alpha, p.beta, p.gamma});
   }
 }
 

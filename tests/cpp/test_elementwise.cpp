@@ -161,4 +161,5 @@ TEST(Elementwise, LaneKernelsMatchScalarByteForByte) {
   expect_lanes_match_scalar("HardSigmoid", HardSigmoidOp{0.2f, 0.5f}, x);
   expect_lanes_match_scalar("HardSwish", HardSwishOp{}, x);
   expect_lanes_match_scalar("Silu", SiluOp{}, x);
+  expect_lanes_match_scalar("GeluErfChain", GeluErfChainOp{1.4142135f, 1.0f, 0.5f}, x);
 }

@@ -14,7 +14,7 @@ namespace lockstep::cpu {
   X(arith::SigmoidOp) X(arith::TanhOp) X(arith::ErfOp) X(arith::ExpOp) X(arith::LogOp)            \
   X(arith::SoftplusOp) X(arith::EluOp) X(arith::SeluOp) X(arith::GeluOp) X(arith::LeakyReluOp)    \
   X(arith::HardSigmoidOp) X(arith::HardSwishOp) X(arith::ExpOfDifferenceOp) X(arith::QuotientOp)  \
-  X(arith::TwoDifferencesOp) X(arith::SiluOp)
+  X(arith::TwoDifferencesOp) X(arith::SiluOp) X(arith::GeluErfChainOp)
 
 template <class F>
 inline constexpr bool kHasLaneKernel = false;
