@@ -19,7 +19,7 @@ import lockstep
 rng = np.random.default_rng(5)
 w = numpy_helper.from_array(rng.standard_normal((8, 3, 3, 3)).astype(np.float32), "w")
 graph = helper.make_graph(
-    [helper.make_node("Conv", ["x", "w"], ["c"], pads=[1, 1, 1, 1], name="conv0"), helper.make_node("Relu", ["c"], ["y"])],
+    [helper.make_node("Conv", ["x", "w"], ["c"], pads=[1, 1, 1, 1], name="conv0"), helper.make_node("Neg", ["c"], ["y"])],
     "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3, 16, 16])],
     [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)], initializer=[w])
 model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]).SerializeToString()

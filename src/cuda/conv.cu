@@ -24,7 +24,7 @@ constexpr int64_t kDepthwiseMaxTaps = 8192;
 /// shared memory. With cin_g == 1, k is just the tap (kd, kh, kw), and the chain runs in that order.
 // Contract: dot_chunked_f32 over the taps (kd, kh, kw) ascending, init = bias; see docs/arithmetic.md#conv.
 __global__ void depthwise_f32(arith::ConvDims g, const float* x, const float* w, const float* bias, float* y,
-                              ProductEpilogue epilogue) {
+                              StoreEpilogue epilogue) {
   extern __shared__ float w_plane[];
   const int64_t taps = g.kernel[0] * g.kernel[1] * g.kernel[2];
   const int64_t pixels = g.out[0] * g.out[1] * g.out[2], in_pixels = g.in[0] * g.in[1] * g.in[2];
@@ -56,13 +56,13 @@ __global__ void depthwise_f32(arith::ConvDims g, const float* x, const float* w,
       }
       if (taps % arith::kDotChunk != 0) total = total + part;
       const int64_t i = plane * pixels + p;
-      y[i] = epilogue.active() ? epilogue.apply(total, i) : total;
+      y[i] = epilogue.active() ? epilogue.apply(total, i, 0) : total;
     }
   }
 }
 
 void depthwise(const KernelContext& ctx, const ConvGeom& g, const float* x, const float* w, const float* bias,
-               float* y, const ProductEpilogue& epilogue) {
+               float* y, const StoreEpilogue& epilogue) {
   const unsigned pixel_blocks = unsigned(std::min<int64_t>(blocks_for(g.out_pixels()), 1024));
   const unsigned plane_blocks = unsigned(std::min<int64_t>(g.batch * g.c_out, 65535));
   const size_t shared = size_t(g.taps()) * sizeof(float);
@@ -81,7 +81,7 @@ void conv(KernelContext& ctx) {
 }
 
 // Contract: as conv, then the epilogue per output; see docs/arithmetic.md#graph-rewrites.
-void conv_into(KernelContext& ctx, const ConvGeom& g, float* y, const ProductEpilogue& epilogue) {
+void conv_into(KernelContext& ctx, const ConvGeom& g, float* y, const StoreEpilogue& epilogue) {
   const float* x = ctx.input(0).data<float>();
   const float* w = ctx.input(1).data<float>();
   const float* bias = g.has_bias ? ctx.input(2).data<float>() : nullptr;

@@ -19,11 +19,20 @@ struct CudaFused {
                          stream_of(ctx)>>>(e, product, y, n);
     check_launch(ctx);
   }
+  // The GEMM applies the epilogue as it stores where the addend is read at the output's element or column;
+  // other broadcasts run the product plain, then the pass in place (operand 0, the product, is y itself).
   static void conv_into(KernelContext& ctx, const ConvGeom& g, float* y, const ProductEpilogue& e) {
-    cuda::conv_into(ctx, g, y, e);
+    StoreEpilogue store;
+    if (as_store_epilogue(e, 0, false, &store)) return cuda::conv_into(ctx, g, y, store);
+    cuda::conv_into(ctx, g, y, {});
+    apply_epilogue(ctx, e, y, y, shape_numel(g.out_shape));
   }
   static void matmul_with_epilogue(KernelContext& ctx, const MatMulParams& p, const ProductEpilogue& e) {
-    cuda::matmul_with_epilogue(ctx, p, e);
+    StoreEpilogue store;
+    if (as_store_epilogue(e, p.N, true, &store)) return cuda::matmul_with_epilogue(ctx, p, store);
+    cuda::matmul_with_epilogue(ctx, p, {});
+    Tensor& y = ctx.outputs.at(0);
+    apply_epilogue(ctx, e, y.data<float>(), y.data<float>(), y.numel());
   }
 };
 

@@ -42,7 +42,7 @@ struct MatrixProblem {
   Walk a_walk, b_walk;
   bool gemm, has_c;
   float alpha, beta;
-  ProductEpilogue epilogue;  // FusedMatMul's absorbed Add and Relu, after the product's rounding
+  StoreEpilogue epilogue;  // FusedMatMul's absorbed Add and Relu, after the product's rounding
   int batch_rank;
   int64_t batch_dims[kMaxBatchDims], a_bstride[kMaxBatchDims], b_bstride[kMaxBatchDims];
 
@@ -66,7 +66,7 @@ struct MatrixProblem {
   __device__ void store(const Batch& bt, Column n, int64_t m, float t) const {
     const float v =
         gemm ? arith::gemm_epilogue_f32(t, alpha, has_c, has_c ? c_data[m * c_rs + n * c_cs] : 0.0f, beta) : t;
-    bt.y[m * N + n] = epilogue.active() ? epilogue.apply(v, (bt.y - y) + m * N + n) : v;
+    bt.y[m * N + n] = epilogue.active() ? epilogue.apply(v, (bt.y - y) + m * N + n, n) : v;
   }
 
   /// Fills the shared tiles of one block: A'(k, m) and B'(k, n) as strided operands.
@@ -105,7 +105,7 @@ struct ConvProblem {
   // 16-byte runs of 4 pixels of one image instead of through the taps.
   bool vector;
   Walk w_walk;  // the weights as the strided operand A(k, m) = w[m * K + k]
-  ProductEpilogue epilogue;  // FusedConv's absorbed Add and Relu
+  StoreEpilogue epilogue;  // FusedConv's absorbed Add and Relu
 
   struct Batch {
     int64_t grp;
@@ -124,7 +124,7 @@ struct ConvProblem {
   }
   __device__ void store(const Batch& bt, Column col, int64_t m, float t) const {
     const int64_t i = col + (bt.grp * g.cout_g + m) * pixels;
-    y[i] = epilogue.active() ? epilogue.apply(t, i) : t;
+    y[i] = epilogue.active() ? epilogue.apply(t, i, 0) : t;
   }
   /// The first input of (image, group) of output column n.
   __device__ const float* input_of(const Batch& bt, int64_t n) const {
@@ -339,7 +339,7 @@ __global__ void matmul_int(MatrixProblem shape, const T* a, const T* b, T* y, in
 
 // Contract: dot_chunked_f32 over k = (c_in, kd, kh, kw) ascending, init = bias; see docs/arithmetic.md#conv.
 void conv_implicit_gemm(const KernelContext& ctx, const ConvGeom& g, const float* x, const float* w,
-                        const float* bias, float* y, const ProductEpilogue& epilogue) {
+                        const float* bias, float* y, const StoreEpilogue& epilogue) {
   ConvProblem prob{};
   prob.epilogue = epilogue;
   prob.M = g.cout_g, prob.pixels = g.out_pixels(), prob.N = g.batch * prob.pixels, prob.K = g.K();
@@ -404,7 +404,7 @@ void batched_product_f32(const KernelContext& ctx, const BatchedProduct& p) {
 void matmul(KernelContext& ctx) { matmul_with_epilogue(ctx, matmul_params(ctx), {}); }
 
 // Contract: as matmul, then the epilogue per output (FusedMatMul); see docs/arithmetic.md#graph-rewrites.
-void matmul_with_epilogue(KernelContext& ctx, const MatMulParams& p, const ProductEpilogue& epilogue) {
+void matmul_with_epilogue(KernelContext& ctx, const MatMulParams& p, const StoreEpilogue& epilogue) {
   const Tensor& at = ctx.input(0);
   Tensor& y = ctx.output(0, at.dtype(), p.out_shape);
   if (y.numel() == 0) return;

@@ -51,10 +51,10 @@ void conv_transpose(KernelContext& ctx);
 namespace cuda {
 /// Conv as an implicit GEMM on the shared tiled kernel (src/cuda/gemm.cu); x, w, bias, y are device pointers.
 void conv_implicit_gemm(const KernelContext& ctx, const ConvGeom& g, const float* x, const float* w,
-                        const float* bias, float* y, const ProductEpilogue& epilogue);
+                        const float* bias, float* y, const StoreEpilogue& epilogue);
 void conv(KernelContext& ctx);
 /// Conv of geometry g into y (g.out_shape elements, not empty), each output through the epilogue (FusedConv).
-void conv_into(KernelContext& ctx, const ConvGeom& g, float* y, const ProductEpilogue& epilogue);
+void conv_into(KernelContext& ctx, const ConvGeom& g, float* y, const StoreEpilogue& epilogue);
 void conv_transpose(KernelContext& ctx);
 }  // namespace cuda
 

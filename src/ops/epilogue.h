@@ -24,4 +24,33 @@ struct ProductEpilogue {
   }
 };
 
+/// The epilogue as a product kernel applies it while it stores output (m, n), element i of the output: the
+/// addend read at i (it has the output's shape) or at n (one value per column, a MatMul's bias row). Small, and
+/// with no index arithmetic, so that it costs the GEMM's inner loop nothing. apply(t, i, n) equals
+/// ProductEpilogue::apply(t, i) of the epilogue it was made from.
+struct StoreEpilogue {
+  const float* addend = nullptr;
+  bool per_column = false, addend_first = false, relu = false;
+
+  LOCKSTEP_HD bool active() const { return addend != nullptr || relu; }
+  LOCKSTEP_HD float apply(float t, int64_t i, int64_t n) const {
+    if (addend) {
+      const float a = addend[per_column ? n : i];
+      t = addend_first ? arith::AddOp{}(a, t) : arith::AddOp{}(t, a);
+    }
+    return relu ? arith::ReluOp{}(t) : t;
+  }
+};
+
+/// e as a StoreEpilogue for an output whose last dim is `columns` (per_column allowed only when `by_column`), or
+/// false when its addend broadcasts in another way.
+inline bool as_store_epilogue(const ProductEpilogue& e, int64_t columns, bool by_column, StoreEpilogue* out) {
+  *out = {e.addend, false, e.addend_first, e.relu};
+  if (!e.addend || e.plan.kind[1] == BroadcastPlan::Linear) return true;
+  // One merged dim pair (rows, columns) with the addend's strides (0, 1): a row repeated down the output.
+  out->per_column = by_column && e.plan.rank == 2 && e.plan.dims[1] == columns && e.plan.strides[1][0] == 0 &&
+                    e.plan.strides[1][1] == 1;
+  return out->per_column;
+}
+
 }  // namespace lockstep

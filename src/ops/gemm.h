@@ -128,7 +128,7 @@ struct BatchedProduct {
   int64_t b_rs = 0, b_cs = 0;
   float* y = nullptr;
   std::vector<int64_t> batch_dims, a_batch_strides, b_batch_strides;
-  ProductEpilogue epilogue;  // applied to each output after its rounding (FusedMatMul); inactive by default
+  StoreEpilogue epilogue;  // applied to each output after its rounding (FusedMatMul); inactive by default
 };
 
 namespace cpu {
@@ -219,7 +219,7 @@ void batched_product_f32(const KernelContext& ctx, const BatchedProduct& p);
 void gemm(KernelContext& ctx);
 void matmul(KernelContext& ctx);
 /// MatMul with a fused epilogue (float operands only when it is active).
-void matmul_with_epilogue(KernelContext& ctx, const MatMulParams& p, const ProductEpilogue& epilogue);
+void matmul_with_epilogue(KernelContext& ctx, const MatMulParams& p, const StoreEpilogue& epilogue);
 void einsum(KernelContext& ctx);
 }  // namespace cuda
 
