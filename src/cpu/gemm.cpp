@@ -3,8 +3,9 @@
 // Layout: A is packed into panels of MR rows (K x MR, k-major), B into panels of NR columns (K x NR). A
 // micro-kernel owns an MR x NR tile; each SIMD lane is one output element's own chain. Per 64-long chunk of k the
 // lane starts a partial at +0, fma's the chunk in ascending k, then adds the partial to the tile's running total
-// (kept in C itself, initialised with the bias or +0; edge panels use an L1 tile copied out after). That is
-// dot_chunked_f32 exactly, whichever ISA, tile or thread runs it (docs/arithmetic.md#gemm).
+// (kept in C itself; the first chunk's add reads the bias or +0 instead of C; edge panels use an L1 tile filled
+// with the init and copied out after). B is read from packed panels or, for Conv, in place from rows already in
+// memory. That is dot_chunked_f32 exactly, whichever ISA, tile or thread runs it (docs/arithmetic.md#gemm).
 #include <immintrin.h>
 
 #include <algorithm>
@@ -39,8 +40,10 @@ struct PointedRows {
 };
 
 /// Adds the product of an A panel and a B panel to the first r rows of C (row i at c + i * ldc), chunk by chunk.
+/// With init, the running totals start from init (row i at init + i * ldi: the bias, or +0) instead of C's
+/// contents: the first chunk stores init + p, the operation a C filled with init would get, without the fill.
 template <class B>
-using MicroFn = void (*)(int64_t K, const float* pa, B b, float* c, int64_t ldc);
+using MicroFn = void (*)(int64_t K, const float* pa, B b, float* c, int64_t ldc, const float* init, int64_t ldi);
 
 /// One ISA's micro-kernels: micro[r] computes the first r rows of an mr x nr tile (1 <= r <= mr), reading B from
 /// a packed panel; micro_rows[r] the same from pointed rows.
@@ -52,7 +55,7 @@ struct IsaKernels {
 
 // Contract: dot_chunked_f32 over k ascending, one chain per tile element; see docs/arithmetic.md#gemm.
 template <int MR, int NR, int R, class B>
-void micro_scalar(int64_t K, const float* pa, B b, float* c, int64_t ldc) {
+void micro_scalar(int64_t K, const float* pa, B b, float* c, int64_t ldc, const float* init, int64_t ldi) {
   for (int64_t k0 = 0; k0 < K; k0 += kDotChunk) {
     int64_t k1 = std::min(K, k0 + kDotChunk);
     float acc[R][NR] = {};
@@ -63,14 +66,17 @@ void micro_scalar(int64_t K, const float* pa, B b, float* c, int64_t ldc) {
         for (int j = 0; j < NR; ++j) acc[i][j] = arith::fma_f32(a, pb[j], acc[i][j]);
       }
     }
-    for (int i = 0; i < R; ++i)
-      for (int j = 0; j < NR; ++j) c[i * ldc + j] = c[i * ldc + j] + acc[i][j];
+    for (int i = 0; i < R; ++i) {
+      const float* t = init && k0 == 0 ? init + i * ldi : c + i * ldc;
+      for (int j = 0; j < NR; ++j) c[i * ldc + j] = t[j] + acc[i][j];
+    }
   }
 }
 
 // Contract: dot_chunked_f32 over k ascending, one chain per lane; see docs/arithmetic.md#gemm.
 template <int R, class B>
-__attribute__((target("avx2,fma"))) void micro_avx2_6x16(int64_t K, const float* pa, B b, float* c, int64_t ldc) {
+__attribute__((target("avx2,fma"))) void micro_avx2_6x16(int64_t K, const float* pa, B b, float* c, int64_t ldc,
+                                                         const float* init, int64_t ldi) {
   constexpr int MR = 6;
   for (int64_t k0 = 0; k0 < K; k0 += kDotChunk) {
     int64_t k1 = std::min(K, k0 + kDotChunk);
@@ -91,15 +97,17 @@ __attribute__((target("avx2,fma"))) void micro_avx2_6x16(int64_t K, const float*
 #pragma GCC unroll 8
     for (int i = 0; i < R; ++i) {
       float* t = c + i * ldc;
-      _mm256_storeu_ps(t, _mm256_add_ps(_mm256_loadu_ps(t), acc0[i]));
-      _mm256_storeu_ps(t + 8, _mm256_add_ps(_mm256_loadu_ps(t + 8), acc1[i]));
+      const float* s = init && k0 == 0 ? init + i * ldi : t;
+      _mm256_storeu_ps(t, _mm256_add_ps(_mm256_loadu_ps(s), acc0[i]));
+      _mm256_storeu_ps(t + 8, _mm256_add_ps(_mm256_loadu_ps(s + 8), acc1[i]));
     }
   }
 }
 
 // Contract: dot_chunked_f32 over k ascending, one chain per lane; see docs/arithmetic.md#gemm.
 template <int R, class B>
-__attribute__((target("avx512f"))) void micro_avx512_8x32(int64_t K, const float* pa, B b, float* c, int64_t ldc) {
+__attribute__((target("avx512f"))) void micro_avx512_8x32(int64_t K, const float* pa, B b, float* c, int64_t ldc,
+                                                          const float* init, int64_t ldi) {
   constexpr int MR = 8;
   for (int64_t k0 = 0; k0 < K; k0 += kDotChunk) {
     int64_t k1 = std::min(K, k0 + kDotChunk);
@@ -120,14 +128,16 @@ __attribute__((target("avx512f"))) void micro_avx512_8x32(int64_t K, const float
 #pragma GCC unroll 8
     for (int i = 0; i < R; ++i) {
       float* t = c + i * ldc;
-      _mm512_storeu_ps(t, _mm512_add_ps(_mm512_loadu_ps(t), acc0[i]));
-      _mm512_storeu_ps(t + 16, _mm512_add_ps(_mm512_loadu_ps(t + 16), acc1[i]));
+      const float* s = init && k0 == 0 ? init + i * ldi : t;
+      _mm512_storeu_ps(t, _mm512_add_ps(_mm512_loadu_ps(s), acc0[i]));
+      _mm512_storeu_ps(t + 16, _mm512_add_ps(_mm512_loadu_ps(s + 16), acc1[i]));
     }
   }
 }
 
-template <int R, class B> void scalar_4x8(int64_t K, const float* pa, B b, float* c, int64_t ldc) {
-  micro_scalar<4, 8, R>(K, pa, b, c, ldc);
+template <int R, class B>
+void scalar_4x8(int64_t K, const float* pa, B b, float* c, int64_t ldc, const float* init, int64_t ldi) {
+  micro_scalar<4, 8, R>(K, pa, b, c, ldc, init, ldi);
 }
 
 // Tables of one micro-kernel template for rows 1..mr: {nullptr, kernel<1, B>, ..., kernel<mr, B>}.
@@ -145,6 +155,19 @@ constexpr IsaKernels kAvx2 = {6, 16, table_avx2<PackedRows>(std::make_integer_se
 constexpr IsaKernels kAvx512 = {8, 32, table_avx512<PackedRows>(std::make_integer_sequence<int, 8>()),
                                 table_avx512<PointedRows>(std::make_integer_sequence<int, 8>())};
 constexpr int kMaxTile = 8 * 32;
+alignas(64) constexpr float kZeroRow[32] = {};  // the +0 init of a row of any tile (read with row stride 0)
+
+/// A task's tile of row inits (init_row[m0 + i] across row i), rebuilt only when the A panel changes.
+struct InitTile {
+  int64_t mp = -1;
+  alignas(64) float v[kMaxTile];
+  const float* rows(int64_t panel, int nr, int64_t r, const float* init_row) {
+    if (panel != mp)
+      for (int64_t i = 0; i < r; ++i) std::fill_n(v + i * nr, nr, init_row[i]);
+    mp = panel;
+    return v;
+  }
+};
 constexpr int64_t kGroupBytes = 192 * 1024;  // the k-block slices of the B panels a thread runs together
 constexpr int64_t kSmallProduct = int64_t(1) << 22;  // fmas of a product too small to split over threads
 constexpr int64_t kABlockBytes = 256 * 1024;  // the A panels' slice of one k-block (kept in L2)
@@ -245,7 +268,7 @@ void packed_product(ThreadPool* pool, const PackedA& a, int64_t N, const BSource
   // B panel np of packed panels from panel 0 at base (null: B is read from pointed rows, or K = 0).
   auto panel = [&](const float* base, int64_t np) { return base ? base + np * K * NR : nullptr; };
   // One output block: A panel mp times the B panel np (packed at pb, or b.rows), over k in [k0, k0 + kc).
-  auto block = [&](int64_t mp, int64_t np, const float* pb, float* tile, int64_t k0) {
+  auto block = [&](int64_t mp, int64_t np, const float* pb, float* tile, InitTile& init_tile, int64_t k0) {
     const int64_t m0 = mp * MR, n0 = np * NR, nr = std::min<int64_t>(NR, N - n0);
     const int r = static_cast<int>(std::min<int64_t>(MR, M - m0));
     const float* pa = a.data.data() + mp * MR * K;
@@ -255,14 +278,31 @@ void packed_product(ThreadPool* pool, const PackedA& a, int64_t N, const BSource
     if (!in_place && k0 > 0) return;
     float* c = in_place ? out.data + m0 * out.rs + n0 : tile;
     const int64_t ldc = in_place ? out.rs : NR;
-    if (k0 == 0) {
+    // Where the running totals start: in place, the micro-kernel reads them from init (its first chunk stores
+    // init + p); a tile (its init_col would be read past N) and K = 0 (no chunk) fill C first.
+    const float* init = nullptr;
+    int64_t ldi = 0;
+    if (k0 == 0 && in_place && K > 0) {
+      if (out.init_col) {
+        init = out.init_col + n0;
+      } else if (out.init_row) {
+        init = init_tile.rows(mp, NR, r, out.init_row + m0);
+        ldi = NR;
+      } else {
+        init = kZeroRow;
+      }
+    } else if (k0 == 0) {
       for (int i = 0; i < r; ++i) std::fill_n(c + i * ldc, NR, out.init_row ? out.init_row[m0 + i] : 0.0f);
       if (out.init_col)
         for (int i = 0; i < r; ++i) std::copy_n(out.init_col + n0, nr, c + i * ldc);
     }
     const int64_t k1 = in_place ? std::min(K, k0 + kc) : K;
-    if (b.rows && nr == NR) ker.micro_rows[r](k1 - k0, pa + k0 * MR, PointedRows{b.rows + k0, n0}, c, ldc);
-    else ker.micro[r](k1 - k0, pa + k0 * MR, PackedRows{(b.rows ? edge_b.data() : pb) + k0 * NR, NR}, c, ldc);
+    if (b.rows && nr == NR) {
+      ker.micro_rows[r](k1 - k0, pa + k0 * MR, PointedRows{b.rows + k0, n0}, c, ldc, init, ldi);
+    } else {
+      const float* pk = (b.rows ? edge_b.data() : pb) + k0 * NR;
+      ker.micro[r](k1 - k0, pa + k0 * MR, PackedRows{pk, NR}, c, ldc, init, ldi);
+    }
     if (in_place) return;
     for (int i = 0; i < r; ++i) {
       float* dst = out.data + (m0 + i) * out.rs + n0 * out.cs;
@@ -279,6 +319,7 @@ void packed_product(ThreadPool* pool, const PackedA& a, int64_t N, const BSource
     run_range(pool, n_panels, [&](int64_t t0, int64_t t1) {
       PanelBuffer own_b(b_packed ? 0 : static_cast<size_t>(std::min(group, t1 - t0) * K * NR));
       alignas(64) float tile[kMaxTile];
+      InitTile init_tile;
       for (int64_t g0 = t0; g0 < t1; g0 += group) {
         const int64_t g1 = std::min(t1, g0 + group);
         const float* pbs = b_packed ? panel(prepacked_b, g0) : own_b.data();
@@ -287,18 +328,19 @@ void packed_product(ThreadPool* pool, const PackedA& a, int64_t N, const BSource
             (*b.panels)(np * NR, std::min<int64_t>(NR, N - np * NR), NR, own_b.data() + (np - g0) * K * NR);
         for (int64_t kb = 0; kb < k_blocks; ++kb)
           for (int64_t mp = 0; mp < m_panels; ++mp)
-            for (int64_t np = g0; np < g1; ++np) block(mp, np, panel(pbs, np - g0), tile, kb * kc);
+            for (int64_t np = g0; np < g1; ++np) block(mp, np, panel(pbs, np - g0), tile, init_tile, kb * kc);
       }
     }, 1);
     return;
   }
   run_range(pool, n_panels * splits, [&](int64_t t0, int64_t t1) {
     alignas(64) float tile[kMaxTile];
+    InitTile init_tile;
     for (int64_t t = t0; t < t1; ++t) {
       const int64_t np = t / splits, s = t % splits;
       for (int64_t kb = 0; kb < k_blocks; ++kb)
         for (int64_t mp = s * per_split; mp < std::min(m_panels, (s + 1) * per_split); ++mp)
-          block(mp, np, panel(prepacked_b, np), tile, kb * kc);
+          block(mp, np, panel(prepacked_b, np), tile, init_tile, kb * kc);
     }
   }, 1);
 }
