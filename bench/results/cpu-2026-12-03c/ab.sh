@@ -1,7 +1,7 @@
 #!/bin/bash
 # Interleaved before/after: base (b7d9be9) and this branch, alternating, each the same cpu_models command.
 cd /work/main/build/wt-cpuspeed
-out=bench/results/cpu-2026-12-03c
+out=bench/results/cpu-2026-12-03c${AB_SUB:+/$AB_SUB}
 threads=$1; round=$2
 for build in base new; do
   if [ $build = base ]; then pp=build/base-src/python; else pp=python; fi
