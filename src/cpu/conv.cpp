@@ -1,15 +1,19 @@
 // CPU kernels of the conv family. Conv runs as one GEMM per (image, group) on the shared core (src/cpu/gemm.cpp):
 // A = the group's weights (cout_g x K, ONNX layout, so k = (c, kd, kh, kw) ascending; packed once per node when W is
-// an initializer), B = the image's taps gathered panel by panel (im2col without the full matrix), padding taps
-// packed as +0 and fma'd like any other. Below 64 output pixels the product may run transposed (lanes along output
-// channels, the weights as B, the bias as the column init). Packing and gathering only move values: the k order
-// stays the contract's.
+// an initializer), B = the image's taps. 1x1/stride-1 convs read B's rows from X in place; other 2-D and 1-D convs
+// read them in place from phase planes of X, computing a grid of out_h x pitch pixels and dropping the columns past
+// out_w (conv_on_grid); 3-D convs gather B panel by panel (im2col without the full matrix). Padding taps are +0
+// terms fma'd like any other. Below 64 output pixels the product may run transposed (lanes along output channels,
+// the weights as B, the bias as the column init). Packing and gathering only move values: the k order stays the
+// contract's.
 
 #include <algorithm>
+#include <functional>
 #include <vector>
 
 #include "arith/dot.h"
 #include "cpu/conv/depthwise.h"
+#include "cpu/conv/phase_planes.h"
 #include "cpu/isa.h"
 #include "cpu/tap_rows.h"
 #include "ops/conv.h"
@@ -153,6 +157,39 @@ bool is_pointwise(const ConvGeom& g) {
   return true;
 }
 
+/// Whether the plain product reads its taps in place from phase planes (conv_on_grid) instead of gathering them.
+bool runs_on_grid(const ConvGeom& g) { return is_planar(g) && !is_pointwise(g) && g.cin_g > 0; }
+
+void for_range(ThreadPool* pool, int64_t n, const std::function<void(int64_t, int64_t)>& fn) {
+  if (pool) pool->parallel_for(n, fn, 1);
+  else fn(0, n);
+}
+
+/// The plain product of one (image, group) with B read in place: the group's input planes packed into phase
+/// planes (cpu/conv/phase_planes.h), B(k, v) = tap (kh, kw) of channel c at grid pixel v = oh*pitch + ow, k = (c,
+/// kh, kw). The grid columns ow >= out_w are computed and dropped; no tap is gathered, so B is the input's size
+/// instead of K x pixels.
+void conv_on_grid(ThreadPool* pool, const ConvGeom& g, const PackedA& w, const float* xg, const float* bias,
+                  float* yg) {
+  const CopyRowsFn copy_rows = copy_rows_for(cpu_isa());
+  std::vector<PhasePlanes> planes(static_cast<size_t>(g.cin_g), PhasePlanes(g, 1));
+  for_range(pool, g.cin_g, [&](int64_t c0, int64_t c1) {
+    for (int64_t c = c0; c < c1; ++c) planes[c].pack(xg + c * g.in_pixels(), copy_rows);
+  });
+  std::vector<const float*> rows;
+  rows.reserve(static_cast<size_t>(g.K()));
+  for (const PhasePlanes& p : planes)
+    for (int64_t kh = 0; kh < g.kernel[1]; ++kh)
+      for (int64_t kw = 0; kw < g.kernel[2]; ++kw) rows.push_back(p.tap(g, kh, kw));
+  const int64_t pitch = planes[0].pitch(), N = planes[0].pixels(), out_h = g.out[1], out_w = g.out[2];
+  if (pitch == out_w) return gemm_f32_packed_rows(pool, w, N, rows.data(), GemmOut{yg, N, 1, bias});
+  std::vector<float> grid(static_cast<size_t>(g.cout_g * N));
+  gemm_f32_packed_rows(pool, w, N, rows.data(), GemmOut{grid.data(), N, 1, bias});
+  for_range(pool, g.cout_g, [&](int64_t m0, int64_t m1) {
+    for (int64_t m = m0; m < m1; ++m) copy_rows(grid.data() + m * N, pitch, 1, yg + m * out_h * out_w, out_w, out_h, out_w);
+  });
+}
+
 }  // namespace
 
 // Contract: dot_chunked_f32 over k = (c_in, kd, kh, kw) ascending, init = bias; see docs/arithmetic.md#conv.
@@ -177,6 +214,14 @@ void conv_into(KernelContext& ctx, const ConvGeom& g, float* yd) {
     float* yg = yd + (img * g.c_out + grp * g.cout_g) * P;
     const float* bias_g = bias ? bias + grp * g.cout_g : nullptr;
     // The taps, pixel by pixel: B panels of the plain product, A panels of the transposed one.
+    if (!weights->on_channels && runs_on_grid(g))
+      return conv_on_grid(pool, g, weights->groups[grp], xg, bias_g, yg);
+    if (!weights->on_channels && pointwise) {
+      // B(k, n) = x[c = k][n]: the input planes are B's rows already.
+      std::vector<const float*> rows(static_cast<size_t>(K));
+      for (int64_t c = 0; c < K; ++c) rows[c] = xg + c * P;
+      return gemm_f32_packed_rows(pool, weights->groups[grp], P, rows.data(), GemmOut{yg, P, 1, bias_g});
+    }
     PanelFn taps = pointwise ? strided_panels({xg, 1, g.in_pixels()}, K) : conv_tap_panels(g, cols, xg);
     if (weights->on_channels) gemm_f32_packed_b(pool, P, taps, weights->groups_t[grp], GemmOut{yg, 1, P, nullptr, bias_g});
     else gemm_f32_packed(pool, weights->groups[grp], P, taps, GemmOut{yg, P, 1, bias_g});

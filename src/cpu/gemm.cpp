@@ -3,12 +3,15 @@
 // Layout: A is packed into panels of MR rows (K x MR, k-major), B into panels of NR columns (K x NR). A
 // micro-kernel owns an MR x NR tile; each SIMD lane is one output element's own chain. Per 64-long chunk of k the
 // lane starts a partial at +0, fma's the chunk in ascending k, then adds the partial to the tile's running total
-// (kept in C itself, initialised with the bias or +0; edge panels use an L1 tile copied out after). That is
-// dot_chunked_f32 exactly, whichever ISA, tile or thread runs it (docs/arithmetic.md#gemm).
+// (kept in C itself; the first chunk's add reads the bias or +0 instead of C; edge panels use an L1 tile filled
+// with the init and copied out after). B is read from packed panels or, for Conv, in place from rows already in
+// memory. That is dot_chunked_f32 exactly, whichever ISA, tile or thread runs it (docs/arithmetic.md#gemm).
 #include <immintrin.h>
 
 #include <algorithm>
+#include <array>
 #include <cstring>
+#include <utility>
 #include <vector>
 
 #include "arith/dot.h"
@@ -23,43 +26,66 @@ namespace {
 
 using arith::kDotChunk;
 
-/// Adds the product of an A panel and a B panel to the first r rows of C (row i at c + i * ldc), chunk by chunk.
-using MicroFn = void (*)(int64_t K, const float* pa, const float* pb, float* c, int64_t ldc);
+/// Where a micro-kernel reads row k of its B panel: a packed panel (K x NR, k-major) ...
+struct PackedRows {
+  const float* pb;
+  int nr;
+  const float* operator()(int64_t k) const { return pb + k * nr; }
+};
+/// ... or rows that lie in memory already (Conv's taps on the grid): row k of the panel at column n0 is rows[k] + n0.
+struct PointedRows {
+  const float* const* rows;
+  int64_t n0;
+  const float* operator()(int64_t k) const { return rows[k] + n0; }
+};
 
-/// One ISA's micro-kernels: micro[r] computes the first r rows of an mr x nr tile (1 <= r <= mr).
+/// Adds the product of an A panel and a B panel to the first r rows of C (row i at c + i * ldc), chunk by chunk.
+/// With init, the running totals start from init (row i at init + i * ldi: the bias, or +0) instead of C's
+/// contents: the first chunk stores init + p, the operation a C filled with init would get, without the fill.
+template <class B>
+using MicroFn = void (*)(int64_t K, const float* pa, B b, float* c, int64_t ldc, const float* init, int64_t ldi);
+
+/// One ISA's micro-kernels: micro[r] computes the first r rows of an mr x nr tile (1 <= r <= mr), reading B from
+/// a packed panel; micro_rows[r] the same from pointed rows.
 struct IsaKernels {
   int mr, nr;
-  MicroFn micro[9];
+  std::array<MicroFn<PackedRows>, 9> micro;
+  std::array<MicroFn<PointedRows>, 9> micro_rows;
 };
 
 // Contract: dot_chunked_f32 over k ascending, one chain per tile element; see docs/arithmetic.md#gemm.
-template <int MR, int NR, int R>
-void micro_scalar(int64_t K, const float* pa, const float* pb, float* c, int64_t ldc) {
+template <int MR, int NR, int R, class B>
+void micro_scalar(int64_t K, const float* pa, B b, float* c, int64_t ldc, const float* init, int64_t ldi) {
   for (int64_t k0 = 0; k0 < K; k0 += kDotChunk) {
     int64_t k1 = std::min(K, k0 + kDotChunk);
     float acc[R][NR] = {};
-    for (int64_t k = k0; k < k1; ++k)
+    for (int64_t k = k0; k < k1; ++k) {
+      const float* pb = b(k);
       for (int i = 0; i < R; ++i) {
         float a = pa[k * MR + i];
-        for (int j = 0; j < NR; ++j) acc[i][j] = arith::fma_f32(a, pb[k * NR + j], acc[i][j]);
+        for (int j = 0; j < NR; ++j) acc[i][j] = arith::fma_f32(a, pb[j], acc[i][j]);
       }
-    for (int i = 0; i < R; ++i)
-      for (int j = 0; j < NR; ++j) c[i * ldc + j] = c[i * ldc + j] + acc[i][j];
+    }
+    for (int i = 0; i < R; ++i) {
+      const float* t = init && k0 == 0 ? init + i * ldi : c + i * ldc;
+      for (int j = 0; j < NR; ++j) c[i * ldc + j] = t[j] + acc[i][j];
+    }
   }
 }
 
 // Contract: dot_chunked_f32 over k ascending, one chain per lane; see docs/arithmetic.md#gemm.
-template <int R>
-__attribute__((target("avx2,fma"))) void micro_avx2_6x16(int64_t K, const float* pa, const float* pb, float* c,
-                                                         int64_t ldc) {
-  constexpr int MR = 6, NR = 16;
+template <int R, class B>
+__attribute__((target("avx2,fma"))) void micro_avx2_6x16(int64_t K, const float* pa, B b, float* c, int64_t ldc,
+                                                         const float* init, int64_t ldi) {
+  constexpr int MR = 6;
   for (int64_t k0 = 0; k0 < K; k0 += kDotChunk) {
     int64_t k1 = std::min(K, k0 + kDotChunk);
     __m256 acc0[R], acc1[R];
 #pragma GCC unroll 8
     for (int i = 0; i < R; ++i) acc0[i] = acc1[i] = _mm256_setzero_ps();
     for (int64_t k = k0; k < k1; ++k) {
-      __m256 b0 = _mm256_loadu_ps(pb + k * NR), b1 = _mm256_loadu_ps(pb + k * NR + 8);
+      const float* pb = b(k);
+      __m256 b0 = _mm256_loadu_ps(pb), b1 = _mm256_loadu_ps(pb + 8);
       const float* a = pa + k * MR;
 #pragma GCC unroll 8
       for (int i = 0; i < R; ++i) {
@@ -71,24 +97,26 @@ __attribute__((target("avx2,fma"))) void micro_avx2_6x16(int64_t K, const float*
 #pragma GCC unroll 8
     for (int i = 0; i < R; ++i) {
       float* t = c + i * ldc;
-      _mm256_storeu_ps(t, _mm256_add_ps(_mm256_loadu_ps(t), acc0[i]));
-      _mm256_storeu_ps(t + 8, _mm256_add_ps(_mm256_loadu_ps(t + 8), acc1[i]));
+      const float* s = init && k0 == 0 ? init + i * ldi : t;
+      _mm256_storeu_ps(t, _mm256_add_ps(_mm256_loadu_ps(s), acc0[i]));
+      _mm256_storeu_ps(t + 8, _mm256_add_ps(_mm256_loadu_ps(s + 8), acc1[i]));
     }
   }
 }
 
 // Contract: dot_chunked_f32 over k ascending, one chain per lane; see docs/arithmetic.md#gemm.
-template <int R>
-__attribute__((target("avx512f"))) void micro_avx512_8x32(int64_t K, const float* pa, const float* pb, float* c,
-                                                          int64_t ldc) {
-  constexpr int MR = 8, NR = 32;
+template <int R, class B>
+__attribute__((target("avx512f"))) void micro_avx512_8x32(int64_t K, const float* pa, B b, float* c, int64_t ldc,
+                                                          const float* init, int64_t ldi) {
+  constexpr int MR = 8;
   for (int64_t k0 = 0; k0 < K; k0 += kDotChunk) {
     int64_t k1 = std::min(K, k0 + kDotChunk);
     __m512 acc0[R], acc1[R];
 #pragma GCC unroll 8
     for (int i = 0; i < R; ++i) acc0[i] = acc1[i] = _mm512_setzero_ps();
     for (int64_t k = k0; k < k1; ++k) {
-      __m512 b0 = _mm512_loadu_ps(pb + k * NR), b1 = _mm512_loadu_ps(pb + k * NR + 16);
+      const float* pb = b(k);
+      __m512 b0 = _mm512_loadu_ps(pb), b1 = _mm512_loadu_ps(pb + 16);
       const float* a = pa + k * MR;
 #pragma GCC unroll 8
       for (int i = 0; i < R; ++i) {
@@ -100,23 +128,46 @@ __attribute__((target("avx512f"))) void micro_avx512_8x32(int64_t K, const float
 #pragma GCC unroll 8
     for (int i = 0; i < R; ++i) {
       float* t = c + i * ldc;
-      _mm512_storeu_ps(t, _mm512_add_ps(_mm512_loadu_ps(t), acc0[i]));
-      _mm512_storeu_ps(t + 16, _mm512_add_ps(_mm512_loadu_ps(t + 16), acc1[i]));
+      const float* s = init && k0 == 0 ? init + i * ldi : t;
+      _mm512_storeu_ps(t, _mm512_add_ps(_mm512_loadu_ps(s), acc0[i]));
+      _mm512_storeu_ps(t + 16, _mm512_add_ps(_mm512_loadu_ps(s + 16), acc1[i]));
     }
   }
 }
 
-const IsaKernels kScalar = {4, 8,
-                            {nullptr, micro_scalar<4, 8, 1>, micro_scalar<4, 8, 2>, micro_scalar<4, 8, 3>,
-                             micro_scalar<4, 8, 4>}};
-const IsaKernels kAvx2 = {6, 16,
-                          {nullptr, micro_avx2_6x16<1>, micro_avx2_6x16<2>, micro_avx2_6x16<3>, micro_avx2_6x16<4>,
-                           micro_avx2_6x16<5>, micro_avx2_6x16<6>}};
-const IsaKernels kAvx512 = {8, 32,
-                            {nullptr, micro_avx512_8x32<1>, micro_avx512_8x32<2>, micro_avx512_8x32<3>,
-                             micro_avx512_8x32<4>, micro_avx512_8x32<5>, micro_avx512_8x32<6>,
-                             micro_avx512_8x32<7>, micro_avx512_8x32<8>}};
+template <int R, class B>
+void scalar_4x8(int64_t K, const float* pa, B b, float* c, int64_t ldc, const float* init, int64_t ldi) {
+  micro_scalar<4, 8, R>(K, pa, b, c, ldc, init, ldi);
+}
+
+// Tables of one micro-kernel template for rows 1..mr: {nullptr, kernel<1, B>, ..., kernel<mr, B>}.
+template <class B, int... R>
+constexpr std::array<MicroFn<B>, 9> table_scalar(std::integer_sequence<int, R...>) { return {nullptr, scalar_4x8<R + 1, B>...}; }
+template <class B, int... R>
+constexpr std::array<MicroFn<B>, 9> table_avx2(std::integer_sequence<int, R...>) { return {nullptr, micro_avx2_6x16<R + 1, B>...}; }
+template <class B, int... R>
+constexpr std::array<MicroFn<B>, 9> table_avx512(std::integer_sequence<int, R...>) { return {nullptr, micro_avx512_8x32<R + 1, B>...}; }
+
+constexpr IsaKernels kScalar = {4, 8, table_scalar<PackedRows>(std::make_integer_sequence<int, 4>()),
+                                table_scalar<PointedRows>(std::make_integer_sequence<int, 4>())};
+constexpr IsaKernels kAvx2 = {6, 16, table_avx2<PackedRows>(std::make_integer_sequence<int, 6>()),
+                              table_avx2<PointedRows>(std::make_integer_sequence<int, 6>())};
+constexpr IsaKernels kAvx512 = {8, 32, table_avx512<PackedRows>(std::make_integer_sequence<int, 8>()),
+                                table_avx512<PointedRows>(std::make_integer_sequence<int, 8>())};
 constexpr int kMaxTile = 8 * 32;
+alignas(64) constexpr float kZeroRow[32] = {};  // the +0 init of a row of any tile (read with row stride 0)
+
+/// A task's tile of row inits (init_row[m0 + i] across row i), rebuilt only when the A panel changes.
+struct InitTile {
+  int64_t mp = -1;
+  alignas(64) float v[kMaxTile];
+  const float* rows(int64_t panel, int nr, int64_t r, const float* init_row) {
+    if (panel != mp)
+      for (int64_t i = 0; i < r; ++i) std::fill_n(v + i * nr, nr, init_row[i]);
+    mp = panel;
+    return v;
+  }
+};
 constexpr int64_t kGroupBytes = 192 * 1024;  // the k-block slices of the B panels a thread runs together
 constexpr int64_t kSmallProduct = int64_t(1) << 22;  // fmas of a product too small to split over threads
 constexpr int64_t kABlockBytes = 256 * 1024;  // the A panels' slice of one k-block (kept in L2)
@@ -170,10 +221,16 @@ PackedA pack_a_for(CpuIsa isa, ThreadPool* pool, int64_t M, int64_t K, const Pan
   return PackedA{isa, M, K, pack_panels(pool, M, K, kernels_for(isa).mr, a_panels)};
 }
 
+/// Where packed_product reads B: packed (prepacked_b, from pack_b for a.isa), as panels packed by the tasks
+/// (panels), or in place from pointed rows (rows, see gemm_f32_packed_rows).
+struct BSource {
+  const PanelFn* panels = nullptr;
+  const float* prepacked_b = nullptr;
+  const float* const* rows = nullptr;
+};
+
 // Contract: dot_chunked_f32 over k ascending; see docs/arithmetic.md#gemm.
-// B comes packed (prepacked_b, from pack_b for a.isa) or as panels packed by the tasks.
-void packed_product(ThreadPool* pool, const PackedA& a, int64_t N, const PanelFn& b_panels, const float* prepacked_b,
-                    const GemmOut& out) {
+void packed_product(ThreadPool* pool, const PackedA& a, int64_t N, const BSource& b, const GemmOut& out) {
   const int64_t M = a.M, K = a.K;
   if (M <= 0 || N <= 0) return;
   const IsaKernels& ker = kernels_for(a.isa);
@@ -187,10 +244,18 @@ void packed_product(ThreadPool* pool, const PackedA& a, int64_t N, const PanelFn
   splits = ceil_div(m_panels, per_split);
   // Split B panels would be packed once per task that reads them: pack each once, in parallel, up front.
   // (Whether B is packed is kept apart from the pointer: with K = 0 a packed B has no data.)
-  bool b_packed = prepacked_b != nullptr || !b_panels;
+  // Pointed rows are readable up to N only: a partial last panel is packed once, up front.
+  PanelBuffer edge_b;
+  if (b.rows && N % NR != 0) {
+    const int64_t n0 = (n_panels - 1) * NR;
+    edge_b = PanelBuffer(static_cast<size_t>(K * NR));
+    for (int64_t k = 0; k < K; ++k) std::copy_n(b.rows[k] + n0, N - n0, edge_b.data() + k * NR);
+  }
+  const float* prepacked_b = b.prepacked_b;
+  bool b_packed = prepacked_b != nullptr || !b.panels || !*b.panels;
   PanelBuffer shared_b;
   if (!b_packed && splits > 1) {
-    shared_b = pack_panels(pool, N, K, NR, b_panels);
+    shared_b = pack_panels(pool, N, K, NR, *b.panels);
     prepacked_b = shared_b.data();
     b_packed = true;
   }
@@ -200,8 +265,10 @@ void packed_product(ThreadPool* pool, const PackedA& a, int64_t N, const PanelFn
       1, std::min(K, std::max<int64_t>(kDotChunk, kABlockBytes / (m_panels * MR * int64_t(sizeof(float))) /
                                                       kDotChunk * kDotChunk)));
   const int64_t k_blocks = std::max<int64_t>(1, ceil_div(K, kc));  // one when K = 0: C still gets its init
-  // One output block: A panel mp times the B panel np (packed at pb), over k in [k0, k0 + kc).
-  auto block = [&](int64_t mp, int64_t np, const float* pb, float* tile, int64_t k0) {
+  // B panel np of packed panels from panel 0 at base (null: B is read from pointed rows, or K = 0).
+  auto panel = [&](const float* base, int64_t np) { return base ? base + np * K * NR : nullptr; };
+  // One output block: A panel mp times the B panel np (packed at pb, or b.rows), over k in [k0, k0 + kc).
+  auto block = [&](int64_t mp, int64_t np, const float* pb, float* tile, InitTile& init_tile, int64_t k0) {
     const int64_t m0 = mp * MR, n0 = np * NR, nr = std::min<int64_t>(NR, N - n0);
     const int r = static_cast<int>(std::min<int64_t>(MR, M - m0));
     const float* pa = a.data.data() + mp * MR * K;
@@ -211,13 +278,31 @@ void packed_product(ThreadPool* pool, const PackedA& a, int64_t N, const PanelFn
     if (!in_place && k0 > 0) return;
     float* c = in_place ? out.data + m0 * out.rs + n0 : tile;
     const int64_t ldc = in_place ? out.rs : NR;
-    if (k0 == 0) {
+    // Where the running totals start: in place, the micro-kernel reads them from init (its first chunk stores
+    // init + p); a tile (its init_col would be read past N) and K = 0 (no chunk) fill C first.
+    const float* init = nullptr;
+    int64_t ldi = 0;
+    if (k0 == 0 && in_place && K > 0) {
+      if (out.init_col) {
+        init = out.init_col + n0;
+      } else if (out.init_row) {
+        init = init_tile.rows(mp, NR, r, out.init_row + m0);
+        ldi = NR;
+      } else {
+        init = kZeroRow;
+      }
+    } else if (k0 == 0) {
       for (int i = 0; i < r; ++i) std::fill_n(c + i * ldc, NR, out.init_row ? out.init_row[m0 + i] : 0.0f);
       if (out.init_col)
         for (int i = 0; i < r; ++i) std::copy_n(out.init_col + n0, nr, c + i * ldc);
     }
     const int64_t k1 = in_place ? std::min(K, k0 + kc) : K;
-    ker.micro[r](k1 - k0, pa + k0 * MR, pb + k0 * NR, c, ldc);
+    if (b.rows && nr == NR) {
+      ker.micro_rows[r](k1 - k0, pa + k0 * MR, PointedRows{b.rows + k0, n0}, c, ldc, init, ldi);
+    } else {
+      const float* pk = (b.rows ? edge_b.data() : pb) + k0 * NR;
+      ker.micro[r](k1 - k0, pa + k0 * MR, PackedRows{pk, NR}, c, ldc, init, ldi);
+    }
     if (in_place) return;
     for (int i = 0; i < r; ++i) {
       float* dst = out.data + (m0 + i) * out.rs + n0 * out.cs;
@@ -234,26 +319,28 @@ void packed_product(ThreadPool* pool, const PackedA& a, int64_t N, const PanelFn
     run_range(pool, n_panels, [&](int64_t t0, int64_t t1) {
       PanelBuffer own_b(b_packed ? 0 : static_cast<size_t>(std::min(group, t1 - t0) * K * NR));
       alignas(64) float tile[kMaxTile];
+      InitTile init_tile;
       for (int64_t g0 = t0; g0 < t1; g0 += group) {
         const int64_t g1 = std::min(t1, g0 + group);
-        const float* pbs = b_packed ? prepacked_b + g0 * K * NR : own_b.data();
+        const float* pbs = b_packed ? panel(prepacked_b, g0) : own_b.data();
         if (!b_packed)
           for (int64_t np = g0; np < g1; ++np)
-            b_panels(np * NR, std::min<int64_t>(NR, N - np * NR), NR, own_b.data() + (np - g0) * K * NR);
+            (*b.panels)(np * NR, std::min<int64_t>(NR, N - np * NR), NR, own_b.data() + (np - g0) * K * NR);
         for (int64_t kb = 0; kb < k_blocks; ++kb)
           for (int64_t mp = 0; mp < m_panels; ++mp)
-            for (int64_t np = g0; np < g1; ++np) block(mp, np, pbs + (np - g0) * K * NR, tile, kb * kc);
+            for (int64_t np = g0; np < g1; ++np) block(mp, np, panel(pbs, np - g0), tile, init_tile, kb * kc);
       }
     }, 1);
     return;
   }
   run_range(pool, n_panels * splits, [&](int64_t t0, int64_t t1) {
     alignas(64) float tile[kMaxTile];
+    InitTile init_tile;
     for (int64_t t = t0; t < t1; ++t) {
       const int64_t np = t / splits, s = t % splits;
       for (int64_t kb = 0; kb < k_blocks; ++kb)
         for (int64_t mp = s * per_split; mp < std::min(m_panels, (s + 1) * per_split); ++mp)
-          block(mp, np, prepacked_b + np * K * NR, tile, kb * kc);
+          block(mp, np, panel(prepacked_b, np), tile, init_tile, kb * kc);
     }
   }, 1);
 }
@@ -276,12 +363,17 @@ void gemm_f32(ThreadPool* pool, int64_t M, int64_t N, int64_t K, const PanelFn& 
 }
 
 void gemm_f32_packed(ThreadPool* pool, const PackedA& a, int64_t N, const PanelFn& b_panels, const GemmOut& out) {
-  packed_product(pool, a, N, b_panels, nullptr, out);
+  packed_product(pool, a, N, BSource{&b_panels}, out);
+}
+
+void gemm_f32_packed_rows(ThreadPool* pool, const PackedA& a, int64_t N, const float* const* b_rows,
+                          const GemmOut& out) {
+  packed_product(pool, a, N, BSource{nullptr, nullptr, b_rows}, out);
 }
 
 void gemm_f32_packed_b(ThreadPool* pool, int64_t M, const PanelFn& a_panels, const PackedB& b, const GemmOut& out) {
   if (M <= 0 || b.N <= 0) return;
-  packed_product(pool, pack_a_for(b.isa, pool, M, b.K, a_panels), b.N, nullptr, b.data.data(), out);
+  packed_product(pool, pack_a_for(b.isa, pool, M, b.K, a_panels), b.N, BSource{nullptr, b.data.data()}, out);
 }
 
 namespace {

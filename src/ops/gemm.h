@@ -188,6 +188,12 @@ PackedA pack_a(ThreadPool* pool, int64_t M, int64_t K, const PanelFn& a_panels);
 // Contract: dot_chunked_f32 over k ascending; see docs/arithmetic.md#gemm.
 void gemm_f32_packed(ThreadPool* pool, const PackedA& a, int64_t N, const PanelFn& b_panels, const GemmOut& out);
 
+/// gemm_f32_packed with B read in place: B(k, n) = b_rows[k][n] for n < N (Conv's input planes, or its taps on
+/// the grid of cpu/conv/phase_planes.h). Only a partial last panel of B is packed.
+// Contract: dot_chunked_f32 over k ascending; see docs/arithmetic.md#gemm.
+void gemm_f32_packed_rows(ThreadPool* pool, const PackedA& a, int64_t N, const float* const* b_rows,
+                          const GemmOut& out);
+
 /// B packed once for the micro-kernel of one ISA (NR-column panels, each K x NR, k-major), so that Gemm and
 /// MatMul can keep constant weights packed from one run to the next.
 struct PackedB {

@@ -147,6 +147,19 @@ TEST(ConvCpu, MatchesDirectContractByteForByte) {
       {{1, 16, 14, 14}, {96, 16, 3, 3}, {ints_attr("strides", {2, 2}), ints_attr("pads", {1, 1, 1, 1})}, true},
       {{2, 8, 7, 7}, {64, 4, 3, 3}, {int_attr("group", 2), ints_attr("pads", {1, 1, 1, 1})}, true},
       {{1, 9, 5, 3}, {70, 9, 2, 2}, {ints_attr("pads", {1, 0, 0, 1})}, false},
+      // Planes of many pixels: the taps read in place from phase planes (the grid), with grid columns past the
+      // output width dropped, a partial last B panel, row tails of A, strides, dilations, uneven pads, K over
+      // several chunks and k-blocks, groups, and 1x1 stride-2 convs whose grid is the output itself.
+      {{1, 5, 20, 23}, {7, 5, 3, 3}, {ints_attr("pads", {1, 1, 1, 1})}, true},
+      {{1, 9, 31, 29}, {17, 9, 3, 3}, {ints_attr("strides", {2, 2}), ints_attr("pads", {1, 1, 1, 1})}, true},
+      {{1, 3, 40, 38}, {10, 3, 7, 7}, {ints_attr("strides", {2, 2}), ints_attr("pads", {3, 3, 3, 3})}, true},
+      {{1, 4, 25, 19}, {9, 4, 3, 3}, {ints_attr("dilations", {2, 2}), ints_attr("pads", {2, 1, 0, 3})}, false},
+      {{1, 6, 21, 26}, {5, 6, 5, 4}, {ints_attr("strides", {3, 2}), ints_attr("pads", {2, 0, 1, 3})}, true},
+      {{1, 70, 30, 22}, {12, 70, 1, 1}, {ints_attr("strides", {2, 2})}, true},
+      {{2, 8, 17, 17}, {12, 4, 3, 3}, {int_attr("group", 2), ints_attr("pads", {1, 1, 1, 1})}, true},
+      {{1, 300, 9, 9}, {70, 300, 3, 3}, {ints_attr("pads", {1, 1, 1, 1})}, true},  // K = 2700: several k-blocks
+      {{2, 6, 300}, {5, 6, 7}, {ints_attr("pads", {3, 2}), ints_attr("strides", {2})}, true},     // 1-D
+      {{1, 2, 64, 64}, {33, 2, 3, 3}, {ints_attr("pads", {1, 1, 1, 1})}, false},  // full panels only (pitch 66)
   };
   for (size_t ci = 0; ci < cases.size(); ++ci) {
     const ConvCase& cc = cases[ci];
@@ -168,6 +181,24 @@ TEST(ConvCpu, SpecialValuesByteForByte) {
   w[0] = inf;
   std::fill(w.begin() + 27 * 3, w.end(), -0.0f);
   expect_matches_contract(cc, x, w, {0.5f, -1.0f, 2.0f, -0.0f}, "special values");
+}
+
+TEST(ConvCpu, SpecialValuesOnTheGridByteForByte) {
+  // As above on a plane of several B panels and a partial last one: NaN, infinities and -0 in X, an infinite
+  // weight on padding taps, -0 weights and bias.
+  const ConvCase cc = {{1, 3, 19, 21}, {9, 3, 3, 3}, {ints_attr("pads", {1, 1, 1, 1})}, true};
+  auto x = random_floats(shape_numel(cc.x), 92), w = random_floats(shape_numel(cc.w), 93);
+  const float inf = std::numeric_limits<float>::infinity();
+  x[0] = std::numeric_limits<float>::quiet_NaN();
+  x[200] = inf;
+  x[420] = -inf;
+  x[cc.x[2] * cc.x[3] - 1] = std::numeric_limits<float>::quiet_NaN();
+  for (int i = 500; i < 700; ++i) x[i] = -0.0f;
+  w[0] = inf;
+  std::fill(w.begin() + 27 * 7, w.end(), -0.0f);
+  std::vector<float> bias = random_floats(9, 94);
+  bias[8] = -0.0f;
+  expect_matches_contract(cc, x, w, bias, "special values on the grid");
 }
 
 TEST(ConvCpu, WeightsPackedOnceAndRepackedPerIsa) {

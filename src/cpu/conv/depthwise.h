@@ -1,7 +1,7 @@
 // Depthwise Conv on the CPU (group == c_in, one input channel per group). Each input plane is packed into
-// stride-phase planes (+0 in the padding) whose rows share one pitch, so that an output plane becomes a flat
-// run of "grid pixels" v = oh * pitch + ow: for every kernel tap, the inputs of consecutive grid pixels are
-// consecutive floats. A SIMD lane is one grid pixel running its output's dot_chunked_f32 over the kernel taps
+// stride-phase planes (+0 in the padding; cpu/conv/phase_planes.h) whose rows share one pitch, so that an output
+// plane becomes a flat run of "grid pixels" v = oh * pitch + ow: for every kernel tap, the inputs of consecutive
+// grid pixels are consecutive floats. A SIMD lane is one grid pixel running its output's dot_chunked_f32 over the kernel taps
 // (docs/arithmetic.md#conv); the grid columns ow >= out_w are computed and dropped. The ISA kernels only see
 // DepthwisePlane; the geometry, packing and threading live in depthwise.cpp.
 #pragma once
