@@ -149,6 +149,7 @@ class InferenceSession:
             "free_dimension_overrides_by_name": dict(o._free_dims_by_name),
             "free_dimension_overrides_by_denotation": dict(o._free_dims_by_denotation),
             "disable_cpu_fallback": o.config_entries().get("session.disable_cpu_ep_fallback") == "1",
+            "optimized_model_filepath": os.fspath(o.optimized_model_filepath),
             "max_tensor_bytes": int(o.config_entries().get("session.lockstep.max_tensor_bytes", "0")),
         }
         source = self._model_path if self._model_path is not None else self._model_bytes

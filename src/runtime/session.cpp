@@ -86,12 +86,14 @@ class SessionImpl {
         options_(options), log_(options.log_severity_level), pool_(options.intra_op_num_threads) {
     check_opsets(model_);
     apply_free_dimension_overrides(model_.graph, options);
-    refuse_fused_domain(model_.graph);
+    refuse_fused_domain(model_);
     opset_ = model_.default_opset();
     if (options.graph_optimization_level > 0) {
       fold_constants(model_.graph, opset_);
       fuse_nodes(model_.graph);
+      mark_fused_domain(model_);
     }
+    if (!options.optimized_model_filepath.empty()) onnx::save_model_file(model_, options.optimized_model_filepath);
     plan_ = build_plan(model_.graph, opset_, {});
     cpu_ = make_cpu_provider();
     if (options.provider == Device::CUDA) provider_ = make_cuda_provider(options.device_id);
