@@ -263,16 +263,24 @@ _NUMPY_TYPES = {
 }
 
 
+def _string_element(value):
+    """The bytes of one element of a string feed: str as UTF-8, bytes as they are, anything else as str(value)
+    (onnxruntime's conversion of an object array)."""
+    if isinstance(value, bytes):
+        return value
+    return str(value).encode("utf-8")
+
+
 def _feed_array(name, value, declared_type):
-    """A C-contiguous array for a feed. Lists and scalars take the input's declared type, as in onnxruntime; an
-    array keeps its own (a mismatch is reported by the session, naming the input)."""
+    """A C-contiguous array for a feed, or a native string tensor for str, bytes and object arrays. Lists and scalars
+    take the input's declared type, as in onnxruntime; an array keeps its own (a mismatch is reported by the
+    session, naming the input)."""
     if not isinstance(value, np.ndarray):
-        value = np.asarray(value, dtype=_NUMPY_TYPES.get(declared_type))
+        value = np.asarray(value, dtype=object if declared_type == "tensor(string)" else _NUMPY_TYPES.get(declared_type))
     if value.dtype.kind in "OSU":
-        raise NotImplemented(f"input '{name}' is a {value.dtype} array (declared {declared_type}): string, bytes "
-                             "and object tensors are not supported by lockstep yet")
+        return _core.Tensor.from_strings([_string_element(v) for v in value.reshape(-1).tolist()], list(value.shape))
     if value.dtype.type not in _NUMPY_TYPES.values():
-        supported = ", ".join(t[len("tensor("):-1] for t in _NUMPY_TYPES)
+        supported = ", ".join(t[len("tensor("):-1] for t in _NUMPY_TYPES) + ", string"
         raise NotImplemented(f"input '{name}' has numpy dtype {value.dtype} (declared {declared_type}), which "
                              f"lockstep does not support (supported: {supported})")
     # np.ascontiguousarray would turn a rank-0 feed into rank 1.
