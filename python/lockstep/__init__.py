@@ -10,6 +10,7 @@ import numpy as np
 
 from . import _core, _values
 from ._core import Fail, InvalidArgument, InvalidGraph, NoSuchFile, NotImplemented, RuntimeException
+from ._sparse import OrtSparseFormat, SparseTensor
 from ._options import ExecutionMode, ExecutionOrder, GraphOptimizationLevel, RunOptions, SessionOptions
 from ._values import (IOBinding, OrtAllocatorType, OrtDevice, OrtDeviceMemoryType, OrtMemoryInfo, OrtMemType,
                       OrtValue)
@@ -275,6 +276,8 @@ def _feed_array(name, value, declared_type):
     """A C-contiguous array for a feed, or a native string tensor for str, bytes and object arrays. Lists and scalars
     take the input's declared type, as in onnxruntime; an array keeps its own (a mismatch is reported by the
     session, naming the input)."""
+    if isinstance(value, SparseTensor):
+        value = value.to_dense(f"input '{name}'")
     if not isinstance(value, np.ndarray):
         value = np.asarray(value, dtype=object if declared_type == "tensor(string)" else _NUMPY_TYPES.get(declared_type))
     if value.dtype.kind in "OSU":
@@ -293,4 +296,5 @@ __all__ = [
     "get_build_info", "set_default_logger_severity", "set_default_logger_verbosity", "set_seed", "Fail",
     "InvalidArgument", "InvalidGraph", "NoSuchFile", "NotImplemented", "RuntimeException", "OrtValue", "OrtDevice",
     "OrtMemoryInfo", "OrtAllocatorType", "OrtMemType", "OrtDeviceMemoryType", "IOBinding", "compare",
+    "SparseTensor", "OrtSparseFormat",
 ]
