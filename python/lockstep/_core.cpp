@@ -182,6 +182,8 @@ SessionOptions options_from(const nb::dict& d) {
   if (d.contains("enable_profiling")) o.enable_profiling = nb::cast<bool>(d["enable_profiling"]);
   if (d.contains("profile_file_prefix")) o.profile_file_prefix = nb::cast<std::string>(d["profile_file_prefix"]);
   if (d.contains("disable_cpu_fallback")) o.disable_cpu_fallback = nb::cast<bool>(d["disable_cpu_fallback"]);
+  if (d.contains("initializers"))
+    o.initializer_overrides = nb::cast<std::map<std::string, Tensor>>(d["initializers"]);
   if (d.contains("optimized_model_filepath"))
     o.optimized_model_filepath = nb::cast<std::string>(d["optimized_model_filepath"]);
   if (d.contains("max_tensor_bytes")) o.max_tensor_bytes = nb::cast<size_t>(d["max_tensor_bytes"]);

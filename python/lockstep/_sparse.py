@@ -21,6 +21,13 @@ class OrtSparseFormat(IntEnum):
     ORT_SPARSE_BLOCK_SPARSE = 4
 
 
+def _read_only(array):
+    """A read-only copy: a tensor's views do not change it, as onnxruntime's views are read-only."""
+    copy = np.array(array)
+    copy.flags.writeable = False
+    return copy
+
+
 def _check_host(ort_device, what):
     if ort_device is not None and ort_device.device_type() != 0:
         raise _NotImplemented(f"{what}: lockstep keeps sparse tensors on the host (a feed is densified and then "
@@ -72,9 +79,9 @@ class SparseTensor:
     def __init__(self, sparse_format, dense_shape, values, positions, **arrays):
         self._format = sparse_format
         self._shape = dense_shape
-        self._values = values
+        self._values = _read_only(values)
         self._positions = positions  # flat row-major position of each value in the dense tensor
-        self._arrays = arrays
+        self._arrays = {name: _read_only(a) for name, a in arrays.items()}
 
     @staticmethod
     def _values_and_shape(dense_shape, values, what):

@@ -15,7 +15,21 @@ from ._core import InvalidArgument, NotImplemented as _NotImplemented
 from ._sparse import SparseTensor
 
 CUDA_PROVIDER = "CUDAExecutionProvider"
-NVIDIA_VENDOR_ID = 0x10DE
+
+
+class OrtDeviceVendorId(IntEnum):
+    """PCI vendor ids, as onnxruntime names them; lockstep's devices are the CPU (NONE) and NVIDIA GPUs."""
+    NONE = 0
+    AMD = 0x1002
+    NVIDIA = 0x10DE
+    ARM = 0x13B5
+    MICROSOFT = 0x1414
+    HUAWEI = 0x19E5
+    QUALCOMM = 0x5143
+    INTEL = 0x8086
+
+
+NVIDIA_VENDOR_ID = OrtDeviceVendorId.NVIDIA
 
 # ONNX element type code: (numpy dtype, onnxruntime's name). bfloat16 has no numpy dtype; strings are not supported.
 _ELEMENT_TYPES = {
@@ -127,8 +141,28 @@ class OrtDeviceMemoryType(IntEnum):
     HOST_ACCESSIBLE = 5
 
 
+class OrtMemoryInfoDeviceType(IntEnum):
+    CPU = 0
+    GPU = 1
+    FPGA = 2
+    NPU = 3
+
+
 class OrtMemoryInfo:
     """Where a session wants a value: name "Cpu" or "Cuda", allocator type, device ordinal and memory type."""
+
+    @classmethod
+    def create_v2(cls, name, device_type, vendor_id, device_id, device_mem_type, alignment, allocator_type):
+        """onnxruntime's second constructor: a device type and vendor instead of a name's meaning. Only CPU and
+        NVIDIA GPU memory exist in lockstep; `alignment` is kept (lockstep's own buffers are 64-byte aligned)."""
+        kind = OrtMemoryInfoDeviceType(device_type)
+        if kind not in (OrtMemoryInfoDeviceType.CPU, OrtMemoryInfoDeviceType.GPU):
+            raise ValueError(f"OrtMemoryInfo.create_v2: lockstep has no {kind.name} memory")
+        info = cls(name, allocator_type, device_id, OrtMemType.DEFAULT)
+        info.device_mem_type = OrtDeviceMemoryType(device_mem_type)
+        info.device_vendor_id = int(vendor_id)
+        info.alignment = int(alignment)
+        return info
 
     def __init__(self, name, allocator_type=OrtAllocatorType.ORT_ARENA_ALLOCATOR, device_id=0,
                  mem_type=OrtMemType.DEFAULT):

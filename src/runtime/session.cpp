@@ -69,6 +69,22 @@ std::set<std::string> declared_strings(const onnx::Graph& graph) {
   return names;
 }
 
+// SessionOptions::initializer_overrides: same name, element type and shape as the model's initializer.
+void apply_initializer_overrides(onnx::Graph& graph, const SessionOptions& options) {
+  for (const auto& [name, t] : options.initializer_overrides) {
+    auto it = graph.initializers.find(name);
+    if (it == graph.initializers.end())
+      throw Error(ErrorCode::InvalidArgument, "add_initializer: the model has no initializer '" + name + "'");
+    if (t.device() != Device::CPU)
+      throw Error(ErrorCode::InvalidArgument, "add_initializer: '" + name + "' must be a host tensor");
+    if (t.dtype() != it->second.dtype() || t.shape() != it->second.shape())
+      throw Error(ErrorCode::InvalidArgument, "add_initializer: '" + name + "' is " + dtype_name(t.dtype()) +
+                                                  shape_string(t.shape()) + ", the model's initializer " +
+                                                  dtype_name(it->second.dtype()) + shape_string(it->second.shape()));
+    it->second = t;
+  }
+}
+
 // Throws NotImplemented for the first node (If branches included) the provider has no kernel for, or that reads or
 // makes a string tensor (strings live on the host). The first node that reads a string reads one the model
 // declares or a string Constant makes: every other string is made by a node that reads one, which comes earlier.
@@ -105,6 +121,7 @@ class SessionImpl {
         options_(options), log_(options.log_severity_level), pool_(options.intra_op_num_threads) {
     check_opsets(model_);
     apply_free_dimension_overrides(model_.graph, options);
+    apply_initializer_overrides(model_.graph, options);
     refuse_fused_domain(model_);
     opset_ = model_.default_opset();
     if (options.graph_optimization_level > 0) {
