@@ -117,3 +117,13 @@ def test_small_names_match_onnxruntime():
 def test_sparse_views_are_read_only_as_in_onnxruntime():
     st = lockstep.SparseTensor.sparse_coo_from_numpy([9], np.ones(2, np.float32), np.array([1, 3], np.int64))
     assert not st.values().flags.writeable and not st.as_coo_view().indices().flags.writeable
+
+
+def test_ml_dtypes_arrays_are_not_taken_for_bytes():
+    ml_dtypes = pytest.importorskip("ml_dtypes")
+    graph = helper.make_graph([helper.make_node("Identity", ["x"], ["y"])], "g",
+                              [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2])])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]).SerializeToString()
+    with pytest.raises(lockstep.NotImplemented, match="input 'x' has numpy dtype bfloat16"):
+        lockstep.InferenceSession(model).run(None, {"x": np.zeros(2, ml_dtypes.bfloat16)})

@@ -303,7 +303,8 @@ def _feed_array(name, value, declared_type):
         value = value.to_dense(f"input '{name}'")
     if not isinstance(value, np.ndarray):
         value = np.asarray(value, dtype=object if declared_type == "tensor(string)" else _NUMPY_TYPES.get(declared_type))
-    if value.dtype.kind in "OSU" or (value.dtype.kind == "V" and value.dtype.fields is None):  # not structured
+    # Plain void arrays hold bytes; structured dtypes and ml_dtypes' (bfloat16, float8) are kind "V" too.
+    if value.dtype.kind in "OSU" or (value.dtype.type is np.void and value.dtype.fields is None):
         return _core.Tensor.from_strings([_string_element(v) for v in value.reshape(-1).tolist()], list(value.shape))
     if value.dtype.type not in _NUMPY_TYPES.values():
         supported = ", ".join(t[len("tensor("):-1] for t in _NUMPY_TYPES) + ", string"
