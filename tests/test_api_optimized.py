@@ -133,3 +133,16 @@ def test_an_unwritable_path_is_a_clear_error(tmp_path):
     target = tmp_path / "missing_dir" / "opt.onnx"
     with pytest.raises(lockstep.NoSuchFile, match="missing_dir/opt.onnx"):
         write_optimized(silu_patterns(), target)
+
+
+def test_a_sparse_constant_is_written_as_the_dense_value_it_holds(tmp_path):
+    from test_api_sparse import sparse_model
+
+    path = tmp_path / "sparse.onnx"
+    original = write_optimized(sparse_model(), path, level=lockstep.GraphOptimizationLevel.ORT_DISABLE_ALL)
+    written = onnx.load(str(path))
+    onnx.checker.check_model(written)
+    assert [a.name for a in written.graph.node[0].attribute] == ["value"]
+    assert not written.graph.sparse_initializer and len(written.graph.initializer) == 1  # densified at load
+    x = {"x": np.arange(12, dtype=np.float32).reshape(3, 4)}
+    assert same_bits(original.run(None, x)[0], lockstep.InferenceSession(str(path)).run(None, x)[0])
