@@ -159,8 +159,9 @@ def test_list_and_scalar_feeds_take_the_declared_type_as_in_onnxruntime():
 
 @pytest.mark.parametrize("value", [np.array([["a", "b", "c"]]), np.array([[b"a", b"b", b"c"]]),
                                    np.array([[1, "b", None]], dtype=object)])
-def test_string_bytes_and_object_feeds_are_a_clear_error(value):
-    with pytest.raises(lockstep.NotImplemented, match="input 'x' is a .* array .*not supported"):
+def test_string_bytes_and_object_feeds_into_a_float_input_name_it(value):
+    with pytest.raises(lockstep.InvalidArgument, match="input 'x'.*Actual: \\(tensor\\(string\\)\\) , expected: "
+                                                       "\\(tensor\\(float\\)\\)"):
         lockstep.InferenceSession(add_model()).run(None, {"x": value})
 
 

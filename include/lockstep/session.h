@@ -43,6 +43,15 @@ struct SessionOptions {
   /// before anything is allocated, with Error(RuntimeError) naming the node and the size; the session stays
   /// usable. Sizes that overflow 64 bits are refused whatever the cap.
   size_t max_tensor_bytes = 0;
+  /// When set, session creation writes the graph it runs (after constant folding and fusion) to this path as an
+  /// ONNX model. Fused nodes keep lockstep's own domain, which the file imports ("lockstep", version 1, with the
+  /// metadata entry lockstep.fused_graph = "1"), so the file loads back in lockstep and gives the same bits; other
+  /// runtimes load it only when it has no fused node (e.g. with graph_optimization_level 0).
+  std::string optimized_model_filepath;
+  /// Replaces model initializers by name before the session is built (onnxruntime's AddInitializer): each must name
+  /// an initializer of the main graph and have its element type and shape (Error InvalidArgument otherwise). The
+  /// tensors must be host tensors; the session reads their memory, so the caller keeps it alive and unchanged.
+  std::map<std::string, Tensor> initializer_overrides;
 };
 
 /// Per-run settings, as onnxruntime's RunOptions. `terminate` may be set from another thread while a run that was

@@ -28,7 +28,8 @@ enum class DType : int32_t {
   BFloat16 = 16,
 };
 
-/// Bytes per element; 0 for Undefined and String (strings are not supported as tensor data).
+/// Bytes per element; 0 for Undefined and String (string tensors hold std::string objects, not bytes: see
+/// Tensor::strings).
 size_t dtype_size(DType t);
 /// The onnxruntime spelling of a type, e.g. "float", "int64", "bool".
 const char* dtype_name(DType t);
@@ -59,9 +60,12 @@ struct Buffer {
 class Tensor {
  public:
   Tensor() = default;
-  /// An uninitialised host tensor of the given type and shape.
+  /// An uninitialised host tensor of the given type and shape (for String: empty strings, as strings() makes).
   static Tensor empty(DType dtype, Shape shape);
-  /// A host tensor holding a copy of `bytes` (which must be numel*dtype_size long).
+  /// A host string tensor of empty strings: its data is numel std::string objects (data<std::string>()), which
+  /// live on the host only. Copying elements (clone, kernels) copies the strings; bytes() is 0.
+  static Tensor strings(Shape shape);
+  /// A host tensor holding a copy of `bytes` (which must be numel*dtype_size long); not for String.
   static Tensor from_bytes(DType dtype, Shape shape, const void* bytes);
   /// A tensor of `dtype` and `shape` over an existing buffer (which must be large enough).
   static Tensor over(DType dtype, Shape shape, std::shared_ptr<Buffer> buffer);

@@ -3,6 +3,7 @@
 The API follows onnxruntime's, so ``import lockstep as ort`` runs existing scripts unchanged.
 """
 
+import json
 import os
 import warnings
 
@@ -10,9 +11,10 @@ import numpy as np
 
 from . import _core, _values
 from ._core import Fail, InvalidArgument, InvalidGraph, NoSuchFile, NotImplemented, RuntimeException
+from ._sparse import OrtSparseFormat, SparseTensor
 from ._options import ExecutionMode, ExecutionOrder, GraphOptimizationLevel, RunOptions, SessionOptions
-from ._values import (IOBinding, OrtAllocatorType, OrtDevice, OrtDeviceMemoryType, OrtMemoryInfo, OrtMemType,
-                      OrtValue)
+from ._values import (IOBinding, OrtAllocatorType, OrtDevice, OrtDeviceMemoryType, OrtDeviceVendorId, OrtMemoryInfo,
+                      OrtMemoryInfoDeviceType, OrtMemType, OrtValue)
 
 __version__ = "0.1.0"
 
@@ -42,7 +44,15 @@ def get_version_string():
 
 def get_build_info():
     cuda = "CUDA provider built" if _core.built_with_cuda() else "no CUDA provider"
-    return f"lockstep {__version__}, {cuda}, float32 results bit-identical across providers"
+    return f"lockstep Build Info: version={__version__}, {cuda}, float32 results bit-identical across providers"
+
+
+def disable_telemetry_events():
+    """Kept for onnxruntime compatibility: lockstep sends no telemetry."""
+
+
+def enable_telemetry_events():
+    """Kept for onnxruntime compatibility: lockstep sends no telemetry."""
 
 
 _default_logger = {"severity": 2, "verbosity": 0}
@@ -133,7 +143,7 @@ class InferenceSession:
         self._sess_options = sess_options or SessionOptions()
         self._create(providers, provider_options)
 
-    def _create(self, providers, provider_options):
+    def _create(self, providers, provider_options, from_model_config=False):
         provider, opts = _resolve_providers(providers, provider_options)
         o = self._sess_options
         o.check_config_entries()
@@ -149,10 +159,16 @@ class InferenceSession:
             "free_dimension_overrides_by_name": dict(o._free_dims_by_name),
             "free_dimension_overrides_by_denotation": dict(o._free_dims_by_denotation),
             "disable_cpu_fallback": o.config_entries().get("session.disable_cpu_ep_fallback") == "1",
+            "optimized_model_filepath": os.fspath(o.optimized_model_filepath),
+            "initializers": {name: v._tensor for name, v in o._initializers.items()},
             "max_tensor_bytes": int(o.config_entries().get("session.lockstep.max_tensor_bytes", "0")),
         }
         source = self._model_path if self._model_path is not None else self._model_bytes
         self._sess = _core.Session(source, native_options)
+        config = self._sess.metadata()["custom_metadata_map"].get("ort_config")
+        if config is not None and os.environ.get("ORT_LOAD_CONFIG_FROM_MODEL") == "1" and not from_model_config:
+            o.apply_model_config(json.loads(config), "the model's ort_config")
+            return self._create(providers, provider_options, from_model_config=True)
         self._providers = [CUDA, CPU] if provider == CUDA else [CPU]
         self._provider_options = {CUDA: {"device_id": str(native_options["device_id"])}} if provider == CUDA else {}
         self._provider_options[CPU] = {}
@@ -181,7 +197,12 @@ class InferenceSession:
         return self._sess_options
 
     def set_providers(self, providers=None, provider_options=None):
-        """Rebuilds the session on other providers, as onnxruntime does."""
+        """Rebuilds the session on other providers, as onnxruntime does; an unknown provider name raises
+        lockstep.Fail (a RuntimeError, onnxruntime's type here; the constructor raises ValueError)."""
+        names = [_provider_name(p) for p in providers or []]
+        unknown = [n for n in names if n not in _KNOWN_PROVIDERS]
+        if unknown:
+            raise Fail(f"Unknown Provider Type: {unknown[0]}")
         self._create(providers, provider_options)
 
     def fallback_ops(self):
@@ -229,6 +250,10 @@ class InferenceSession:
         """Runs with the inputs and outputs bound in `iobinding`; its get_outputs() then holds the results."""
         _values.run_with_iobinding(self, iobinding, _native_run_options(run_options))
 
+    def get_input_epdevices(self):
+        """One entry per input, as onnxruntime: None, because lockstep's providers are not plugin EP devices."""
+        return [None for _ in self._inputs]
+
     def get_input_memory_infos(self):
         return _values.input_memory_infos(self)
 
@@ -262,16 +287,27 @@ _NUMPY_TYPES = {
 }
 
 
+def _string_element(value):
+    """The bytes of one element of a string feed: str as UTF-8, bytes as they are, anything else as str(value)
+    (onnxruntime's conversion of an object array)."""
+    if isinstance(value, (bytes, np.void)):
+        return bytes(value)
+    return str(value).encode("utf-8")
+
+
 def _feed_array(name, value, declared_type):
-    """A C-contiguous array for a feed. Lists and scalars take the input's declared type, as in onnxruntime; an
-    array keeps its own (a mismatch is reported by the session, naming the input)."""
+    """A C-contiguous array for a feed, or a native string tensor for str, bytes and object arrays. Lists and scalars
+    take the input's declared type, as in onnxruntime; an array keeps its own (a mismatch is reported by the
+    session, naming the input)."""
+    if isinstance(value, SparseTensor):
+        value = value.to_dense(f"input '{name}'")
     if not isinstance(value, np.ndarray):
-        value = np.asarray(value, dtype=_NUMPY_TYPES.get(declared_type))
-    if value.dtype.kind in "OSU":
-        raise NotImplemented(f"input '{name}' is a {value.dtype} array (declared {declared_type}): string, bytes "
-                             "and object tensors are not supported by lockstep yet")
+        value = np.asarray(value, dtype=object if declared_type == "tensor(string)" else _NUMPY_TYPES.get(declared_type))
+    # Plain void arrays hold bytes; structured dtypes and ml_dtypes' (bfloat16, float8) are kind "V" too.
+    if value.dtype.kind in "OSU" or (value.dtype.type is np.void and value.dtype.fields is None):
+        return _core.Tensor.from_strings([_string_element(v) for v in value.reshape(-1).tolist()], list(value.shape))
     if value.dtype.type not in _NUMPY_TYPES.values():
-        supported = ", ".join(t[len("tensor("):-1] for t in _NUMPY_TYPES)
+        supported = ", ".join(t[len("tensor("):-1] for t in _NUMPY_TYPES) + ", string"
         raise NotImplemented(f"input '{name}' has numpy dtype {value.dtype} (declared {declared_type}), which "
                              f"lockstep does not support (supported: {supported})")
     # np.ascontiguousarray would turn a rank-0 feed into rank 1.
@@ -284,4 +320,5 @@ __all__ = [
     "get_build_info", "set_default_logger_severity", "set_default_logger_verbosity", "set_seed", "Fail",
     "InvalidArgument", "InvalidGraph", "NoSuchFile", "NotImplemented", "RuntimeException", "OrtValue", "OrtDevice",
     "OrtMemoryInfo", "OrtAllocatorType", "OrtMemType", "OrtDeviceMemoryType", "IOBinding", "compare",
+    "SparseTensor", "OrtSparseFormat", "OrtDeviceVendorId", "OrtMemoryInfoDeviceType", "disable_telemetry_events", "enable_telemetry_events",
 ]

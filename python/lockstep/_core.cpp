@@ -14,6 +14,7 @@
 #include "lockstep/session.h"
 
 namespace nb = nanobind;
+using namespace nb::literals;
 using namespace lockstep;
 
 namespace {
@@ -118,7 +119,38 @@ nb::object tensor_as_array(const Tensor& t) {
   return nb::cast(nb::ndarray<Framework>(owner->raw(), shape.size(), shape.data(), keep, nullptr, d, type, t.device_id()));
 }
 
-nb::object tensor_to_numpy(const Tensor& t) { return tensor_as_array<nb::numpy>(t); }
+// A string tensor as onnxruntime returns one: a numpy object array of str (UTF-8 decoded).
+nb::object strings_to_numpy(const Tensor& t) {
+  nb::list items;
+  const std::string* s = t.data<std::string>();
+  for (int64_t i = 0; i < t.numel(); ++i) {
+    PyObject* text = PyUnicode_DecodeUTF8(s[i].data(), static_cast<Py_ssize_t>(s[i].size()), "strict");
+    if (!text) {
+      PyErr_Clear();
+      throw Error(ErrorCode::Fail, "string element " + std::to_string(i) + " is not valid UTF-8, so it cannot be "
+                                   "returned as a Python str");
+    }
+    items.append(nb::steal(text));
+  }
+  nb::module_ np = nb::module_::import_("numpy");
+  nb::object shape = nb::cast(std::vector<int64_t>(t.shape().begin(), t.shape().end()));
+  return np.attr("array")(items, "dtype"_a = np.attr("object_")).attr("reshape")(shape);
+}
+
+nb::object tensor_to_numpy(const Tensor& t) {
+  return t.dtype() == DType::String ? strings_to_numpy(t) : tensor_as_array<nb::numpy>(t);
+}
+
+// A host string tensor from the UTF-8 (or raw) bytes of each element, in row-major order.
+Tensor tensor_from_strings(const std::vector<nb::bytes>& items, const std::vector<int64_t>& dims) {
+  Tensor t = Tensor::strings(shape_of(dims));
+  if (static_cast<int64_t>(items.size()) != t.numel())
+    throw Error(ErrorCode::InvalidArgument, "from_strings: " + std::to_string(items.size()) + " strings for shape " +
+                                                shape_string(t.shape()));
+  std::string* out = t.data<std::string>();
+  for (const auto& b : items) *out++ = std::string(b.c_str(), b.size());
+  return t;
+}
 
 nb::object dims_of(const ValueInfo& v) {
   if (!v.has_shape) return nb::none();
@@ -150,6 +182,10 @@ SessionOptions options_from(const nb::dict& d) {
   if (d.contains("enable_profiling")) o.enable_profiling = nb::cast<bool>(d["enable_profiling"]);
   if (d.contains("profile_file_prefix")) o.profile_file_prefix = nb::cast<std::string>(d["profile_file_prefix"]);
   if (d.contains("disable_cpu_fallback")) o.disable_cpu_fallback = nb::cast<bool>(d["disable_cpu_fallback"]);
+  if (d.contains("initializers"))
+    o.initializer_overrides = nb::cast<std::map<std::string, Tensor>>(d["initializers"]);
+  if (d.contains("optimized_model_filepath"))
+    o.optimized_model_filepath = nb::cast<std::string>(d["optimized_model_filepath"]);
   if (d.contains("max_tensor_bytes")) o.max_tensor_bytes = nb::cast<size_t>(d["max_tensor_bytes"]);
   if (d.contains("free_dimension_overrides_by_name"))
     o.free_dimension_overrides_by_name = nb::cast<std::map<std::string, int64_t>>(d["free_dimension_overrides_by_name"]);
@@ -164,7 +200,8 @@ nb::list run_session(Session& s, const std::vector<std::string>& names, const nb
   std::map<std::string, Tensor> tensors;
   for (auto [key, value] : feeds) {
     std::string name = nb::cast<std::string>(key);
-    tensors[name] = tensor_from_numpy(nb::cast<AnyArray>(value), name);
+    tensors[name] = nb::isinstance<Tensor>(value) ? nb::cast<Tensor>(value)  // string feeds, made by the package
+                                                  : tensor_from_numpy(nb::cast<AnyArray>(value), name);
   }
   std::vector<Tensor> outputs;
   {
@@ -196,6 +233,7 @@ void bind_tensor(nb::module_& m) {
   nb::class_<Tensor>(m, "Tensor")
       .def_static("from_numpy", [](const AnyArray& a, bool share) { return tensor_over_numpy(a, share); })
       .def_static("from_dlpack", [](const DLPackArray& a) { return tensor_from_dlpack(a); })
+      .def_static("from_strings", &tensor_from_strings)
       .def_static("from_pointer", [](uintptr_t ptr, int dtype, const std::vector<int64_t>& shape,
                                      const std::string& device, int device_id) {
         return wrap_memory(static_cast<DType>(dtype), shape_of(shape), reinterpret_cast<void*>(ptr),

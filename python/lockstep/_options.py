@@ -113,7 +113,7 @@ SESSION_CONFIG_KEYS = {
 class SessionOptions(_ConfigEntries):
     """Session settings, as onnxruntime.SessionOptions. Thread counts never change a bit of the results."""
 
-    __slots__ = ("_free_dims_by_name", "_free_dims_by_denotation")
+    __slots__ = ("_free_dims_by_name", "_free_dims_by_denotation", "_initializers")
 
     intra_op_num_threads = _Attribute(_as_int, 0)
     inter_op_num_threads = _Attribute(_as_int, 0)
@@ -140,6 +140,7 @@ class SessionOptions(_ConfigEntries):
         super().__init__()
         self._free_dims_by_name = {}
         self._free_dims_by_denotation = {}
+        self._initializers = {}
 
     def add_session_config_entry(self, key, value):
         self._add_entry(key, value)
@@ -154,6 +155,25 @@ class SessionOptions(_ConfigEntries):
     def add_free_dimension_override_by_denotation(self, dim_denotation, dim_value):
         """Fixes every symbolic graph-input dim whose denotation (e.g. "DATA_BATCH") is `dim_denotation`."""
         self._free_dims_by_denotation[_as_str("dim_denotation", dim_denotation)] = _as_int("dim_value", dim_value)
+
+    def add_initializer(self, name, ort_value):
+        """Replaces the model's initializer `name` with a host OrtValue of the same type and shape, which the caller
+        keeps alive while sessions use it (the session reads its memory; no copy)."""
+        from ._values import OrtValue
+        if not isinstance(ort_value, OrtValue):
+            raise TypeError(f"add_initializer: '{name}' must be an OrtValue, got {type(ort_value).__name__}")
+        if ort_value.device_name() != "cpu":
+            raise ValueError(f"add_initializer: '{name}' must be an OrtValue on the CPU, as in onnxruntime")
+        self._initializers[_as_str("name", name)] = ort_value
+
+    def apply_model_config(self, config, what):
+        """Sets the attributes a model's embedded onnxruntime config ("ort_config" metadata, read when the
+        environment has ORT_LOAD_CONFIG_FROM_MODEL=1) names in its "session_options"."""
+        for key, value in config.get("session_options", {}).items():
+            if not isinstance(getattr(type(self), key, None), _Attribute):
+                raise ValueError(f"{what}: session option '{key}' of the model's ort_config is not one lockstep "
+                                 "knows")
+            setattr(self, key, bool(value) if isinstance(getattr(type(self), key).default, bool) else value)
 
     def register_custom_ops_library(self, library_path):
         from ._core import NotImplemented as _NotImplemented

@@ -12,9 +12,24 @@ import numpy as np
 
 from . import _core
 from ._core import InvalidArgument, NotImplemented as _NotImplemented
+from ._sparse import SparseTensor
 
 CUDA_PROVIDER = "CUDAExecutionProvider"
-NVIDIA_VENDOR_ID = 0x10DE
+
+
+class OrtDeviceVendorId(IntEnum):
+    """PCI vendor ids, as onnxruntime names them; lockstep's devices are the CPU (NONE) and NVIDIA GPUs."""
+    NONE = 0
+    AMD = 0x1002
+    NVIDIA = 0x10DE
+    ARM = 0x13B5
+    MICROSOFT = 0x1414
+    HUAWEI = 0x19E5
+    QUALCOMM = 0x5143
+    INTEL = 0x8086
+
+
+NVIDIA_VENDOR_ID = OrtDeviceVendorId.NVIDIA
 
 # ONNX element type code: (numpy dtype, onnxruntime's name). bfloat16 has no numpy dtype; strings are not supported.
 _ELEMENT_TYPES = {
@@ -126,8 +141,28 @@ class OrtDeviceMemoryType(IntEnum):
     HOST_ACCESSIBLE = 5
 
 
+class OrtMemoryInfoDeviceType(IntEnum):
+    CPU = 0
+    GPU = 1
+    FPGA = 2
+    NPU = 3
+
+
 class OrtMemoryInfo:
     """Where a session wants a value: name "Cpu" or "Cuda", allocator type, device ordinal and memory type."""
+
+    @classmethod
+    def create_v2(cls, name, device_type, vendor_id, device_id, device_mem_type, alignment, allocator_type):
+        """onnxruntime's second constructor: a device type and vendor instead of a name's meaning. Only CPU and
+        NVIDIA GPU memory exist in lockstep; `alignment` is kept (lockstep's own buffers are 64-byte aligned)."""
+        kind = OrtMemoryInfoDeviceType(device_type)
+        if kind not in (OrtMemoryInfoDeviceType.CPU, OrtMemoryInfoDeviceType.GPU):
+            raise ValueError(f"OrtMemoryInfo.create_v2: lockstep has no {kind.name} memory")
+        info = cls(name, allocator_type, device_id, OrtMemType.DEFAULT)
+        info.device_mem_type = OrtDeviceMemoryType(device_mem_type)
+        info.device_vendor_id = int(vendor_id)
+        info.alignment = int(alignment)
+        return info
 
     def __init__(self, name, allocator_type=OrtAllocatorType.ORT_ARENA_ALLOCATOR, device_id=0,
                  mem_type=OrtMemType.DEFAULT):
@@ -161,6 +196,7 @@ class OrtValue:
                              "ortvalue_from_shape_and_type or from_dlpack")
         self._tensor = tensor
         self._numpy_obj = numpy_obj
+        self._sparse = None  # the SparseTensor a sparse value was made from; _tensor is then its dense form
 
     def _get_c_value(self):
         return self._tensor
@@ -197,6 +233,24 @@ class OrtValue:
         return cls(_core.Tensor.empty([int(d) for d in shape], code, device, int(device_id)))
 
     @classmethod
+    def ort_value_from_sparse_tensor(cls, sparse_tensor):
+        """A sparse value; fed to a session it is the dense tensor it describes (lockstep's kernels are dense)."""
+        if not isinstance(sparse_tensor, SparseTensor):
+            raise TypeError(f"ort_value_from_sparse_tensor takes a SparseTensor, got {type(sparse_tensor).__name__}")
+        dense = sparse_tensor.to_dense("ort_value_from_sparse_tensor")
+        if dense.dtype == np.object_:
+            raise _NotImplemented("ort_value_from_sparse_tensor: lockstep has no string OrtValues; feed the "
+                                  "SparseTensor itself")
+        value = cls(_core.Tensor.from_numpy(dense, False))
+        value._sparse = sparse_tensor
+        return value
+
+    def as_sparse_tensor(self):
+        if self._sparse is None:
+            raise InvalidArgument("This OrtValue does not hold a sparse tensor")
+        return self._sparse
+
+    @classmethod
     def from_dlpack(cls, data):
         """A value over the memory of a DLPack tensor (torch, cupy, jax, numpy...) or capsule, on the CPU or CUDA;
         no copy. The tensor must be C-contiguous."""
@@ -214,7 +268,8 @@ class OrtValue:
         return list(self._tensor.shape)
 
     def data_type(self):
-        return f"tensor({_ELEMENT_TYPES[self._tensor.dtype][1]})"
+        kind = "sparse_tensor" if self._sparse is not None else "tensor"
+        return f"{kind}({_ELEMENT_TYPES[self._tensor.dtype][1]})"
 
     def element_type(self):
         return self._tensor.dtype
@@ -226,16 +281,19 @@ class OrtValue:
         return True
 
     def is_tensor(self):
-        return True
+        return self._sparse is None
 
     def is_sparse_tensor(self):
-        return False
+        return self._sparse is not None
 
     def is_tensor_sequence(self):
         return False
 
     def numpy(self):
         """The values as a numpy array: over the value's memory on the CPU, a host copy of a CUDA value."""
+        if self._sparse is not None:
+            raise InvalidArgument("numpy() is for dense tensors: this OrtValue holds a sparse tensor "
+                                  "(as_sparse_tensor())")
         tensor = self._tensor if self._tensor.device == "cpu" else self._tensor.to_host()
         return tensor.numpy()
 
@@ -444,6 +502,8 @@ def _feed_tensors(session, feeds, what):
         raise ValueError(f"Required inputs ({missing}) are missing from input feed ({list(feeds)}).")
     tensors = {}
     for name, value in feeds.items():
+        if isinstance(value, SparseTensor):
+            value = value.to_dense(f"input '{name}'")
         if isinstance(value, OrtValue):
             tensors[name] = value._tensor
         elif what == "run":

@@ -82,6 +82,17 @@ void cast_f(KernelContext& ctx, const S* in, D* out, int64_t n) {
 }
 
 struct CpuElementwise {
+  static constexpr bool kStrings = true;  // string tensors live on the host
+  // Contract: byte-wise string equality per element, with numpy broadcasting; see docs/arithmetic.md#strings
+  static void equal_strings(KernelContext& ctx, const BroadcastPlan& plan, const std::string* a, const std::string* b,
+                            uint8_t* out) {
+    ctx.pool->parallel_for(
+        plan.numel,
+        [&](int64_t begin, int64_t end) {
+          for (int64_t i = begin; i < end; ++i) out[i] = a[plan.offset(0, i)] == b[plan.offset(1, i)];
+        },
+        kGrain);
+  }
   template <class Out, class In, class F>
   static void map1(KernelContext& ctx, const Tensor& x, Tensor& y, F f) {
     map1_f<Out, In>(ctx, x, y, f);

@@ -1,5 +1,7 @@
-// CPU kernels of the tensor family. Every kernel moves bytes by element size (1, 2, 4 or 8), so one
-// instantiation per size serves every dtype. Work is split over output rows with the pool.
+// CPU kernels of the tensor family. Every kernel moves elements by element size (1, 2, 4 or 8), so one
+// instantiation per size serves every numeric dtype, and std::string serves string tensors (host only). Work is
+// split over output rows with the pool.
+#include <algorithm>
 #include <cstring>
 
 #include "ops/tensor.h"
@@ -33,7 +35,7 @@ void strided_copy(const StridedCopy& c, const T* src, T* dst, ThreadPool* pool) 
         d += i * c.dst_strides[k];
       }
       if (is == 1 && id == 1) {
-        std::memcpy(dst + d, src + s, static_cast<size_t>(inner) * sizeof(T));
+        std::copy_n(src + s, inner, dst + d);  // a memmove for the numeric words
       } else {
         for (int64_t j = 0; j < inner; ++j) dst[d + j * id] = src[s + j * is];
       }
@@ -88,7 +90,7 @@ void gather_rows(const GatherPlan& p, const T* src, const I* idx, T* dst, Thread
     for (int64_t r = begin; r < end; ++r) {
       int64_t o = r / p.n_idx, j = r % p.n_idx;
       const T* from = src + (o * p.axis_dim + wrapped(idx[j], p.axis_dim)) * p.inner;
-      std::memcpy(dst + r * p.inner, from, static_cast<size_t>(p.inner) * sizeof(T));
+      std::copy_n(from, p.inner, dst + r * p.inner);
     }
   }, std::max<int64_t>(1, kRowGrain * 64 / std::max<int64_t>(p.inner, 1)));
 }
@@ -111,6 +113,7 @@ void gather_elements_all(const GatherElementsPlan& p, const T* src, const I* idx
 }
 
 struct CpuTensor {
+  static constexpr bool kStrings = true;  // string tensors live on the host
   template <typename T>
   static void copy(KernelContext& ctx, const StridedCopy& c, const T* src, T* dst) {
     strided_copy(c, src, dst, ctx.pool);

@@ -97,7 +97,8 @@ class CudaProvider : public Provider {
   void* stream() override { return stream_; }
 
   Tensor upload(const Tensor& host) override {
-    if (host.device() == Device::CUDA) return host;
+    // String tensors stay on the host: the executor runs every node that reads them on the CPU.
+    if (host.device() == Device::CUDA || host.dtype() == DType::String) return host;
     Tensor t = Tensor::over(host.dtype(), host.shape(), allocator_->allocate(host.bytes()));
     if (host.bytes())
       check_cuda(cudaMemcpyAsync(t.raw(), host.raw(), host.bytes(), cudaMemcpyHostToDevice, stream_), "upload");

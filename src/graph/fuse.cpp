@@ -218,14 +218,36 @@ void fuse_product_epilogues(onnx::Graph& graph) {
   graph.nodes = std::move(kept);
 }
 
-}  // namespace
-
-void refuse_fused_domain(const onnx::Graph& graph) {
+void refuse_fused_nodes(const onnx::Graph& graph) {
   for (const auto& n : graph.nodes) {
     if (n.domain == kFusedDomain)
-      throw n.error(ErrorCode::NotImplemented, "ops of domain '" + n.domain + "' are not supported");
-    for (const onnx::Graph* sub : subgraphs_of(n)) refuse_fused_domain(*sub);
+      throw n.error(ErrorCode::NotImplemented, "ops of domain '" + n.domain + "' are not supported (only the "
+                                               "optimized models lockstep writes may use them)");
+    for (const onnx::Graph* sub : subgraphs_of(n)) refuse_fused_nodes(*sub);
   }
+}
+
+bool imports_fused_domain(const onnx::Model& model) {
+  for (const auto& o : model.opset_imports)
+    if (o.domain == kFusedDomain && o.version == kFusedDomainVersion) return true;
+  return false;
+}
+}  // namespace
+
+// A model's own use of the domain is refused even where it imports it: only a model lockstep wrote (marked in its
+// metadata) holds lockstep's fused nodes, and they are the nodes fuse_nodes made.
+void refuse_fused_domain(const onnx::Model& model) {
+  auto mark = model.metadata.find(kWrittenByLockstep);
+  if (!imports_fused_domain(model) || mark == model.metadata.end() || mark->second != "1")
+    refuse_fused_nodes(model.graph);
+}
+
+void mark_fused_domain(onnx::Model& model) {
+  bool fused = false;
+  for (const auto& n : model.graph.nodes) fused |= n.domain == kFusedDomain;
+  if (!fused) return;
+  if (!imports_fused_domain(model)) model.opset_imports.push_back({kFusedDomain, kFusedDomainVersion});
+  model.metadata[kWrittenByLockstep] = "1";
 }
 
 void fuse_nodes(onnx::Graph& graph) {

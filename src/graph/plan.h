@@ -45,8 +45,14 @@ std::unique_ptr<Plan> build_plan(const onnx::Graph& graph, int64_t opset, const 
 /// operations as the nodes it replaces, so the bits do not depend on whether it runs. Main graph only.
 void fuse_nodes(onnx::Graph& graph);
 /// Throws NotImplemented, naming the node, for a model's own node (subgraphs included) in lockstep's domain
-/// (kFusedDomain), which only fuse_nodes may create.
-void refuse_fused_domain(const onnx::Graph& graph);
+/// (kFusedDomain), which only fuse_nodes creates, unless the model is one lockstep wrote: it imports that domain at
+/// kFusedDomainVersion and its metadata has kWrittenByLockstep = "1" (SessionOptions::optimized_model_filepath).
+void refuse_fused_domain(const onnx::Model& model);
+/// For a model whose graph has fused nodes: adds the import of lockstep's domain and the kWrittenByLockstep mark,
+/// so that the model written from it declares the ops it uses and loads back.
+void mark_fused_domain(onnx::Model& model);
+/// The metadata key that marks a model written by lockstep with fused nodes.
+inline constexpr const char* kWrittenByLockstep = "lockstep.fused_graph";
 
 /// Constant folding: every node whose inputs are all constants is run once on the CPU and replaced by
 /// initializers. It runs before provider selection, so every provider sees the same graph.

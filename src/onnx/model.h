@@ -117,4 +117,10 @@ Model parse_model(const void* bytes, size_t size, const std::string& model_dir);
 /// Reads and parses a model file.
 Model load_model_file(const std::string& path);
 
+/// Serializes a model as onnx.proto bytes (src/onnx/writer.cpp); every tensor inline. Throws NotImplemented for
+/// attributes the reader kept without their value, and for a model of 2 GiB or more.
+std::string serialize_model(const Model& model);
+/// Writes serialize_model(model) to `path` (NoSuchFile when it cannot be opened).
+void save_model_file(const Model& model, const std::string& path);
+
 }  // namespace lockstep::onnx

@@ -233,6 +233,7 @@ class Parser {
   DType tensor_dtype(const TensorFields& tf) const;
   uint64_t checked_numel(const std::vector<int64_t>& dims, const std::string& what) const;
   [[noreturn]] void dims_mismatch(const TensorFields& tf, DType dtype, const std::string& stored) const;
+  Tensor string_data(Span s, const TensorFields& tf, uint64_t numel);
   Tensor inline_data(Span s, const TensorFields& tf, DType dtype, uint64_t numel);
   void decode_typed(Span s, uint32_t number, DType dtype, uint8_t* out);
   Tensor external_data(const TensorFields& tf, DType dtype, uint64_t numel);
@@ -636,6 +637,9 @@ NamedTensor Parser::read_tensor(Span s) {
     model_error(ErrorCode::NotImplemented, "tensor '" + tf.name + "' is segmented, which is not supported");
   DType dtype = tensor_dtype(tf);
   uint64_t numel = checked_numel(tf.dims, "tensor '" + tf.name + "'");
+  if (tf.data_location == 1 && dtype == DType::String)
+    model_error(ErrorCode::InvalidGraph, "string tensor '" + tf.name + "' has external data (onnx keeps strings in "
+                                         "string_data)");
   if (tf.data_location == 1) return {tf.name, external_data(tf, dtype, numel)};
   if (tf.data_location != 0)
     model_error(ErrorCode::InvalidGraph,
@@ -678,10 +682,7 @@ void Parser::count_tensor_data(const Field& f, TensorFields& tf) {
 DType Parser::tensor_dtype(const TensorFields& tf) const {
   auto dtype = static_cast<DType>(tf.data_type);
   if (tf.data_type == 0) model_error(ErrorCode::InvalidGraph, "tensor '" + tf.name + "' has no data_type");
-  if (dtype == DType::String)
-    model_error(ErrorCode::NotImplemented,
-                "tensor '" + tf.name + "' is a string tensor, which lockstep does not support");
-  if (dtype_size(dtype) == 0)
+  if (dtype_size(dtype) == 0 && dtype != DType::String)
     model_error(ErrorCode::NotImplemented, "tensor '" + tf.name + "' has data type " + std::to_string(tf.data_type) +
                                                ", which lockstep does not support");
   return dtype;
@@ -714,6 +715,7 @@ Tensor Parser::inline_data(Span s, const TensorFields& tf, DType dtype, uint64_t
       model_error(ErrorCode::InvalidGraph, "tensor '" + tf.name + "' of type " + dtype_name(dtype) +
                                                " stores data in " + tensor_field_name(k) +
                                                ", which is not the field for that type");
+  if (dtype == DType::String) return string_data(s, tf, numel);
   uint64_t want_bytes = saturating_mul(numel, dtype_size(dtype));
   if (tf.has_raw) {
     if (tf.count[typed] > 0)
@@ -729,6 +731,20 @@ Tensor Parser::inline_data(Span s, const TensorFields& tf, DType dtype, uint64_t
                                  std::to_string(tf.count[typed]));
   Tensor t = Tensor::empty(dtype, tf.dims);
   if (numel > 0) decode_typed(s, typed, dtype, static_cast<uint8_t*>(t.raw()));
+  return t;
+}
+
+Tensor Parser::string_data(Span s, const TensorFields& tf, uint64_t numel) {
+  if (tf.has_raw) model_error(ErrorCode::InvalidGraph, "string tensor '" + tf.name + "' has raw_data");
+  if (tf.count[kStringData] != numel)
+    dims_mismatch(tf, DType::String, std::to_string(numel) + " elements expected, string_data has " +
+                                         std::to_string(tf.count[kStringData]));
+  Tensor t = Tensor::strings(tf.dims);
+  std::string* out = t.data<std::string>();
+  Fields fields(*this, s);
+  Field f;
+  while (fields.next(f))
+    if (f.number == kStringData) *out++ = as_string(f, "string_data");
   return t;
 }
 
@@ -868,6 +884,8 @@ Tensor Parser::densify(const NamedTensor& values, const NamedTensor* indices, co
   const std::string what = "sparse tensor '" + values.name + "'";
   auto fail = [&](const std::string& why) { model_error(ErrorCode::InvalidGraph, what + " " + why); };
   const Tensor& v = values.tensor;
+  if (v.dtype() == DType::String)
+    model_error(ErrorCode::NotImplemented, what + " holds strings; sparse string tensors are not supported");
   uint64_t numel = checked_numel(dims, what);
   uint64_t dense_bytes = saturating_mul(numel, dtype_size(v.dtype()));
   if (dense_bytes > dense_budget_)

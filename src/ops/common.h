@@ -9,6 +9,11 @@
 
 namespace lockstep {
 
+/// Whether a kernel driver's device holds string tensors (`Dev::kStrings`: the CPU's only). String tensors live
+/// on the host; the executor runs every node that reads or makes one on the CPU.
+template <class Dev>
+constexpr bool kHoldsStrings = requires { Dev::kStrings; };
+
 /// The largest rank the kernels index with fixed-size arrays (CUDA kernel arguments).
 constexpr int kMaxRank = 8;
 

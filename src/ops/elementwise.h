@@ -288,12 +288,25 @@ void run_int_float_pow(KernelContext& ctx, const Tensor& a, const Tensor& b) {
   if (power.numel() > 0) Dev::cast(ctx, power, y);
 }
 
+/// Equal on string tensors (opset 19+), host only.
+template <class Dev>
+void run_string_equal(KernelContext& ctx, const Tensor& a, const Tensor& b) {
+  require_same_dtype(ctx, {&a, &b});
+  if (ctx.opset < 19) unsupported_dtype(ctx, a.dtype());
+  Shape shape;
+  BroadcastPlan plan = plan_broadcast(ctx, {&a, &b}, shape);
+  Tensor& y = ctx.output(0, DType::Bool, shape);
+  if (plan.numel > 0) Dev::equal_strings(ctx, plan, a.data<std::string>(), b.data<std::string>(), y.data<uint8_t>());
+}
+
 template <class Dev>
 void run_binary(KernelContext& ctx) {
   const BinaryOp op = static_cast<BinaryOp>(ctx.entry.variant);
   const Tensor& a = ctx.input(0);
   Tensor b = ctx.input(1);
   ElementwiseParams p = binary_params(ctx, op);
+  if constexpr (kHoldsStrings<Dev>)
+    if (op == BinaryOp::Equal && a.dtype() == DType::String) return run_string_equal<Dev>(ctx, a, b);
   if (op == BinaryOp::Pow && a.dtype() == DType::Float) b = Dev::exponent_as_float(ctx, b);
   if (op == BinaryOp::Pow && a.dtype() != DType::Float && b.dtype() != a.dtype()) {
     if (b.dtype() == DType::Float || b.dtype() == DType::Double) return run_int_float_pow<Dev>(ctx, a, b);

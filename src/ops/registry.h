@@ -13,8 +13,10 @@ namespace lockstep {
 const OpEntry* find_op(const std::string& op_type, int64_t opset);
 
 /// The domain of the ops that only lockstep's graph rewrites create (src/graph/fuse.cpp); a model's own nodes of
-/// this domain are refused.
+/// this domain are refused unless the model imports the domain (refuse_fused_domain).
 constexpr const char* kFusedDomain = "lockstep";
+/// The opset version of that domain that models written by lockstep import.
+constexpr int64_t kFusedDomainVersion = 1;
 /// The row for a fused op (domain kFusedDomain), or nullptr.
 const OpEntry* find_fused_op(const std::string& op_type);
 /// A row of the op table with the name of its family ("conv", "gemm", ...).

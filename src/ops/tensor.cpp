@@ -348,8 +348,17 @@ Tensor constant_value(const KernelContext& ctx) {
     return Tensor::from_bytes(DType::Int64, {}, &i);
   }
   if (n.has("value_ints")) return int64_vector(n.attr_ints("value_ints"));
-  for (const char* a : {"sparse_value", "value_string", "value_strings"})
-    if (n.has(a)) throw ctx.error(std::string("Constant with '") + a + "' is not supported", ErrorCode::NotImplemented);
+  if (const Tensor* t = n.attr_tensor("sparse_value")) return t->clone();  // densified by the reader
+  if (n.has("value_string")) {
+    Tensor t = Tensor::strings({});
+    t.data<std::string>()[0] = n.attr_string("value_string", "");
+    return t;
+  }
+  if (const onnx::Attribute* a = n.find("value_strings")) {
+    Tensor t = Tensor::strings({static_cast<int64_t>(a->strings.size())});
+    std::copy(a->strings.begin(), a->strings.end(), t.data<std::string>());
+    return t;
+  }
   throw ctx.error("Constant has no value attribute", ErrorCode::InvalidGraph);
 }
 
@@ -437,6 +446,10 @@ StridedCopy make_copy(const onnx::Node& node, const std::vector<int64_t>& dims, 
   return c;
 }
 
+void check_movable(const KernelContext& ctx, DType t) {
+  if (t != DType::String || ctx.device != Device::CPU) movable_size(ctx, t);
+}
+
 int movable_size(const KernelContext& ctx, DType t) {
   size_t s = dtype_size(t);
   if (s != 1 && s != 2 && s != 4 && s != 8)
@@ -479,7 +492,7 @@ MovementPlan movement_plan(const KernelContext& ctx) {
                       : op == "Concat"  ? concat_plan(ctx)
                       : op == "Split"   ? split_plan(ctx)
                                         : throw ctx.error("not a data-movement op", ErrorCode::Fail);
-  movable_size(ctx, plan.dtype);
+  check_movable(ctx, plan.dtype);
   return plan;
 }
 
@@ -541,7 +554,7 @@ GatherPlan gather_plan(const KernelContext& ctx, Shape& out_shape) {
   if (x.rank() == 0) throw ctx.error("data must have rank >= 1");
   if (idx.dtype() != DType::Int64 && idx.dtype() != DType::Int32)
     throw ctx.error(std::string("indices of type ") + dtype_name(idx.dtype()), ErrorCode::NotImplemented);
-  movable_size(ctx, x.dtype());
+  check_movable(ctx, x.dtype());
   int64_t axis = normalize_axis(ctx.node, ctx.node.attr_int("axis", 0), x.rank());
   GatherPlan p;
   p.outer = 1;
@@ -566,7 +579,7 @@ GatherElementsPlan gather_elements_plan(const KernelContext& ctx, Shape& out_sha
   const Tensor& idx = ctx.input(1);
   if (idx.dtype() != DType::Int64 && idx.dtype() != DType::Int32)
     throw ctx.error(std::string("indices of type ") + dtype_name(idx.dtype()), ErrorCode::NotImplemented);
-  movable_size(ctx, x.dtype());
+  check_movable(ctx, x.dtype());
   if (x.rank() == 0 || x.rank() != idx.rank()) throw ctx.error("data and indices must have the same rank >= 1");
   if (x.rank() > kMaxRank) throw ctx.error("GatherElements of rank " + std::to_string(x.rank()), ErrorCode::NotImplemented);
   GatherElementsPlan p;

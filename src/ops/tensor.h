@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <cstring>
+#include <string>
 #include <vector>
 
 #include "arith/hd.h"
@@ -120,6 +121,8 @@ Tensor host_value(const KernelContext& ctx, HostOp op);
 /// ConstantOfShape: output shape and the element value (as a 1-element host tensor of the output dtype).
 Tensor constant_of_shape_value(const KernelContext& ctx, Shape& out_shape);
 
+/// Throws NotImplemented naming a dtype the copy kernels cannot move: strings move on the host only.
+void check_movable(const KernelContext& ctx, DType t);
 /// Bytes per element if the dtype can be moved (1, 2, 4 or 8); throws NotImplemented naming it otherwise.
 int movable_size(const KernelContext& ctx, DType t);
 
@@ -137,6 +140,15 @@ void by_element_size(int size, Fn&& fn) {
     case 4: return fn(uint32_t{});
     default: return fn(uint64_t{});
   }
+}
+
+/// Calls fn(T{}) with T the element type to move: std::string for a string tensor on a device that holds them,
+/// else the unsigned word of the dtype's size; throws NotImplemented naming any other dtype.
+template <class Dev, class Fn>
+void by_movable_type(const KernelContext& ctx, DType t, Fn&& fn) {
+  if constexpr (kHoldsStrings<Dev>)
+    if (t == DType::String) return fn(std::string{});
+  by_element_size(movable_size(ctx, t), fn);
 }
 
 /// Calls fn(I{}) with I the element type of an index tensor (int64 or int32; the plans reject the others).
@@ -158,7 +170,7 @@ template <class Dev>
 void run_movement(KernelContext& ctx) {
   MovementPlan plan = movement_plan(ctx);
   for (size_t i = 0; i < plan.out_shapes.size(); ++i) ctx.output(static_cast<int>(i), plan.dtype, plan.out_shapes[i]);
-  by_element_size(movable_size(ctx, plan.dtype), [&](auto w) {
+  by_movable_type<Dev>(ctx, plan.dtype, [&](auto w) {
     using T = decltype(w);
     for (const CopyJob& job : plan.jobs) {
       if (job.copy.numel() == 0) continue;
@@ -189,7 +201,7 @@ void run_indexed(KernelContext& ctx, const Plan& plan, const Shape& shape) {
   const Tensor& idx = ctx.input(1);
   Tensor& out = ctx.output(0, x.dtype(), shape);
   if (out.numel() == 0) return;
-  by_element_size(movable_size(ctx, x.dtype()), [&](auto w) {
+  by_movable_type<Dev>(ctx, x.dtype(), [&](auto w) {
     by_index_type(idx, [&](auto i) {
       using T = decltype(w);
       using I = decltype(i);
@@ -215,6 +227,7 @@ void run_gather(KernelContext& ctx) {
 template <class Dev>
 void run_host_computed(KernelContext& ctx) {
   Tensor v = host_value(ctx, static_cast<HostOp>(ctx.entry.variant));
+  if (v.dtype() == DType::String) return ctx.alias_output(0, v);  // a fresh host tensor; strings stay on the host
   Tensor& out = ctx.output(0, v.dtype(), v.shape());
   if (v.bytes()) Dev::upload(ctx, v, out);
 }

@@ -2,6 +2,12 @@
 
 namespace lockstep {
 
+bool makes_strings(const onnx::Node& n) {
+  if (n.op_type != "Constant") return false;
+  const onnx::Attribute* value = n.find("value");
+  return n.has("value_string") || n.has("value_strings") || (value && value->t.dtype() == DType::String);
+}
+
 Executor::Executor(const Plan& plan, int64_t opset, Provider& provider, Provider& cpu, ThreadPool& pool, Logger& log)
     : plan_(plan), opset_(opset), provider_(provider), cpu_(cpu), pool_(pool), log_(log) {
   constants_.resize(plan.value_names.size());
@@ -14,6 +20,7 @@ Executor::Executor(const Plan& plan, int64_t opset, Provider& provider, Provider
     std::vector<bool> constant;
     for (int id : pn.inputs) constant.push_back(id >= 0 && plan.constants.count(id) > 0);
     constant_inputs_.push_back(std::move(constant));
+    makes_strings_.push_back(makes_strings(*pn.node));
   }
   for (size_t i = 0; i < plan.nodes.size(); ++i) {
     const PlannedNode& pn = plan.nodes[i];
@@ -94,6 +101,7 @@ void Executor::run_kernel(const PlannedNode& pn, size_t index, std::vector<Tenso
   ctx.outputs.resize(pn.outputs.size());
   KernelFn fn = provider_.kernel(*pn.entry);
   if (!fn) return run_on_cpu_fallback(pn, ctx, env);
+  if (provider_.device() != Device::CPU && handles_strings(pn, index, env)) return run_on_host(pn, ctx, env);
   ctx.device = provider_.device();
   ctx.allocator = &provider_.allocator();
   ctx.pool = &pool_;
@@ -119,7 +127,7 @@ void Executor::run_kernel_profiled(const PlannedNode& pn, size_t index, std::vec
   event.category = "Node";
   event.name = pn.node->name.empty() ? pn.node->op_type + "_" + std::to_string(index) : pn.node->name;
   event.op_type = pn.node->op_type;
-  event.provider = provider_.kernel(*pn.entry) ? provider_.name() : cpu_.name();
+  event.provider = provider_.kernel(*pn.entry) && !handles_strings(pn, index, env) ? provider_.name() : cpu_.name();
   event.inputs = typed_shapes(pn.inputs, env);
   // Waiting for the device before and after makes the event time this node's kernel alone, not queued work.
   provider_.synchronize();
@@ -139,6 +147,17 @@ void Executor::run_on_cpu_fallback(const PlannedNode& pn, KernelContext& ctx, st
       log_.warn(std::string(provider_.name()) + " has no kernel for " + pn.node->op_type + "; " + pn.node->label() +
                 " and every later " + pn.node->op_type + " run on the CPU");
   }
+  run_on_host(pn, ctx, env);
+}
+
+bool Executor::handles_strings(const PlannedNode& pn, size_t index, const std::vector<Tensor>& env) const {
+  if (makes_strings_[index]) return true;
+  for (int id : pn.inputs)
+    if (id >= 0 && env[id].dtype() == DType::String) return true;
+  return false;
+}
+
+void Executor::run_on_host(const PlannedNode& pn, KernelContext& ctx, std::vector<Tensor>& env) {
   std::vector<Tensor> host_inputs(ctx.inputs.size());
   for (size_t i = 0; i < ctx.inputs.size(); ++i)
     if (ctx.inputs[i]) {

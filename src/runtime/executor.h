@@ -29,6 +29,9 @@ struct RunControl {
 /// What a run stopped by RunOptions::terminate throws (onnxruntime's words).
 inline constexpr const char* kTerminated = "Exiting due to terminate flag being set to true.";
 
+/// A Constant whose value is a string tensor: a node that reads no string but makes one (and so runs on the host).
+bool makes_strings(const onnx::Node& n);
+
 class Executor {
  public:
   /// `cpu` is the fallback provider (may be the same object as `provider`). Neither is owned.
@@ -56,6 +59,10 @@ class Executor {
   void run_kernel(const PlannedNode& pn, size_t index, std::vector<Tensor>& env, const RunControl& control);
   void run_kernel_profiled(const PlannedNode& pn, size_t index, std::vector<Tensor>& env, const RunControl& control);
   void run_on_cpu_fallback(const PlannedNode& pn, KernelContext& ctx, std::vector<Tensor>& env);
+  // String tensors live on the host: a node that reads or makes one runs on the CPU whatever the provider.
+  bool handles_strings(const PlannedNode& pn, size_t index, const std::vector<Tensor>& env) const;
+  // Runs the node's CPU kernel on host copies of its inputs and puts its outputs on the provider's device.
+  void run_on_host(const PlannedNode& pn, KernelContext& ctx, std::vector<Tensor>& env);
   void run_if(const PlannedNode& pn, size_t index, std::vector<Tensor>& env, const std::map<std::string, Tensor>& outer,
               const RunControl& control);
 
@@ -72,6 +79,7 @@ class Executor {
   // By node index: what its kernel keeps between runs, and which of its inputs are constants.
   std::vector<std::unique_ptr<NodeState>> node_states_;
   std::vector<std::vector<bool>> constant_inputs_;
+  std::vector<bool> makes_strings_;  // by node index: a Constant with a string value
   mutable std::mutex fallback_mutex_;
   std::set<std::string> fallback_ops_;
 };

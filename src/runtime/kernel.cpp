@@ -19,7 +19,10 @@ Tensor& KernelContext::output(int i, DType dtype, Shape shape) {
   for (int64_t d : shape)
     if (d < 0) throw error("computed a negative output dimension " + shape_string(shape));
   const std::string what = "output " + std::to_string(i) + " (" + dtype_name(dtype) + shape_string(shape) + ")";
-  uint64_t bytes = dtype_size(dtype);
+  const bool strings = dtype == DType::String;
+  if (strings && device != Device::CPU)
+    throw error(what + ": string tensors live on the host; this kernel runs on the device", ErrorCode::Fail);
+  uint64_t bytes = strings ? sizeof(std::string) : dtype_size(dtype);  // a string's own characters not counted
   for (int64_t d : shape)
     if (__builtin_mul_overflow(bytes, static_cast<uint64_t>(d), &bytes))
       throw error(what + " has a size that overflows 64 bits", ErrorCode::RuntimeError);
@@ -27,6 +30,7 @@ Tensor& KernelContext::output(int i, DType dtype, Shape shape) {
     throw error(what + " would take " + std::to_string(bytes) + " bytes, more than the session's cap of " +
                     std::to_string(max_tensor_bytes) + " (SessionOptions max_tensor_bytes)",
                 ErrorCode::RuntimeError);
+  if (strings) return outputs.at(i) = Tensor::strings(std::move(shape));
   std::shared_ptr<Buffer> buffer;
   try {
     buffer = allocator->allocate(static_cast<size_t>(bytes));

@@ -59,14 +59,49 @@ void apply_free_dimension_overrides(onnx::Graph& graph, const SessionOptions& op
     }
 }
 
-// Throws NotImplemented for the first node (If branches included) the provider has no kernel for.
-void check_no_cpu_fallback(const Plan& plan, const Provider& provider) {
+// The values a model declares as strings: graph inputs and initializers of type string.
+std::set<std::string> declared_strings(const onnx::Graph& graph) {
+  std::set<std::string> names;
+  for (const auto& v : graph.inputs)
+    if (v.dtype == DType::String) names.insert(v.name);
+  for (const auto& [name, t] : graph.initializers)
+    if (t.dtype() == DType::String) names.insert(name);
+  return names;
+}
+
+// SessionOptions::initializer_overrides: same name, element type and shape as the model's initializer.
+void apply_initializer_overrides(onnx::Graph& graph, const SessionOptions& options) {
+  for (const auto& [name, t] : options.initializer_overrides) {
+    auto it = graph.initializers.find(name);
+    if (it == graph.initializers.end())
+      throw Error(ErrorCode::InvalidArgument, "add_initializer: the model has no initializer '" + name + "'");
+    if (t.device() != Device::CPU)
+      throw Error(ErrorCode::InvalidArgument, "add_initializer: '" + name + "' must be a host tensor");
+    if (t.dtype() != it->second.dtype() || t.shape() != it->second.shape())
+      throw Error(ErrorCode::InvalidArgument, "add_initializer: '" + name + "' is " + dtype_name(t.dtype()) +
+                                                  shape_string(t.shape()) + ", the model's initializer " +
+                                                  dtype_name(it->second.dtype()) + shape_string(it->second.shape()));
+    it->second = t;
+  }
+}
+
+// Throws NotImplemented for the first node (If branches included) the provider has no kernel for, or that reads or
+// makes a string tensor (strings live on the host). The first node that reads a string reads one the model
+// declares or a string Constant makes: every other string is made by a node that reads one, which comes earlier.
+void check_no_cpu_fallback(const Plan& plan, const Provider& provider, const std::set<std::string>& strings) {
   for (const PlannedNode& pn : plan.nodes) {
+    const std::string refused = std::string(provider.name()) + " has no kernel for " + pn.node->op_type;
     if (pn.entry && !provider.kernel(*pn.entry))
-      throw pn.node->error(ErrorCode::NotImplemented, std::string(provider.name()) + " has no kernel for " +
-                                                          pn.node->op_type + " and CPU fallback is disabled");
-    if (pn.then_branch) check_no_cpu_fallback(*pn.then_branch, provider);
-    if (pn.else_branch) check_no_cpu_fallback(*pn.else_branch, provider);
+      throw pn.node->error(ErrorCode::NotImplemented, refused + " and CPU fallback is disabled");
+    if (makes_strings(*pn.node))
+      throw pn.node->error(ErrorCode::NotImplemented, refused + " making a string tensor (strings live on the host) "
+                                                          "and CPU fallback is disabled");
+    for (const auto& input : pn.node->inputs)
+      if (strings.count(input))
+        throw pn.node->error(ErrorCode::NotImplemented, refused + " on string input '" + input + "' (strings live "
+                                                            "on the host) and CPU fallback is disabled");
+    if (pn.then_branch) check_no_cpu_fallback(*pn.then_branch, provider, strings);
+    if (pn.else_branch) check_no_cpu_fallback(*pn.else_branch, provider, strings);
   }
 }
 
@@ -86,16 +121,19 @@ class SessionImpl {
         options_(options), log_(options.log_severity_level), pool_(options.intra_op_num_threads) {
     check_opsets(model_);
     apply_free_dimension_overrides(model_.graph, options);
-    refuse_fused_domain(model_.graph);
+    apply_initializer_overrides(model_.graph, options);
+    refuse_fused_domain(model_);
     opset_ = model_.default_opset();
     if (options.graph_optimization_level > 0) {
       fold_constants(model_.graph, opset_);
       fuse_nodes(model_.graph);
+      mark_fused_domain(model_);
     }
+    if (!options.optimized_model_filepath.empty()) onnx::save_model_file(model_, options.optimized_model_filepath);
     plan_ = build_plan(model_.graph, opset_, {});
     cpu_ = make_cpu_provider();
     if (options.provider == Device::CUDA) provider_ = make_cuda_provider(options.device_id);
-    if (provider_ && options.disable_cpu_fallback) check_no_cpu_fallback(*plan_, *provider_);
+    if (provider_ && options.disable_cpu_fallback) check_no_cpu_fallback(*plan_, *provider_, declared_strings(model_.graph));
     Provider& active = provider_ ? *provider_ : *cpu_;
     executor_ = std::make_unique<Executor>(*plan_, opset_, active, *cpu_, pool_, log_);
     describe();

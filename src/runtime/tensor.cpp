@@ -2,6 +2,7 @@
 #include "lockstep/tensor.h"
 
 #include <cstdlib>
+#include <algorithm>
 #include <cstring>
 
 #include "lockstep/error.h"
@@ -97,11 +98,24 @@ std::shared_ptr<Buffer> host_buffer(size_t bytes) {
 
 Tensor Tensor::empty(DType dtype, Shape shape) {
   check_dims(shape);
+  if (dtype == DType::String) return strings(std::move(shape));
   size_t bytes = static_cast<size_t>(shape_numel(shape)) * dtype_size(dtype);
   return over(dtype, std::move(shape), host_buffer(bytes));
 }
 
+Tensor Tensor::strings(Shape shape) {
+  check_dims(shape);
+  size_t n = static_cast<size_t>(shape_numel(shape));
+  auto buf = std::make_shared<Buffer>();
+  auto* elements = new std::string[n ? n : 1];  // one at least, so that an empty tensor still has an address
+  buf->data = elements;
+  buf->bytes = n * sizeof(std::string);
+  buf->owner = std::shared_ptr<void>(elements, [](void* p) { delete[] static_cast<std::string*>(p); });
+  return over(DType::String, std::move(shape), std::move(buf));
+}
+
 Tensor Tensor::from_bytes(DType dtype, Shape shape, const void* bytes) {
+  if (dtype == DType::String) throw Error(ErrorCode::Fail, "Tensor::from_bytes of a string tensor");
   Tensor t = empty(dtype, std::move(shape));
   if (t.bytes()) std::memcpy(t.raw(), bytes, t.bytes());
   return t;
@@ -134,7 +148,10 @@ Tensor Tensor::reshaped(Shape shape) const {
 
 Tensor Tensor::clone() const {
   if (device() != Device::CPU) throw Error(ErrorCode::Fail, "Tensor::clone of a device tensor");
-  return from_bytes(dtype_, shape_, raw());
+  if (dtype_ != DType::String) return from_bytes(dtype_, shape_, raw());
+  Tensor t = strings(shape_);
+  std::copy_n(data<std::string>(), numel(), t.data<std::string>());
+  return t;
 }
 
 int64_t Tensor::int_at(int64_t i) const {

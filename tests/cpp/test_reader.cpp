@@ -304,10 +304,27 @@ TEST(ReaderTensor, WrongOrConflictingDataFields) {
   expect_parse_error(model_with_initializer(packed_float_bad), "not a multiple of 4");
 }
 
+TEST(ReaderTensor, StringTensorsHoldTheirStrings) {
+  Msg s = tensor_header("words", DType::String, {3});
+  s.str(6, "hi").str(6, "").str(6, std::string("a\0b", 3));
+  Model m = parse(model_with_initializer(s));
+  const Tensor& t = m.graph.initializers.at("words");
+  ASSERT_EQ(t.dtype(), DType::String);
+  EXPECT_EQ(t.data<std::string>()[0], "hi");
+  EXPECT_EQ(t.data<std::string>()[1], "");
+  EXPECT_EQ(t.data<std::string>()[2], std::string("a\0b", 3));
+  Tensor copy = t.clone();
+  EXPECT_EQ(copy.data<std::string>()[0], "hi");
+  EXPECT_NE(copy.raw(), t.raw());
+  Msg short_strings = tensor_header("w2", DType::String, {2});
+  short_strings.str(6, "x");
+  expect_parse_error(model_with_initializer(short_strings), "2 elements expected, string_data has 1");
+  Msg raw = tensor_header("w3", DType::String, {1});
+  raw.str(9, "x");
+  expect_parse_error(model_with_initializer(raw), "string tensor 'w3' has raw_data");
+}
+
 TEST(ReaderTensor, UnsupportedTypesNameTheTensor) {
-  Msg s = tensor_header("words", DType::String, {1});
-  s.str(6, "hi");
-  expect_parse_error(model_with_initializer(s), "tensor 'words' is a string tensor", ErrorCode::NotImplemented);
   Msg f8 = tensor_header("f8", static_cast<DType>(17), {1});
   f8.str(9, "x");
   expect_parse_error(model_with_initializer(f8), "tensor 'f8' has data type 17", ErrorCode::NotImplemented);

@@ -1,0 +1,1 @@
+"""onnxruntime.capi over lockstep (see onnxruntime/__init__.py of this shim)."""

@@ -1,0 +1,165 @@
+// Serializes the in-memory model back to onnx.proto bytes: the graph a session runs, after its rewrites
+// (SessionOptions::optimized_model_filepath). Every tensor is written inline (raw_data, or string_data for
+// strings), so the file does not depend on the original's external data.
+#include <fstream>
+
+#include "onnx/model.h"
+
+namespace lockstep::onnx {
+
+namespace {
+
+// A protobuf message being built: fields appended in order, nested messages as length-delimited bytes.
+class Message {
+ public:
+  Message& varint(uint32_t field, uint64_t v) {
+    key(field, 0);
+    put_varint(v);
+    return *this;
+  }
+  Message& bytes(uint32_t field, const std::string& s) { return bytes(field, s.data(), s.size()); }
+  Message& bytes(uint32_t field, const void* data, size_t size) {
+    key(field, 2);
+    put_varint(size);
+    out_.append(static_cast<const char*>(data), size);
+    return *this;
+  }
+  Message& message(uint32_t field, const Message& m) { return bytes(field, m.out_); }
+  Message& fixed32(uint32_t field, float f) {
+    key(field, 5);
+    out_.append(reinterpret_cast<const char*>(&f), 4);  // little-endian host (asserted by the reader)
+    return *this;
+  }
+  // Strings a message has only when set: proto3 leaves empty fields out.
+  Message& text(uint32_t field, const std::string& s) { return s.empty() ? *this : bytes(field, s); }
+  const std::string& str() const { return out_; }
+
+ private:
+  void key(uint32_t field, int wire) { put_varint((uint64_t{field} << 3) | wire); }
+  void put_varint(uint64_t v) {
+    while (v >= 0x80) {
+      out_.push_back(static_cast<char>((v & 0x7f) | 0x80));
+      v >>= 7;
+    }
+    out_.push_back(static_cast<char>(v));
+  }
+  std::string out_;
+};
+
+// TensorProto fields.
+enum : uint32_t { kDims = 1, kDataType = 2, kStringData = 6, kTensorName = 8, kRawData = 9 };
+
+Message tensor_message(const Tensor& t, const std::string& name) {
+  if (t.device() != Device::CPU) throw Error(ErrorCode::Fail, "tensor '" + name + "' is not on the host");
+  Message m;
+  for (int64_t d : t.shape()) m.varint(kDims, static_cast<uint64_t>(d));
+  m.varint(kDataType, static_cast<uint64_t>(t.dtype()));
+  m.text(kTensorName, name);
+  if (t.dtype() == DType::String) {
+    for (int64_t i = 0; i < t.numel(); ++i) m.bytes(kStringData, t.data<std::string>()[i]);
+  } else {
+    m.bytes(kRawData, t.raw(), t.bytes());
+  }
+  return m;
+}
+
+Message graph_message(const Graph& g);
+
+Message attribute_message(const Node& n, const Attribute& a) {
+  Message m;
+  // The reader keeps a Constant's sparse_value densified; a dense `value` holds the same elements.
+  const bool densified = n.op_type == "Constant" && a.name == "sparse_value";
+  m.bytes(1, densified ? std::string("value") : a.name);
+  switch (a.type) {
+    case Attribute::Float: m.fixed32(2, a.f); break;
+    case Attribute::Int: m.varint(3, static_cast<uint64_t>(a.i)); break;
+    case Attribute::String: m.bytes(4, a.s); break;
+    case Attribute::TensorT: m.message(5, tensor_message(a.t, "")); break;
+    case Attribute::GraphT: m.message(6, graph_message(*a.g)); break;
+    case Attribute::Floats: for (float f : a.floats) m.fixed32(7, f); break;
+    case Attribute::Ints: for (int64_t i : a.ints) m.varint(8, static_cast<uint64_t>(i)); break;
+    case Attribute::Strings: for (const auto& s : a.strings) m.bytes(9, s); break;
+    case Attribute::Tensors: for (const auto& t : a.tensors) m.message(10, tensor_message(t, "")); break;
+    case Attribute::Graphs: for (const auto& sub : a.graphs) m.message(11, graph_message(*sub)); break;
+    default:
+      // sparse_tensors, tp and type_protos are read as a type code without their payload.
+      throw n.error(ErrorCode::NotImplemented, "attribute '" + a.name + "' of type " + std::to_string(a.type) +
+                                                   " cannot be written back (lockstep does not keep its value)");
+  }
+  m.varint(20, static_cast<uint64_t>(a.type));
+  return m;
+}
+
+Message node_message(const Node& n) {
+  Message m;
+  for (const auto& i : n.inputs) m.bytes(1, i);
+  for (const auto& o : n.outputs) m.bytes(2, o);
+  m.text(3, n.name).bytes(4, n.op_type);
+  for (const auto& [name, a] : n.attributes) m.message(5, attribute_message(n, a));
+  m.text(7, n.domain);
+  return m;
+}
+
+Message value_info_message(const ValueInfo& v) {
+  Message m;
+  m.bytes(1, v.name);
+  if (v.dtype != DType::Undefined) {
+    Message tensor_type;
+    tensor_type.varint(1, static_cast<uint64_t>(v.dtype));
+    if (v.has_shape) {
+      Message shape;
+      for (const Dim& d : v.dims) {
+        Message dim;
+        if (d.value) dim.varint(1, static_cast<uint64_t>(*d.value));
+        else dim.text(2, d.param);
+        dim.text(3, d.denotation);
+        shape.message(1, dim);
+      }
+      tensor_type.message(2, shape);
+    }
+    m.message(2, Message().message(1, tensor_type));
+  }
+  m.text(3, v.doc_string);
+  return m;
+}
+
+Message graph_message(const Graph& g) {
+  Message m;
+  for (const auto& n : g.nodes) m.message(1, node_message(n));
+  m.text(2, g.name);
+  for (const auto& [name, t] : g.initializers) m.message(5, tensor_message(t, name));
+  m.text(10, g.doc_string);
+  for (const auto& v : g.inputs) m.message(11, value_info_message(v));
+  for (const auto& v : g.outputs) m.message(12, value_info_message(v));
+  for (const auto& v : g.value_info) m.message(13, value_info_message(v));
+  return m;
+}
+
+}  // namespace
+
+std::string serialize_model(const Model& model) {
+  Message m;
+  m.varint(1, static_cast<uint64_t>(model.ir_version));
+  m.text(2, model.producer_name).text(3, model.producer_version).text(4, model.domain);
+  if (model.model_version) m.varint(5, static_cast<uint64_t>(model.model_version));
+  m.text(6, model.doc_string);
+  m.message(7, graph_message(model.graph));
+  for (const auto& o : model.opset_imports) m.message(8, Message().text(1, o.domain).varint(2, static_cast<uint64_t>(o.version)));
+  for (const auto& [key, value] : model.metadata) m.message(14, Message().bytes(1, key).bytes(2, value));
+  // protobuf refuses to parse a message of 2 GiB or more, so such a file would not load anywhere.
+  if (m.str().size() >= (size_t{1} << 31))
+    throw Error(ErrorCode::NotImplemented, "the optimized model takes " + std::to_string(m.str().size()) +
+                                               " bytes; models of 2 GiB or more cannot be written (external data "
+                                               "is not written yet)");
+  return m.str();
+}
+
+void save_model_file(const Model& model, const std::string& path) {
+  std::string bytes = serialize_model(model);
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  if (!out) throw Error(ErrorCode::NoSuchFile, "cannot open '" + path + "' to write the optimized model");
+  out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+  if (!out.flush()) throw Error(ErrorCode::Fail, "writing the optimized model to '" + path + "' failed");
+}
+
+}  // namespace lockstep::onnx

@@ -1,0 +1,148 @@
+"""SessionOptions.optimized_model_filepath: the session writes the graph it runs (constants folded, nodes fused) as
+an ONNX model that loads back in lockstep and returns the same bytes, on every provider."""
+
+import numpy as np
+import onnx
+import onnxruntime
+import pytest
+from onnx import TensorProto, helper, numpy_helper
+
+import lockstep
+from bits import same_bits
+from test_fusion import feed, silu_patterns
+
+PROVIDERS = [lockstep.CPU] + ([lockstep.CUDA] if lockstep.CUDA in lockstep.get_available_providers() else [])
+
+
+def write_optimized(model, path, level=lockstep.GraphOptimizationLevel.ORT_ENABLE_ALL, provider=lockstep.CPU):
+    options = lockstep.SessionOptions()
+    options.graph_optimization_level = level
+    options.optimized_model_filepath = str(path)
+    return lockstep.InferenceSession(model, options, providers=[provider])
+
+
+def folding_model():
+    """y = If(cond, then: x * (c1 + c2) via Constant nodes folded away, else: Cast(x) to int32 then back); z = a
+    string-valued attribute round trip (Cast's `to`, Concat's axis, an If's subgraphs)."""
+    f = TensorProto.FLOAT
+    then_graph = helper.make_graph([helper.make_node("Neg", ["x"], ["t"])], "then", [],
+                                   [helper.make_tensor_value_info("t", f, ["N", 4])])
+    else_graph = helper.make_graph([helper.make_node("Cast", ["x"], ["e_i"], to=TensorProto.INT32),
+                                    helper.make_node("Cast", ["e_i"], ["e"], to=TensorProto.FLOAT)], "else", [],
+                                   [helper.make_tensor_value_info("e", f, ["N", 4])])
+    nodes = [
+        helper.make_node("Constant", [], ["c1"], value=numpy_helper.from_array(np.full(4, 1.5, np.float32))),
+        helper.make_node("Constant", [], ["c2"], value_floats=[0.25, -2.0, 3.0, 1e-30]),
+        helper.make_node("Add", ["c1", "c2"], ["c"], name="folded_add"),
+        helper.make_node("Mul", ["x", "c"], ["m"]),
+        helper.make_node("ReduceSum", ["m"], ["r"], keepdims=1, axes=[1]),
+        helper.make_node("Greater", ["r0", "zero"], ["cond"]),
+        helper.make_node("If", ["cond"], ["y"], then_branch=then_graph, else_branch=else_graph),
+        helper.make_node("Concat", ["m", "y"], ["z"], axis=1, name="joined"),
+    ]
+    graph = helper.make_graph(
+        nodes, "folding", [helper.make_tensor_value_info("x", f, ["N", 4]),
+                           helper.make_tensor_value_info("r0", f, [])],
+        [helper.make_tensor_value_info("z", f, ["N", 8]), helper.make_tensor_value_info("r", f, ["N", 1])],
+        initializer=[numpy_helper.from_array(np.float32(0), "zero")], doc_string="a graph doc")
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 11)], producer_name="tests",
+                              doc_string="a model doc")
+    model.ir_version = 6
+    helper.set_model_props(model, {"k": "v"})
+    return model.SerializeToString()
+
+
+def folding_feeds():
+    x = np.random.default_rng(3).standard_normal((3, 4)).astype(np.float32) * 5
+    x[0, 0] = -0.0  # no NaN: its Cast to int32 is one of the documented differences from onnxruntime
+    return [{"x": x, "r0": np.array(r, np.float32)} for r in (1.0, -1.0)]
+
+
+@pytest.mark.parametrize("provider", PROVIDERS)
+def test_the_written_fused_model_loads_back_and_gives_the_same_bytes(provider, tmp_path):
+    path = tmp_path / "opt.onnx"
+    original = write_optimized(silu_patterns(), path, provider=provider)
+    written = onnx.load(str(path))
+    onnx.checker.check_model(written)  # lockstep's domain is a custom domain: the checker accepts its nodes
+    fused = [n for n in written.graph.node if n.domain == "lockstep"]
+    assert [n.op_type for n in fused] == ["Silu", "Silu"]
+    assert {(o.domain, o.version) for o in written.opset_import} == {("", 17), ("lockstep", 1)}
+    assert {p.key: p.value for p in written.metadata_props} == {"lockstep.fused_graph": "1"}
+    reloaded = lockstep.InferenceSession(str(path), providers=[provider])
+    for a, b in zip(original.run(None, feed()), reloaded.run(None, feed())):
+        assert same_bits(a, b)
+    cpu = lockstep.InferenceSession(str(path), providers=[lockstep.CPU])
+    for a, b in zip(original.run(None, feed()), cpu.run(None, feed())):
+        assert same_bits(a, b)
+
+
+def test_the_written_model_has_the_folded_constants_and_keeps_the_rest(tmp_path):
+    path = tmp_path / "folded.onnx"
+    original = write_optimized(folding_model(), path)
+    written = onnx.load(str(path))
+    onnx.checker.check_model(written, full_check=True)
+    ops = [n.op_type for n in written.graph.node]
+    assert "Constant" not in ops and "Add" not in ops  # folded into an initializer
+    assert ops == ["Mul", "ReduceSum", "Greater", "If", "Concat"]
+    assert written.doc_string == "a model doc" and written.graph.doc_string == "a graph doc"
+    assert written.producer_name == "tests" and {p.key: p.value for p in written.metadata_props} == {"k": "v"}
+    if_node = written.graph.node[3]
+    assert [a.name for a in if_node.attribute] == ["else_branch", "then_branch"]
+    assert written.graph.node[4].attribute[0].i == 1
+    # No fused node: onnxruntime loads the file too.
+    theirs = onnxruntime.InferenceSession(str(path), providers=["CPUExecutionProvider"])
+    reloaded = lockstep.InferenceSession(str(path))
+    for feeds in folding_feeds():
+        ours = original.run(None, feeds)
+        for a, b in zip(ours, reloaded.run(None, feeds)):
+            assert same_bits(a, b)
+        # Only exact ops on this path (Mul, ReduceSum of 4, Neg, Cast, Concat): onnxruntime agrees bit for bit.
+        for a, b in zip(ours, theirs.run(None, feeds)):
+            assert same_bits(a, b)
+
+
+def test_level_zero_writes_the_graph_as_given(tmp_path):
+    path = tmp_path / "plain.onnx"
+    write_optimized(folding_model(), path, level=lockstep.GraphOptimizationLevel.ORT_DISABLE_ALL)
+    written = onnx.load(str(path))
+    assert [n.op_type for n in written.graph.node][:3] == ["Constant", "Constant", "Add"]
+    assert written.graph.node[2].name == "folded_add"
+
+
+def test_free_dimension_overrides_are_written(tmp_path):
+    path = tmp_path / "fixed.onnx"
+    options = lockstep.SessionOptions()
+    options.add_free_dimension_override_by_name("N", 3)
+    options.optimized_model_filepath = str(path)
+    lockstep.InferenceSession(folding_model(), options)
+    dims = onnx.load(str(path)).graph.input[0].type.tensor_type.shape.dim
+    assert [d.dim_value for d in dims] == [3, 4]
+
+
+def test_a_model_that_only_claims_the_mark_keeps_its_own_fused_nodes_refused(tmp_path):
+    graph = helper.make_graph([helper.make_node("Silu", ["x"], ["y"], domain="lockstep", name="mine")], "g",
+                              [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2])])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    helper.set_model_props(model, {"lockstep.fused_graph": "1"})  # the mark, but no import of the domain
+    with pytest.raises(lockstep.NotImplemented, match="Node 'mine' \\(Silu\\): ops of domain 'lockstep'"):
+        lockstep.InferenceSession(model.SerializeToString())
+
+
+def test_an_unwritable_path_is_a_clear_error(tmp_path):
+    target = tmp_path / "missing_dir" / "opt.onnx"
+    with pytest.raises(lockstep.NoSuchFile, match="missing_dir/opt.onnx"):
+        write_optimized(silu_patterns(), target)
+
+
+def test_a_sparse_constant_is_written_as_the_dense_value_it_holds(tmp_path):
+    from test_api_sparse import sparse_model
+
+    path = tmp_path / "sparse.onnx"
+    original = write_optimized(sparse_model(), path, level=lockstep.GraphOptimizationLevel.ORT_DISABLE_ALL)
+    written = onnx.load(str(path))
+    onnx.checker.check_model(written)
+    assert [a.name for a in written.graph.node[0].attribute] == ["value"]
+    assert not written.graph.sparse_initializer and len(written.graph.initializer) == 1  # densified at load
+    x = {"x": np.arange(12, dtype=np.float32).reshape(3, 4)}
+    assert same_bits(original.run(None, x)[0], lockstep.InferenceSession(str(path)).run(None, x)[0])
