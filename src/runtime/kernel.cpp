@@ -15,18 +15,28 @@ Tensor KernelContext::host_input(int i) const {
   return t.device() == Device::CPU ? t : to_host(t);
 }
 
-Tensor& KernelContext::output(int i, DType dtype, Shape shape) {
+uint64_t KernelContext::check_output(int i, DType dtype, const Shape& shape) const {
   for (int64_t d : shape)
     if (d < 0) throw error("computed a negative output dimension " + shape_string(shape));
-  const std::string what = "output " + std::to_string(i) + " (" + dtype_name(dtype) + shape_string(shape) + ")";
   uint64_t bytes = dtype_size(dtype);
   for (int64_t d : shape)
     if (__builtin_mul_overflow(bytes, static_cast<uint64_t>(d), &bytes))
-      throw error(what + " has a size that overflows 64 bits", ErrorCode::RuntimeError);
+      throw error(output_what(i, dtype, shape) + " has a size that overflows 64 bits", ErrorCode::RuntimeError);
   if (max_tensor_bytes != 0 && bytes > max_tensor_bytes)
-    throw error(what + " would take " + std::to_string(bytes) + " bytes, more than the session's cap of " +
-                    std::to_string(max_tensor_bytes) + " (SessionOptions max_tensor_bytes)",
+    throw error(output_what(i, dtype, shape) + " would take " + std::to_string(bytes) +
+                    " bytes, more than the session's cap of " + std::to_string(max_tensor_bytes) +
+                    " (SessionOptions max_tensor_bytes)",
                 ErrorCode::RuntimeError);
+  return bytes;
+}
+
+std::string KernelContext::output_what(int i, DType dtype, const Shape& shape) const {
+  return "output " + std::to_string(i) + " (" + dtype_name(dtype) + shape_string(shape) + ")";
+}
+
+Tensor& KernelContext::output(int i, DType dtype, Shape shape) {
+  const uint64_t bytes = check_output(i, dtype, shape);
+  const std::string what = output_what(i, dtype, shape);
   std::shared_ptr<Buffer> buffer;
   try {
     buffer = allocator->allocate(static_cast<size_t>(bytes));
