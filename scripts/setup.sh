@@ -6,11 +6,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-apt_install() {
-  local sudo=()
-  [ "$(id -u)" -ne 0 ] && sudo=(sudo)
-  "${sudo[@]}" apt-get update -q && "${sudo[@]}" apt-get install -y -q "$@"
-}
+. scripts/apt.sh
 
 need_apt=()
 command -v cmake >/dev/null || need_apt+=(cmake)

@@ -74,6 +74,12 @@ LOCKSTEP_LANE float mul_add(float a, float b, float c) {
 #endif
 }
 
+/// a + c modulo 2^32: bit arithmetic that may pass INT32_MAX (a NaN's bits plus an offset) without the signed
+/// overflow that is undefined behaviour in C++; the SIMD overloads are the same single integer add.
+LOCKSTEP_LANE int32_t wrapping_add(int32_t a, int32_t c) {
+  return static_cast<int32_t>(static_cast<uint32_t>(a) + static_cast<uint32_t>(c));
+}
+
 /// Per lane: m ? a : b.
 LOCKSTEP_LANE float select(bool m, float a, float b) { return m ? a : b; }
 LOCKSTEP_LANE int32_t select(bool m, int32_t a, int32_t b) { return m ? a : b; }

@@ -138,7 +138,7 @@ LOCKSTEP_LANE V log_of_reduced(V f, V kf, V c) {
 }
 
 /// Splits a positive normal float's bits into k and m = 2^-k x in [sqrt(1/2), sqrt(2)) (the offset moves the
-/// binade boundary from 1 to sqrt(1/2)).
+/// binade boundary from 1 to sqrt(1/2)). The add wraps for NaN/inf bit patterns, whose lanes the callers replace.
 template <class V>
 struct LogSplit {
   lane_int_t<V> k;
@@ -147,7 +147,7 @@ struct LogSplit {
 template <class V>
 LOCKSTEP_LANE LogSplit<V> split_binade(lane_int_t<V> bits) {
   constexpr int32_t kOffset = 0x3f800000 - 0x3f3504f3;
-  const lane_int_t<V> shifted = bits + kOffset;
+  const lane_int_t<V> shifted = wrapping_add(bits, kOffset);
   return {(shifted >> 23) - 127, as_float((shifted & 0x007fffff) + 0x3f3504f3)};
 }
 

@@ -19,6 +19,7 @@ namespace lockstep::arith {
 /// The lane type: a 8-float GCC vector (__m256 without its may_alias attribute, which a template argument drops).
 using f32x8 = float __attribute__((vector_size(32)));
 using i32x8 = int32_t __attribute__((vector_size(32)));
+using u32x8 = uint32_t __attribute__((vector_size(32)));
 
 template <>
 struct LaneInt<f32x8> {
@@ -27,6 +28,9 @@ struct LaneInt<f32x8> {
 
 LOCKSTEP_LANE i32x8 as_int(f32x8 x) { return reinterpret_cast<i32x8>(x); }
 LOCKSTEP_LANE f32x8 as_float(i32x8 i) { return reinterpret_cast<f32x8>(i); }
+LOCKSTEP_LANE i32x8 wrapping_add(i32x8 a, int32_t c) {
+  return reinterpret_cast<i32x8>(reinterpret_cast<u32x8>(a) + static_cast<uint32_t>(c));
+}
 LOCKSTEP_LANE f32x8 mul_add(f32x8 a, f32x8 b, f32x8 c) { return _mm256_fmadd_ps(a, b, c); }
 LOCKSTEP_LANE f32x8 select(i32x8 m, f32x8 a, f32x8 b) { return m ? a : b; }
 LOCKSTEP_LANE i32x8 select(i32x8 m, i32x8 a, i32x8 b) { return m ? a : b; }

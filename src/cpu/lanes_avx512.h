@@ -19,6 +19,7 @@ namespace lockstep::arith {
 /// The lane type: a 16-float GCC vector (__m512 without its may_alias attribute, which a template argument drops).
 using f32x16 = float __attribute__((vector_size(64)));
 using i32x16 = int32_t __attribute__((vector_size(64)));
+using u32x16 = uint32_t __attribute__((vector_size(64)));
 
 template <>
 struct LaneInt<f32x16> {
@@ -27,6 +28,9 @@ struct LaneInt<f32x16> {
 
 LOCKSTEP_LANE i32x16 as_int(f32x16 x) { return reinterpret_cast<i32x16>(x); }
 LOCKSTEP_LANE f32x16 as_float(i32x16 i) { return reinterpret_cast<f32x16>(i); }
+LOCKSTEP_LANE i32x16 wrapping_add(i32x16 a, int32_t c) {
+  return reinterpret_cast<i32x16>(reinterpret_cast<u32x16>(a) + static_cast<uint32_t>(c));
+}
 LOCKSTEP_LANE f32x16 mul_add(f32x16 a, f32x16 b, f32x16 c) { return _mm512_fmadd_ps(a, b, c); }
 LOCKSTEP_LANE f32x16 select(i32x16 m, f32x16 a, f32x16 b) { return m ? a : b; }
 LOCKSTEP_LANE i32x16 select(i32x16 m, i32x16 a, i32x16 b) { return m ? a : b; }

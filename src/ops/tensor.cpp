@@ -192,6 +192,7 @@ MovementPlan slice_plan(const KernelContext& ctx) {
 MovementPlan expand_plan(const KernelContext& ctx) {
   const Tensor& x = ctx.input(0);
   Shape out = broadcast_shapes(ctx.node, x.shape(), ints_of(ctx, 1));
+  ctx.check_output(0, x.dtype(), out);  // the shape comes from a feed: refuse an overflowing one before its strides
   return {{out}, x.dtype(), {{0, 0, contiguous_copy(ctx, out, broadcast_strides(x.shape(), out), 0)}}};
 }
 
@@ -204,8 +205,12 @@ MovementPlan tile_plan(const KernelContext& ctx) {
   Shape out(r);
   for (int64_t d = 0; d < r; ++d) {
     if (reps[d] < 0) throw ctx.error("negative repeat " + std::to_string(reps[d]));
-    out[d] = x.shape()[d] * reps[d];
+    if (__builtin_mul_overflow(x.shape()[d], reps[d], &out[d]))
+      throw ctx.error("output dim " + std::to_string(d) + " (" + std::to_string(x.shape()[d]) + " x " +
+                          std::to_string(reps[d]) + " repeats) overflows 64 bits",
+                      ErrorCode::RuntimeError);
   }
+  ctx.check_output(0, x.dtype(), out);  // before its strides, which would overflow too
   std::vector<int64_t> in_strides = strides_of(x.shape()), out_strides = strides_of(out);
   std::vector<int64_t> dims, src, dst;
   for (int64_t d = 0; d < r; ++d) {

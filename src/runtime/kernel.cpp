@@ -15,22 +15,33 @@ Tensor KernelContext::host_input(int i) const {
   return t.device() == Device::CPU ? t : to_host(t);
 }
 
-Tensor& KernelContext::output(int i, DType dtype, Shape shape) {
+uint64_t KernelContext::check_output(int i, DType dtype, const Shape& shape) const {
   for (int64_t d : shape)
     if (d < 0) throw error("computed a negative output dimension " + shape_string(shape));
-  const std::string what = "output " + std::to_string(i) + " (" + dtype_name(dtype) + shape_string(shape) + ")";
   const bool strings = dtype == DType::String;
   if (strings && device != Device::CPU)
-    throw error(what + ": string tensors live on the host; this kernel runs on the device", ErrorCode::Fail);
+    throw error(output_what(i, dtype, shape) + ": string tensors live on the host; this kernel runs on the device",
+                ErrorCode::Fail);
   uint64_t bytes = strings ? sizeof(std::string) : dtype_size(dtype);  // a string's own characters not counted
   for (int64_t d : shape)
     if (__builtin_mul_overflow(bytes, static_cast<uint64_t>(d), &bytes))
-      throw error(what + " has a size that overflows 64 bits", ErrorCode::RuntimeError);
+      throw error(output_what(i, dtype, shape) + " has a size that overflows 64 bits", ErrorCode::RuntimeError);
   if (max_tensor_bytes != 0 && bytes > max_tensor_bytes)
-    throw error(what + " would take " + std::to_string(bytes) + " bytes, more than the session's cap of " +
-                    std::to_string(max_tensor_bytes) + " (SessionOptions max_tensor_bytes)",
+    throw error(output_what(i, dtype, shape) + " would take " + std::to_string(bytes) +
+                    " bytes, more than the session's cap of " + std::to_string(max_tensor_bytes) +
+                    " (SessionOptions max_tensor_bytes)",
                 ErrorCode::RuntimeError);
-  if (strings) return outputs.at(i) = Tensor::strings(std::move(shape));
+  return bytes;
+}
+
+std::string KernelContext::output_what(int i, DType dtype, const Shape& shape) const {
+  return "output " + std::to_string(i) + " (" + dtype_name(dtype) + shape_string(shape) + ")";
+}
+
+Tensor& KernelContext::output(int i, DType dtype, Shape shape) {
+  const uint64_t bytes = check_output(i, dtype, shape);
+  if (dtype == DType::String) return outputs.at(i) = Tensor::strings(std::move(shape));
+  const std::string what = output_what(i, dtype, shape);
   std::shared_ptr<Buffer> buffer;
   try {
     buffer = allocator->allocate(static_cast<size_t>(bytes));

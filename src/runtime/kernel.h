@@ -93,8 +93,12 @@ struct KernelContext {
   /// Allocates output i on this kernel's device. Throws Error(RuntimeError) naming the node, before allocating, for
   /// a size that overflows 64 bits or exceeds max_tensor_bytes, and when the device is out of memory.
   Tensor& output(int i, DType dtype, Shape shape);
+  /// output()'s checks alone, returning the size in bytes: for plans that compute with an output shape taken from
+  /// a feed (strides, offsets) before allocating it, where a shape whose size overflows must stop first.
+  uint64_t check_output(int i, DType dtype, const Shape& shape) const;
   /// Output i is `t` itself (no copy): Reshape, Identity, Squeeze share their input's buffer.
   void alias_output(int i, const Tensor& t) { outputs.at(i) = t; }
+  std::string output_what(int i, DType dtype, const Shape& shape) const;
   Error error(const std::string& message, ErrorCode code = ErrorCode::InvalidArgument) const {
     return node.error(code, message);
   }
