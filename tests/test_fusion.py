@@ -39,15 +39,20 @@ def feed():
     return {"x": x}
 
 
-def run(provider, level):
+def run_model(model, feeds, provider, level):
+    """The outputs and the op types of the nodes that ran, at graph_optimization_level `level`."""
     options = lockstep.SessionOptions()
     options.graph_optimization_level = level
     options.enable_profiling = True
-    s = lockstep.InferenceSession(silu_patterns(), options, providers=[provider])
-    outputs = s.run(None, feed())
+    s = lockstep.InferenceSession(model, options, providers=[provider])
+    outputs = s.run(None, feeds)
     op_types = [e["op_type"] for e in s.profile_events() if e["category"] == "Node"]
     s.end_profiling()
     return outputs, op_types
+
+
+def run(provider, level):
+    return run_model(silu_patterns(), feed(), provider, level)
 
 
 @pytest.mark.parametrize("provider", PROVIDERS)
@@ -127,14 +132,7 @@ def product_feed():
 
 
 def run_products(provider, level):
-    options = lockstep.SessionOptions()
-    options.graph_optimization_level = level
-    options.enable_profiling = True
-    s = lockstep.InferenceSession(product_patterns(), options, providers=[provider])
-    outputs = s.run(None, product_feed())
-    op_types = [e["op_type"] for e in s.profile_events() if e["category"] == "Node"]
-    s.end_profiling()
-    return outputs, op_types
+    return run_model(product_patterns(), product_feed(), provider, level)
 
 
 @pytest.mark.parametrize("provider", PROVIDERS)
@@ -185,14 +183,8 @@ def test_gelu_chain_fusion_keeps_the_bits(provider, tmp_path, monkeypatch):
     results = {}
     for order_ok in (True, False):
         for level in (lockstep.GraphOptimizationLevel.ORT_DISABLE_ALL, lockstep.GraphOptimizationLevel.ORT_ENABLE_ALL):
-            options = lockstep.SessionOptions()
-            options.graph_optimization_level = level
-            options.enable_profiling = True
-            s = lockstep.InferenceSession(gelu_chain(order_ok), options, providers=[provider])
-            y = s.run(None, {"x": x})[0]
-            ops = [e["op_type"] for e in s.profile_events() if e["category"] == "Node"]
-            s.end_profiling()
-            results[order_ok, level] = (y, ops)
+            outputs, ops = run_model(gelu_chain(order_ok), {"x": x}, provider, level)
+            results[order_ok, level] = (outputs[0], ops)
     fused, fused_ops = results[True, lockstep.GraphOptimizationLevel.ORT_ENABLE_ALL]
     unfused, _ = results[True, lockstep.GraphOptimizationLevel.ORT_DISABLE_ALL]
     assert fused_ops == ["FusedMatMul", "GeluErfChain"]

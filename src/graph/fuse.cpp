@@ -74,19 +74,10 @@ void fuse_silu(onnx::Graph& graph) {
   graph.nodes = std::move(kept);
 }
 
-onnx::Attribute string_attribute(const std::string& name, const std::string& value) {
+onnx::Attribute attribute(const std::string& name, onnx::Attribute::Type type) {
   onnx::Attribute a;
   a.name = name;
-  a.type = onnx::Attribute::String;
-  a.s = value;
-  return a;
-}
-
-onnx::Attribute int_attribute(const std::string& name, int64_t value) {
-  onnx::Attribute a;
-  a.name = name;
-  a.type = onnx::Attribute::Int;
-  a.i = value;
+  a.type = type;
   return a;
 }
 
@@ -104,14 +95,6 @@ bool scalar_constant(const onnx::Graph& g, const std::string& name, float* value
   if (!t || t->dtype() != DType::Float || t->rank() != 0) return false;
   *value = t->data<float>()[0];
   return true;
-}
-
-onnx::Attribute float_attribute(const std::string& name, float value) {
-  onnx::Attribute a;
-  a.name = name;
-  a.type = onnx::Attribute::Float;
-  a.f = value;
-  return a;
 }
 
 // d = Div(x, c1), e = Erf(d), s = Add(e, c2), m = Mul(x, s), y = Mul(m, c3), with c1..c3 float scalar constants and
@@ -147,9 +130,8 @@ void fuse_gelu_erf_chain(onnx::Graph& graph) {
     fused.op_type = "GeluErfChain";
     fused.inputs = {div->inputs[0]};
     fused.outputs = outer.outputs;
-    fused.attributes["divisor"] = float_attribute("divisor", c1);
-    fused.attributes["addend"] = float_attribute("addend", c2);
-    fused.attributes["factor"] = float_attribute("factor", c3);
+    for (auto [name, value] : {std::pair{"divisor", c1}, {"addend", c2}, {"factor", c3}})
+      (fused.attributes[name] = attribute(name, onnx::Attribute::Float)).f = value;
     outer = std::move(fused);
   }
   std::vector<onnx::Node> kept;
@@ -206,8 +188,8 @@ void fuse_product_epilogues(onnx::Graph& graph) {
     if (conv) fused.inputs.resize(3);  // an absent B stays ""
     fused.inputs.push_back(addend);
     fused.outputs = last.outputs;
-    if (relu) fused.attributes["activation"] = string_attribute("activation", "Relu");
-    if (addend_first) fused.attributes["addend_first"] = int_attribute("addend_first", 1);
+    if (relu) (fused.attributes["activation"] = attribute("activation", onnx::Attribute::String)).s = "Relu";
+    if (addend_first) (fused.attributes["addend_first"] = attribute("addend_first", onnx::Attribute::Int)).i = 1;
     removed.insert(&product);
     if (add && relu) removed.insert(add);
     last = std::move(fused);
