@@ -135,8 +135,11 @@ def test_disabled_cpu_fallback_refuses_string_nodes_on_cuda():
         session(mixed_model(), lockstep.CUDA, **{"session.disable_cpu_ep_fallback": "1"})
     only_constant = make_model([helper.make_node("Constant", [], ["k"], value_string="a", name="k0")], [],
                                [value("k", S)])
+    # Unfolded, the Constant node itself would run on the CPU; folded (the default level), no node is left to run.
     with pytest.raises(lockstep.NotImplemented, match="Node 'k0' \\(Constant\\).*making a string tensor"):
-        session(only_constant, lockstep.CUDA, **{"session.disable_cpu_ep_fallback": "1"})
+        session(only_constant, lockstep.CUDA, LEVELS[0], **{"session.disable_cpu_ep_fallback": "1"})
+    folded = session(only_constant, lockstep.CUDA, LEVELS[1], **{"session.disable_cpu_ep_fallback": "1"})
+    assert folded.run(None, {})[0].tolist() == "a"
 
 
 def identity_session():
