@@ -137,7 +137,7 @@ def _replaced_ops():
     # widened (exact), so it is narrowed back, and a float32 result widened again for the rest of the graph.
     class BitCast(_BitCast):
         def _run(self, x, to=None):
-            if x.dtype == np.float64 and np.dtype(onnx_np_type(to)).itemsize == 4:
+            if x.dtype == np.float64 and np.dtype(_onnx_np_type(to)).itemsize == 4:
                 x = x.astype(np.float32)
             (y,) = super()._run(x, to=to)
             return (y.astype(np.float64) if y.dtype == np.float32 else y,)
@@ -150,7 +150,7 @@ def _replaced_ops():
     return [GatherElements, Scatter, BitCast, DynamicQuantizeLinear]
 
 
-def onnx_np_type(elem_type):
+def _onnx_np_type(elem_type):
     return _onnx().helper.tensor_dtype_to_np_dtype(elem_type)
 
 

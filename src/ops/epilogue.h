@@ -7,6 +7,13 @@
 
 namespace lockstep {
 
+/// The absorbed nodes' operations on product value t: the Add with addend value a (when there is one), in the
+/// node's operand order, then the Relu.
+LOCKSTEP_HD float absorbed_ops_f32(float t, bool has_addend, float a, bool addend_first, bool relu) {
+  if (has_addend) t = addend_first ? arith::AddOp{}(a, t) : arith::AddOp{}(t, a);
+  return relu ? arith::ReluOp{}(t) : t;
+}
+
 /// What a fused node does to product value t at output element i. POD: CUDA kernels take it by value.
 struct ProductEpilogue {
   const float* addend = nullptr;  // the absorbed Add's other operand (device memory), or null
@@ -16,11 +23,7 @@ struct ProductEpilogue {
 
   LOCKSTEP_HD bool active() const { return addend != nullptr || relu; }
   LOCKSTEP_HD float apply(float t, int64_t i) const {
-    if (addend) {
-      const float a = addend[plan.offset(1, i)];
-      t = addend_first ? arith::AddOp{}(a, t) : arith::AddOp{}(t, a);
-    }
-    return relu ? arith::ReluOp{}(t) : t;
+    return absorbed_ops_f32(t, addend != nullptr, addend ? addend[plan.offset(1, i)] : 0.0f, addend_first, relu);
   }
 };
 
@@ -34,11 +37,7 @@ struct StoreEpilogue {
 
   LOCKSTEP_HD bool active() const { return addend != nullptr || relu; }
   LOCKSTEP_HD float apply(float t, int64_t i, int64_t n) const {
-    if (addend) {
-      const float a = addend[per_column ? n : i];
-      t = addend_first ? arith::AddOp{}(a, t) : arith::AddOp{}(t, a);
-    }
-    return relu ? arith::ReluOp{}(t) : t;
+    return absorbed_ops_f32(t, addend != nullptr, addend ? addend[per_column ? n : i] : 0.0f, addend_first, relu);
   }
 };
 
