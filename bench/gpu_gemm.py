@@ -1,6 +1,7 @@
 """The CUDA GEMM core on a GPU: bit identity with the CPU provider, then kernel times against torch fp32 (TF32 off).
   python3 bench/gpu_gemm.py [--check] [--bench] [--runs R] [--out DIR]     (neither flag: both)
   python3 bench/gpu_gemm.py --profile     (one run of each problem that scripts/gpu-gemm-check.sh profiles)
+  python3 bench/gpu_gemm.py --tiles [--runs R] [--out DIR]   (every problem of tile_problems() under each forced tile)
 Bit identity compares the raw float32 bits (uint32 views; NaN equals NaN whatever the payload, as the contract says)
 of lockstep CUDA and lockstep CPU on MatMul, Gemm and
 Conv shapes chosen to hit every path: odd M/N/K, K < 64, K not a multiple of 64, K = 4608, batched and broadcast
@@ -232,6 +233,100 @@ def bench(log, runs):
             row(f"bs{bs} {name}", flop, ours, wall, theirs, kernels)
 
 
+TILES = ["128x128x8", "128x128x4", "64x128x8", "64x64x8", "64x64x4"]
+
+
+def tile_problems():
+    """(name, op, input shapes, attrs, flop): the GEMMs of BERT-base and ResNet-50 at batch 1, 32 and 128."""
+    problems = []
+    for m, k, n in [(128, 768, 768), (128, 768, 3072), (128, 3072, 768), (4096, 768, 768), (4096, 768, 3072),
+                    (4096, 3072, 768), (4096, 4096, 4096)]:
+        problems.append((f"MatMul {m}x{k}x{n}", "MatMul", {"A": (m, k), "B": (k, n)}, {}, 2.0 * m * k * n))
+    for name, a, b in [("QK^T", (32, 12, 128, 64), (32, 12, 64, 128)), ("PV", (32, 12, 128, 128), (32, 12, 128, 64))]:
+        flop = 2.0 * 32 * 12 * a[2] * a[3] * b[3]
+        problems.append((f"bs32 attention {name}", "MatMul", {"A": a, "B": b}, {}, flop))
+    for bs, c, hw, cout, k in [(1, 512, 7, 512, 3), (1, 256, 14, 256, 3), (32, 64, 56, 64, 3), (32, 128, 28, 128, 3),
+                               (32, 256, 14, 256, 3), (32, 512, 7, 512, 3), (32, 64, 56, 256, 1),
+                               (32, 1024, 14, 256, 1), (128, 64, 56, 64, 3), (128, 256, 14, 256, 3),
+                               (128, 128, 28, 128, 3)]:
+        pad = k // 2
+        flop = 2.0 * bs * cout * hw * hw * c * k * k
+        problems.append((f"bs{bs} conv {k}x{k} {c}->{cout} {hw}", "Conv",
+                         {"X": (bs, c, hw, hw), "W": (cout, c, k, k), "B": (cout,)}, {"pads": [pad] * 4}, flop))
+    return problems
+
+
+def tile_worker(runs):
+    """One process, one LOCKSTEP_CUDA_GEMM_TILE: per problem, the kernel ms and the sha256 of the output bytes."""
+    out = {}
+    for name, op, inputs, attrs, _ in tile_inputs():
+        print(f"{os.environ.get('LOCKSTEP_CUDA_GEMM_TILE', 'auto')}: {name}", file=sys.stderr, flush=True)
+        model = model_of(op, inputs, attrs)
+        ms, _, kernels = lockstep_kernel_ms(model, inputs, runs)
+        out[name] = {"ms": ms, "sha": output_sha(model, inputs, lockstep.CUDA), "kernels": sorted(kernels)}
+    print("TILE-RESULT " + json.dumps(out), flush=True)
+
+
+def tile_inputs():
+    """tile_problems() with their inputs, the same in every process (seeded by the problem's name)."""
+    import zlib
+
+    for name, op, shapes, attrs, flop in tile_problems():
+        rng = np.random.default_rng(zlib.crc32(name.encode()))
+        yield name, op, {n: rng.standard_normal(s).astype(np.float32) for n, s in shapes.items()}, attrs, flop
+
+
+def output_sha(model, inputs, provider):
+    import hashlib
+
+    return hashlib.sha256(session(model, provider).run(None, inputs)[0].tobytes()).hexdigest()
+
+
+def tiles(log, runs):
+    """Every problem under each forced tile and under the automatic choice, in one process per setting; the bytes
+    of every setting must equal the CPU provider's (the tile is not part of the contract)."""
+    import subprocess
+
+    results = {}
+    for tile in ["auto"] + TILES:
+        env = dict(os.environ)
+        env.pop("LOCKSTEP_CUDA_GEMM_TILE", None)
+        if tile != "auto":
+            env["LOCKSTEP_CUDA_GEMM_TILE"] = tile
+        proc = subprocess.run([sys.executable, "-X", "faulthandler", __file__, "--tile-worker", "--runs", str(runs)],
+                              env=env, capture_output=True, text=True)
+        line = [l for l in proc.stdout.splitlines() if l.startswith("TILE-RESULT ")]
+        if proc.returncode or not line:
+            failure = f"{tile}: worker failed, exit status {proc.returncode}\n{proc.stderr[-3000:]}"
+            print(failure, flush=True)
+            log.write(failure + "\n")
+            continue
+        results[tile] = json.loads(line[0][len("TILE-RESULT "):])
+    if "auto" not in results:
+        return 1
+    results["cpu"] = {name: {"sha": output_sha(model_of(op, inputs, attrs), inputs, lockstep.CPU)}
+                      for name, op, inputs, attrs, _ in tile_inputs()}
+    settings = [t for t in results if t != "cpu"]
+    header = f"{'problem':<34}" + "".join(f"{t:>11}" for t in settings) + "   auto kernels"
+    print(header)
+    log.write(header + "\n")
+    differ = 0
+    for name, _, _, _, flop in tile_problems():
+        shas = {results[t][name]["sha"] for t in settings + ["cpu"]}
+        differ += len(shas) > 1
+        cells = "".join(f"{results[t][name]['ms']:>11.4f}" for t in settings)
+        line = f"{name:<34}{cells}   {','.join(results['auto'][name]['kernels'])}{'' if len(shas) == 1 else '  BITS DIFFER'}"
+        print(line)
+        log.write(line + "\n")
+        best = min(settings[1:], key=lambda t: results[t][name]["ms"])
+        log.write(f"    best forced tile {best}: {flop / results[best][name]['ms'] / 1e9:.1f} TFLOP/s; "
+                  f"auto {flop / results['auto'][name]['ms'] / 1e9:.1f} TFLOP/s\n")
+    line = f"bits: {differ} of {len(tile_problems())} problems differ between the tile settings and the CPU"
+    print(line)
+    log.write(line + "\n")
+    return 1 if differ or len(settings) < len(TILES) + 1 else 0
+
+
 def profile_targets():
     """One run each of the problems ncu looks at (scripts/gpu-gemm-check.sh with GEMM_NCU=1)."""
     problems = [("MatMul", {"A": rand(4096, 4096), "B": rand(4096, 4096)}, {})]
@@ -248,11 +343,19 @@ def main():
     parser.add_argument("--runs", type=int, default=10)
     parser.add_argument("--out", default=".")
     parser.add_argument("--profile", action="store_true", help="one run of each problem ncu looks at, nothing else")
+    parser.add_argument("--tiles", action="store_true", help="the problems of tile_problems() under every tile")
+    parser.add_argument("--tile-worker", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
     assert lockstep.CUDA in lockstep.get_available_providers(), "no CUDA provider"
     if args.profile:
         profile_targets()
         return 0
+    if args.tile_worker:
+        tile_worker(args.runs)
+        return 0
+    if args.tiles:
+        with open(os.path.join(args.out, "gemm_tiles.txt"), "w") as log:
+            return tiles(log, args.runs)
     failures = 0
     if not args.bench:
         with open(os.path.join(args.out, "gemm_bits.txt"), "w") as log:

@@ -4,7 +4,8 @@
 # torch fp32 (TF32 off). Logs go to OUT_DIR (default $OUT, else bench/results/gpu-gemm-<date>).
 # GEMM_BENCH=0 skips the timings; GEMM_SASS=1 counts FFMA and spill instructions per kernel (cuobjdump);
 # GEMM_NCU=1 reads each GEMM kernel's counters with ncu (bench/gpu_gemm.py --profile), then its stall reasons,
-# instruction mix and shared-memory conflicts (gemm_ncu_sections.txt).
+# instruction mix and shared-memory conflicts (gemm_ncu_sections.txt); GEMM_TILES=1 times BERT's and ResNet's GEMMs
+# under every tile shape (LOCKSTEP_CUDA_GEMM_TILE) and checks that all give the CPU's bytes (gemm_tiles.txt).
 #   scripts/gpu-gemm-check.sh [OUT_DIR]
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -28,6 +29,10 @@ if [ "${GEMM_SASS:-0}" = 1 ]; then
   cuobjdump -sass "$so" | awk '/Function :/ {f=$3} f ~ /gemm_f32/ && /FFMA/ {ffma[f]++} f ~ /gemm_f32/ && /LDL|STL/ {
     ldl[f]++} END {for (f in ffma) printf "%6d FFMA %4d LDL/STL  %s\n", ffma[f], ldl[f], f}' | sort -k4 \
     | tee "$out/gemm_sass.txt"
+fi
+if [ "${GEMM_TILES:-0}" = 1 ]; then
+  python3 bench/gpu_gemm.py --out "$out" --tiles --runs "${GEMM_TILE_RUNS:-5}" 2>&1 | tee "$out/gemm_tiles_console.txt"
+  [ "${PIPESTATUS[0]}" = 0 ] || bits=1
 fi
 [ "${GEMM_BENCH:-1}" = 1 ] && python3 bench/gpu_gemm.py --out "$out" --bench --runs 10 2>&1 | tee "$out/gemm_bench_console.txt"
 if [ "${GEMM_NCU:-0}" = 1 ]; then

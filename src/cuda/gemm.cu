@@ -3,6 +3,11 @@
 // docs/arithmetic.md#gemm); this file only says where operands live and picks the tile shape and split-K.
 #include <algorithm>
 #include <climits>
+#include <cstdlib>
+#include <optional>
+#include <cstdio>
+#include <stdexcept>
+#include <utility>
 
 #include "arith/dot.h"
 #include "cuda/common.cuh"
@@ -46,6 +51,8 @@ struct MatrixProblem {
   int batch_rank;
   int64_t batch_dims[kMaxBatchDims], a_bstride[kMaxBatchDims], b_bstride[kMaxBatchDims];
 
+  static constexpr bool kCostlyColumnLoads = false;  // B's tile is plain strided copies, as A's
+  __device__ __host__ bool gathers() const { return false; }
   struct Batch {
     const float *a, *b;
     float* y;
@@ -70,9 +77,8 @@ struct MatrixProblem {
   }
 
   /// Fills the shared tiles of one block: A'(k, m) and B'(k, n) as strided operands.
-  template <int BM, int BN>
+  template <int BM, int BN, int kThreads>
   struct Loader {
-    static constexpr int kThreads = gemm_core::TileShape<BM, BN>::kThreads;
     struct Shared {};
     gemm_core::StridedTileLoader<BM, kThreads, true> a;
     gemm_core::StridedTileLoader<BN, kThreads, false> b;
@@ -107,6 +113,8 @@ struct ConvProblem {
   Walk w_walk;  // the weights as the strided operand A(k, m) = w[m * K + k]
   StoreEpilogue epilogue;  // FusedConv's absorbed Add and Relu
 
+  static constexpr bool kCostlyColumnLoads = true;  // B's tile is gathered through the taps, or read per image
+  __device__ __host__ bool gathers() const { return !vector; }
   struct Batch {
     int64_t grp;
   };
@@ -135,9 +143,8 @@ struct ConvProblem {
   /// of 4 columns) for the whole k range, so the column's image and origin are decomposed once per block. The
   /// gather's taps come from shared memory: the taps of tile t + kStages - 1 stream in (cp.async) with tile t, so
   /// they are there when that tile's gather is issued, and no gather waits on a global load.
-  template <int BM, int BN>
+  template <int BM, int BN, int kThreads>
   struct Loader {
-    static constexpr int kThreads = gemm_core::TileShape<BM, BN>::kThreads;
     static constexpr int kTapSlots = 2 * gemm_core::kStages;  // tile t's taps in slot t % kTapSlots
     static_assert(kThreads % BN == 0 && kThreads >= kTileK, "each thread gathers one column");
     struct Shared {
@@ -242,25 +249,69 @@ int multiprocessors(const KernelContext& ctx) {
   return count;
 }
 
+/// A block tile the GEMM core runs: BM x BN outputs, 8 x TN per thread (gemm_core::TileShape).
+struct TileChoice {
+  int bm = 0, bn = 0, tn = 0;
+  bool operator==(const TileChoice&) const = default;
+};
+
+template <class... Shapes>
+struct ShapeList {};
+using GemmShapes = ShapeList<gemm_core::TileShape<128, 128, 8>, gemm_core::TileShape<128, 128, 4>,
+                             gemm_core::TileShape<64, 128, 8>, gemm_core::TileShape<64, 64, 8>,
+                             gemm_core::TileShape<64, 64, 4>>;
+
+/// f.template operator()<Shape>() for the shape of `tile` (one of GemmShapes).
+template <class F, class... Shapes>
+void with_shape(TileChoice tile, F&& f, ShapeList<Shapes...>) {
+  const bool found = ((tile == TileChoice{Shapes::BM, Shapes::BN, Shapes::TN}
+                           ? (f.template operator()<Shapes>(), true)
+                           : false) ||
+                      ...);
+  if (!found) throw std::logic_error("GEMM tile without a kernel");
+}
+
+/// LOCKSTEP_CUDA_GEMM_TILE=BMxBNxTN (e.g. 64x128x4, read once) forces one tile of GemmShapes without split-K, for
+/// measuring tiles against each other; unset, run_gemm chooses. Every tile gives the same bits.
+std::optional<TileChoice> forced_tile() {
+  static const std::optional<TileChoice> forced = []() -> std::optional<TileChoice> {
+    const char* v = std::getenv("LOCKSTEP_CUDA_GEMM_TILE");
+    if (!v || !*v) return std::nullopt;
+    // sscanf: istream's operator>>(int&) crashed (SIGSEGV) in this module under torch's Python on the GPU machine.
+    TileChoice t;
+    char x1 = 0, x2 = 0, rest = 0;
+    const int fields = std::sscanf(v, "%d%c%d%c%d%c", &t.bm, &x1, &t.bn, &x2, &t.tn, &rest);
+    bool known = false;
+    [&]<class... Shapes>(ShapeList<Shapes...>) {
+      known = ((t == TileChoice{Shapes::BM, Shapes::BN, Shapes::TN}) || ...);
+    }(GemmShapes{});
+    if (fields != 5 || x1 != 'x' || x2 != 'x' || !known)
+      throw std::invalid_argument(std::string("LOCKSTEP_CUDA_GEMM_TILE='") + v +
+                                  "': expected one of 128x128x8, 128x128x4, 64x128x8, 64x64x8, 64x64x4");
+    return t;
+  }();
+  return forced;
+}
+
 template <class Problem>
 int64_t output_tiles(const Problem& prob, int bm, int bn) {
   return prob.batches * ((prob.M + bm - 1) / bm) * ((prob.N + bn - 1) / bn);
 }
 
-template <int BM, int BN, bool kPartials, class Problem>
+template <class Shape, bool kPartials, class Problem>
 void launch_core(const KernelContext& ctx, const Problem& prob, const SplitK& split) {
-  const int64_t n_tiles = (prob.N + BN - 1) / BN, m_tiles = (prob.M + BM - 1) / BM;
+  const int64_t n_tiles = (prob.N + Shape::BN - 1) / Shape::BN, m_tiles = (prob.M + Shape::BM - 1) / Shape::BM;
   dim3 grid(unsigned(n_tiles), unsigned(std::min<int64_t>(m_tiles, 65535)),
             unsigned(std::min<int64_t>(prob.batches * split.count, 65535)));
-  const auto kernel = gemm_core::gemm_f32_sm80<BM, BN, kPartials, Problem>;
-  constexpr size_t shared = sizeof(gemm_core::SharedMemory<BM, BN, Problem>);
+  const auto kernel = gemm_core::gemm_f32_sm80<Shape, kPartials, Problem>;
+  constexpr size_t shared = sizeof(gemm_core::SharedMemory<Shape, Problem>);
   // Over 48 KB of shared memory per block needs the opt-in; the carveout lets several small blocks share an SM.
   check(ctx, cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(shared)),
         "cudaFuncSetAttribute");
   check(ctx, cudaFuncSetAttribute(kernel, cudaFuncAttributePreferredSharedMemoryCarveout,
                                   cudaSharedmemCarveoutMaxShared),
         "cudaFuncSetAttribute");
-  kernel<<<grid, gemm_core::TileShape<BM, BN>::kThreads, shared, stream_of(ctx)>>>(prob, split);
+  kernel<<<grid, Shape::kThreads, shared, stream_of(ctx)>>>(prob, split);
   check_launch(ctx);
 }
 
@@ -279,13 +330,13 @@ SplitK plan_split(int64_t tiles, int64_t chunks, int64_t outputs, int64_t sms) {
 }
 
 /// The split-K pair: chunk partials of every split, then their sums in chunk order.
-template <int BM, int BN, class Problem>
+template <class Shape, class Problem>
 void launch_split(const KernelContext& ctx, const Problem& prob, SplitK split) {
   // Stream-ordered scratch: released once the kernels are queued, handed out again only to later work.
   std::shared_ptr<Buffer> partials =
       ctx.allocator->allocate(size_t(prob.batches * split.chunks * prob.M * prob.N) * sizeof(float));
   split.partials = static_cast<float*>(partials->data);
-  launch_core<BM, BN, true>(ctx, prob, split);
+  launch_core<Shape, true>(ctx, prob, split);
   const int64_t outputs = prob.batches * prob.M * prob.N;
   gemm_core::gemm_sum_chunks_f32<Problem><<<unsigned(std::min<int64_t>((outputs + kThreadsPerBlock - 1) /
                                                                            kThreadsPerBlock, 1 << 20)),
@@ -293,27 +344,47 @@ void launch_split(const KernelContext& ctx, const Problem& prob, SplitK split) {
   check_launch(ctx);
 }
 
-/// Picks the tile shape: 128x128 for tall and wide outputs (split along k when its tiles leave multiprocessors
-/// idle), else 64x128 when that fills every multiprocessor, else 64x64, split along k when that leaves
-/// multiprocessors idle. Narrow outputs (N <= 64) skip the 128-wide tiles, which would mostly compute padding.
+/// The tile, and the split along k, of one problem; measured on the H200 with every tile forced
+/// (bench/gpu_gemm.py --tiles, bench/results/gpu-gemm-tiles-2026-12-04/):
+/// - enough 128x128 tiles to fill the multiprocessors several times (Conv: half of them once, since its column
+///   loads, the gather of taps, cost more and taller tiles share them over more rows): 128x128, with 8x4 outputs
+///   per thread for a gathering Conv (more warps hide the gather) and 8x8 otherwise;
+/// - else, while 64x64 tiles fill every multiprocessor: 64x64 with 8x4 outputs per thread, whose small tiles
+///   leave a short last wave (BERT's 4096x768 outputs: 192 large tiles are 1.45 waves of 132);
+/// - else the problem is small and split along k: 128x128 tiles where the outputs are tall and wide, else 64x64.
+/// Narrow (N <= 64) or short (M <= 64) outputs skip the tiles that would mostly compute padding.
+template <class Problem>
+std::pair<TileChoice, SplitK> plan_gemm(const Problem& prob, int64_t sms) {
+  if (const std::optional<TileChoice> forced = forced_tile()) return {*forced, {}};
+  const int64_t chunks = (prob.K + arith::kDotChunk - 1) / arith::kDotChunk;
+  const int64_t outputs = prob.batches * prob.M * prob.N;
+  const bool wide = prob.N > 64, tall = prob.M > 64;
+  const int64_t large_tiles = output_tiles(prob, 128, 128);
+  if (tall && wide && large_tiles >= (Problem::kCostlyColumnLoads ? sms / 2 : 4 * sms))
+    return {{128, 128, prob.gathers() ? 4 : 8}, {}};
+  if (!tall && wide && output_tiles(prob, 64, 128) >= sms) return {{64, 128, 8}, {}};
+  if (output_tiles(prob, 64, 64) >= sms) return {{64, 64, 4}, {}};
+  if (tall && wide) {
+    const SplitK split = plan_split(large_tiles, chunks, outputs, sms);
+    if (split.count > 1) return {{128, 128, 8}, split};
+  }
+  return {{64, 64, 8}, plan_split(output_tiles(prob, 64, 64), chunks, outputs, sms)};
+}
+
 template <class Problem>
 void run_gemm(const KernelContext& ctx, const Problem& prob) {
   if (prob.M <= 0 || prob.N <= 0 || prob.batches <= 0) return;
   if ((prob.N + 63) / 64 > 0x7fffffff) throw ctx.error("output too wide for the CUDA GEMM", ErrorCode::NotImplemented);
-  const int64_t sms = multiprocessors(ctx);
-  const int64_t chunks = (prob.K + arith::kDotChunk - 1) / arith::kDotChunk;
-  const int64_t outputs = prob.batches * prob.M * prob.N;
-  const bool wide = prob.N > 64;
-  if (prob.M > 64 && wide) {
-    const int64_t tiles = output_tiles(prob, 128, 128);
-    if (tiles >= sms) return launch_core<128, 128, false>(ctx, prob, {});
-    const SplitK split = plan_split(tiles, chunks, outputs, sms);
-    if (split.count > 1) return launch_split<128, 128>(ctx, prob, split);
-  }
-  if (wide && output_tiles(prob, 64, 128) >= sms) return launch_core<64, 128, false>(ctx, prob, {});
-  const SplitK split = plan_split(output_tiles(prob, 64, 64), chunks, outputs, sms);
-  if (split.count <= 1) return launch_core<64, 64, false>(ctx, prob, {});
-  launch_split<64, 64>(ctx, prob, split);
+  const auto [tile, split] = plan_gemm(prob, multiprocessors(ctx));
+  with_shape(
+      tile,
+      [&]<class Shape>() {
+        if (split.count > 1)
+          launch_split<Shape>(ctx, prob, split);
+        else
+          launch_core<Shape, false>(ctx, prob, {});
+      },
+      GemmShapes{});
 }
 
 // Integer MatMul: exact wrapping arithmetic, one thread per output.

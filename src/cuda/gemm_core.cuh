@@ -1,5 +1,5 @@
-// The SIMT GEMM core shared by MatMul, Gemm and Conv (implicit GEMM): block tiles of BM x BN outputs, 8x8 outputs
-// per thread, k in shared-memory tiles of kTileK filled by cp.async kStages deep.
+// The SIMT GEMM core shared by MatMul, Gemm and Conv (implicit GEMM): block tiles of BM x BN outputs, 8 x TN
+// outputs per thread, k in shared-memory tiles of kTileK filled by cp.async kStages deep.
 //
 // What keeps each output's canonical k order (dot_chunked_f32, docs/arithmetic.md#gemm): one thread owns an
 // output for the whole k range; it keeps the chunk partial p and the running total in registers, and walks k
@@ -21,8 +21,9 @@
 
 namespace lockstep::cuda::gemm_core {
 
-// 16-deep k tiles four stages deep: 48 k in flight while 16 are multiplied, one barrier per 16 k. A 128x128 block
-// holds 128 registers of p and totals per thread, so it runs one block (8 warps) per SM with up to 255 registers.
+// 16-deep k tiles four stages deep: 48 k in flight while 16 are multiplied, one barrier per 16 k. A thread of 8x8
+// outputs holds 128 registers of p and totals, so a 128x128 block (8 warps) runs alone on an SM with up to 255
+// registers; 8x4 outputs per thread give the same block 16 warps of up to 128 registers.
 constexpr int kTileK = 16;
 constexpr int kStages = 4;
 constexpr int kPad = 4;  // floats of padding per shared row: rows stay 16-byte aligned for float4 reads
@@ -91,6 +92,7 @@ class StridedTileLoader {
   // VectorK: 4 threads read the 4 runs of 4 k of one x, kThreads / 4 x per pass.
   static_assert(kTileK == 16, "VectorK takes 4 runs of 4 k per tile");
   static constexpr int kStagedXPerPass = kThreads / 4, kStagedPasses = BX / kStagedXPerPass;
+  static_assert(BX % kStagedXPerPass == 0, "a pass of staged runs covers whole runs of x");
   // Along k, 8 consecutive threads take 8 consecutive k of one x (one 32-byte sector); the warp's 4 x land in 32
   // distinct banks of the (BX + kPad)-wide rows.
   static constexpr int kRun = 8, kXPerPass = kThreads / kRun, kPassesPerRun = BX / kXPerPass;
@@ -188,54 +190,58 @@ class StridedTileLoader {
 
 // --- The core.
 
-/// The fragments of k row kk: thread (ty, tx)'s 8 values of a and of b (see thread_offset).
-template <int BM, int BN>
-__device__ __forceinline__ void load_fragments(const float (*as)[BM + kPad], const float (*bs)[BN + kPad], int kk,
-                                               int ty, int tx, float (&a)[8], float (&b)[8]) {
-  *reinterpret_cast<float4*>(&a[0]) = *reinterpret_cast<const float4*>(&as[kk][ty * 4]);
-  *reinterpret_cast<float4*>(&a[4]) = *reinterpret_cast<const float4*>(&as[kk][BM / 2 + ty * 4]);
-  *reinterpret_cast<float4*>(&b[0]) = *reinterpret_cast<const float4*>(&bs[kk][tx * 4]);
-  *reinterpret_cast<float4*>(&b[4]) = *reinterpret_cast<const float4*>(&bs[kk][BN / 2 + tx * 4]);
+/// The outputs of thread (ty, tx) along a tile side of B outputs, T per thread: T = 8 takes t*4 + {0..3} and
+/// B/2 + t*4 + {0..3}, T = 4 takes t*4 + {0..3}, so that the fragments above are float4 reads and a warp's reads
+/// of one row are consecutive.
+template <int B, int T>
+__device__ __forceinline__ int thread_offset(int t, int i) {
+  static_assert(T == 4 || T == 8, "4 or 8 outputs per thread along a side");
+  return T == 8 ? (i < 4 ? 0 : B / 2) + t * 4 + (i & 3) : t * 4 + i;
 }
 
-__device__ __forceinline__ void outer_product(const float (&a)[8], const float (&b)[8], float (&p)[8][8]) {
+/// The fragments of k row kk: thread (ty, tx)'s 8 values of a and TN of b (see thread_offset).
+template <int BM, int BN, int TN>
+__device__ __forceinline__ void load_fragments(const float (*as)[BM + kPad], const float (*bs)[BN + kPad], int kk,
+                                               int ty, int tx, float (&a)[8], float (&b)[TN]) {
+  *reinterpret_cast<float4*>(&a[0]) = *reinterpret_cast<const float4*>(&as[kk][ty * 4]);
+  *reinterpret_cast<float4*>(&a[4]) = *reinterpret_cast<const float4*>(&as[kk][BM / 2 + ty * 4]);
+  *reinterpret_cast<float4*>(&b[0]) = *reinterpret_cast<const float4*>(&bs[kk][thread_offset<BN, TN>(tx, 0)]);
+  if constexpr (TN == 8)
+    *reinterpret_cast<float4*>(&b[4]) = *reinterpret_cast<const float4*>(&bs[kk][BN / 2 + tx * 4]);
+}
+
+template <int TN>
+__device__ __forceinline__ void outer_product(const float (&a)[8], const float (&b)[TN], float (&p)[8][TN]) {
 #pragma unroll
   for (int i = 0; i < 8; ++i)
 #pragma unroll
-    for (int j = 0; j < 8; ++j) p[i][j] = arith::fma_f32(a[i], b[j], p[i][j]);
+    for (int j = 0; j < TN; ++j) p[i][j] = arith::fma_f32(a[i], b[j], p[i][j]);
 }
 
 /// p[i][j] = fma(a(k, m_i), b(k, n_j), p[i][j]) for the tile's k = 0 .. kTileK-1 in ascending order; the
 /// fragments of k + 1 are read while k is multiplied.
-template <int BM, int BN>
+template <int BM, int BN, int TN>
 __device__ __forceinline__ void multiply_tile(const float (*as)[BM + kPad], const float (*bs)[BN + kPad],
-                                              float (&p)[8][8], int ty, int tx) {
-  float a[2][8], b[2][8];
-  load_fragments<BM, BN>(as, bs, 0, ty, tx, a[0], b[0]);
+                                              float (&p)[8][TN], int ty, int tx) {
+  float a[2][8], b[2][TN];
+  load_fragments<BM, BN, TN>(as, bs, 0, ty, tx, a[0], b[0]);
 #pragma unroll
   for (int kk = 0; kk < kTileK; ++kk) {
-    if (kk + 1 < kTileK) load_fragments<BM, BN>(as, bs, kk + 1, ty, tx, a[(kk + 1) % 2], b[(kk + 1) % 2]);
-    outer_product(a[kk % 2], b[kk % 2], p);
+    if (kk + 1 < kTileK) load_fragments<BM, BN, TN>(as, bs, kk + 1, ty, tx, a[(kk + 1) % 2], b[(kk + 1) % 2]);
+    outer_product<TN>(a[kk % 2], b[kk % 2], p);
   }
 }
 
 /// The same for the last tile of a k range, which holds only its first kmax < kTileK rows.
-template <int BM, int BN>
+template <int BM, int BN, int TN>
 __device__ __forceinline__ void multiply_tile_head(const float (*as)[BM + kPad], const float (*bs)[BN + kPad],
-                                                   float (&p)[8][8], int ty, int tx, int kmax) {
+                                                   float (&p)[8][TN], int ty, int tx, int kmax) {
 #pragma unroll 1
   for (int kk = 0; kk < kmax; ++kk) {
-    float a[8], b[8];
-    load_fragments<BM, BN>(as, bs, kk, ty, tx, a, b);
-    outer_product(a, b, p);
+    float a[8], b[TN];
+    load_fragments<BM, BN, TN>(as, bs, kk, ty, tx, a, b);
+    outer_product<TN>(a, b, p);
   }
-}
-
-/// The outputs of thread (ty, tx): rows ty*4 + {0..3} and BM/2 + ty*4 + {0..3}, likewise for columns, so the
-/// fragments above are two float4 reads each.
-template <int BHALF>
-__device__ __forceinline__ int thread_offset(int t, int i) {
-  return (i < 4 ? 0 : BHALF) + t * 4 + (i & 3);
 }
 
 /// Split-K plan: blockIdx.z walks (batch, split) pairs; split s covers chunks [s*chunks_per_split, ...).
@@ -245,60 +251,63 @@ struct SplitK {
   float* partials = nullptr;
 };
 
+/// A block tile of BM x BN outputs, 8 x TN per thread (TN = 8: 64 outputs, 128 registers of partials and totals;
+/// TN = 4 halves that, for twice the threads and so twice the warps to hide latency).
+template <int BM_, int BN_, int TN_>
+struct TileShape {
+  static constexpr int BM = BM_, BN = BN_, TN = TN_;
+  static constexpr int kThreadsN = BN / TN;
+  static constexpr int kThreads = BM / 8 * kThreadsN;
+};
+
 /// Stores each output's partial of one chunk (split-K), laid out (batch, chunk, m, n).
-template <int BM, int BN, class Problem>
+template <class Shape, class Problem>
 __device__ __forceinline__ void store_partials(const Problem& prob, const SplitK& split, int64_t batch,
                                                int64_t chunk, int64_t m0, int64_t n0, int ty, int tx,
-                                               const float (&p)[8][8]) {
+                                               const float (&p)[8][Shape::TN]) {
   float* out = split.partials + (batch * split.chunks + chunk) * prob.M * prob.N;
 #pragma unroll
   for (int i = 0; i < 8; ++i)
 #pragma unroll
-    for (int j = 0; j < 8; ++j) {
-      const int64_t m = m0 + thread_offset<BM / 2>(ty, i), n = n0 + thread_offset<BN / 2>(tx, j);
+    for (int j = 0; j < Shape::TN; ++j) {
+      const int64_t m = m0 + thread_offset<Shape::BM, 8>(ty, i), n = n0 + thread_offset<Shape::BN, Shape::TN>(tx, j);
       if (m < prob.M && n < prob.N) out[m * prob.N + n] = p[i][j];
     }
 }
 
 /// prob.store(total) per output. Column by column, so that where a column lies in the output is worked out once
 /// for its 8 rows.
-template <int BM, int BN, class Problem>
+template <class Shape, class Problem>
 __device__ __forceinline__ void store_outputs(const Problem& prob, const typename Problem::Batch& bt, int64_t m0,
-                                              int64_t n0, int ty, int tx, const float (&total)[8][8]) {
+                                              int64_t n0, int ty, int tx, const float (&total)[8][Shape::TN]) {
 #pragma unroll
-  for (int j = 0; j < 8; ++j) {
-    const int64_t n = n0 + thread_offset<BN / 2>(tx, j);
+  for (int j = 0; j < Shape::TN; ++j) {
+    const int64_t n = n0 + thread_offset<Shape::BN, Shape::TN>(tx, j);
     if (n >= prob.N) continue;
     const typename Problem::Column col = prob.column(bt, n);
 #pragma unroll
     for (int i = 0; i < 8; ++i) {
-      const int64_t m = m0 + thread_offset<BM / 2>(ty, i);
+      const int64_t m = m0 + thread_offset<Shape::BM, 8>(ty, i);
       if (m < prob.M) prob.store(bt, col, m, total[i][j]);
     }
   }
 }
 
-template <int BM, int BN>
-struct TileShape {
-  static constexpr int kThreads = BM * BN / 64;  // 8x8 outputs per thread
-  static constexpr int kThreadsN = BN / 8;
-};
-
 /// The block's shared memory: the k-tile stages and what the problem's loader keeps there.
-template <int BM, int BN, class Problem>
+template <class Shape, class Problem>
 struct SharedMemory {
-  SharedTiles<BM, BN> tiles;
-  typename Problem::template Loader<BM, BN>::Shared loader;
+  SharedTiles<Shape::BM, Shape::BN> tiles;
+  typename Problem::template Loader<Shape::BM, Shape::BN, Shape::kThreads>::Shared loader;
 };
 
 // Contract: per output, dot_chunked_f32 over k ascending with init = prob.init(m) (or, kPartials, each chunk's
 // partial p into split.partials); see docs/arithmetic.md#gemm.
-template <int BM, int BN, bool kPartials, class Problem>
-__global__ void __launch_bounds__(TileShape<BM, BN>::kThreads, 1)
+template <class Shape, bool kPartials, class Problem>
+__global__ void __launch_bounds__(Shape::kThreads, 1)
     gemm_f32_sm80(const __grid_constant__ Problem prob, const __grid_constant__ SplitK split) {
-  using Shape = TileShape<BM, BN>;
+  constexpr int BM = Shape::BM, BN = Shape::BN, TN = Shape::TN;
   extern __shared__ float4 shared_words[];
-  SharedMemory<BM, BN, Problem>& sm = *reinterpret_cast<SharedMemory<BM, BN, Problem>*>(shared_words);
+  SharedMemory<Shape, Problem>& sm = *reinterpret_cast<SharedMemory<Shape, Problem>*>(shared_words);
   // A warp covers 4 x 8 threads: its fragment reads are 4 distinct float4 of A and 8 of B (128 bytes), one
   // shared-memory wavefront each, where a 2 x 16 warp would need two for B.
   constexpr int kWarpsN = Shape::kThreadsN / 8;
@@ -313,14 +322,14 @@ __global__ void __launch_bounds__(TileShape<BM, BN>::kThreads, 1)
       const int64_t k_end = kPartials ? min64(K, k_begin + split.chunks_per_split * arith::kDotChunk) : K;
       const int64_t m0 = mt * BM, n0 = int64_t(blockIdx.x) * BN;
       const typename Problem::Batch bt = prob.batch(batch);
-      typename Problem::template Loader<BM, BN> loader(prob, bt, m0, n0, sm.loader, k_begin);
-      float p[8][8], total[8][8];
+      typename Problem::template Loader<BM, BN, Shape::kThreads> loader(prob, bt, m0, n0, sm.loader, k_begin);
+      float p[8][TN], total[8][TN];
 #pragma unroll
       for (int i = 0; i < 8; ++i) {
-        const int64_t m = m0 + thread_offset<BM / 2>(ty, i);
+        const int64_t m = m0 + thread_offset<BM, 8>(ty, i);
         const float init = !kPartials && m < M ? prob.init(bt, m) : 0.0f;
 #pragma unroll
-        for (int j = 0; j < 8; ++j) total[i][j] = init, p[i][j] = 0.0f;
+        for (int j = 0; j < TN; ++j) total[i][j] = init, p[i][j] = 0.0f;
       }
       const int64_t tiles = (k_end - k_begin + kTileK - 1) / kTileK;
       // The previous output tile's stages are no longer read, and no copy it issued ahead is still landing.
@@ -350,23 +359,23 @@ __global__ void __launch_bounds__(TileShape<BM, BN>::kThreads, 1)
         async_commit();
         const int kmax = int(min64(kTileK, k_end - k0));
         if (kmax == kTileK)
-          multiply_tile<BM, BN>(sm.tiles.a[stage], sm.tiles.b[stage], p, ty, tx);
+          multiply_tile<BM, BN, TN>(sm.tiles.a[stage], sm.tiles.b[stage], p, ty, tx);
         else
-          multiply_tile_head<BM, BN>(sm.tiles.a[stage], sm.tiles.b[stage], p, ty, tx, kmax);
+          multiply_tile_head<BM, BN, TN>(sm.tiles.a[stage], sm.tiles.b[stage], p, ty, tx, kmax);
         const int64_t kend = k0 + kmax;
         if (kend % arith::kDotChunk == 0 || kend == k_end) {
-          if constexpr (kPartials) store_partials<BM, BN>(prob, split, batch, (kend - 1) / arith::kDotChunk, m0, n0,
-                                                          ty, tx, p);
+          if constexpr (kPartials) store_partials<Shape>(prob, split, batch, (kend - 1) / arith::kDotChunk, m0, n0,
+                                                         ty, tx, p);
 #pragma unroll
           for (int i = 0; i < 8; ++i)
 #pragma unroll
-            for (int j = 0; j < 8; ++j) {
+            for (int j = 0; j < TN; ++j) {
               if constexpr (!kPartials) total[i][j] = total[i][j] + p[i][j];
               p[i][j] = 0.0f;
             }
         }
       }
-      if constexpr (!kPartials) store_outputs<BM, BN>(prob, bt, m0, n0, ty, tx, total);
+      if constexpr (!kPartials) store_outputs<Shape>(prob, bt, m0, n0, ty, tx, total);
     }
 }
 
