@@ -12,19 +12,31 @@ namespace {
 // the CPU); larger index tensors are clamped into range on the device instead (docs/arithmetic.md#gather).
 constexpr int64_t kHostValidatedIndices = int64_t(1) << 20;
 
+struct CopyOffsets {
+  int64_t src, dst;
+};
+
+/// The source and destination offsets of element e of a strided copy.
+template <class Index>
+__device__ __forceinline__ CopyOffsets copy_offsets(const StridedCopy& c, Index e) {
+  int64_t s = c.src_offset, d = c.dst_offset;
+  for (int k = c.rank - 1; k >= 0; --k) {
+    const Index q = e / Index(c.dims[k]), i = e - q * Index(c.dims[k]);
+    s += int64_t(i) * c.src_strides[k];
+    d += int64_t(i) * c.dst_strides[k];
+    e = q;
+  }
+  return {s, d};
+}
+
 // Contract: exact copy; see docs/arithmetic.md#strided-copy.
 template <typename T>
 __global__ void strided_copy_kernel(StridedCopy c, const T* __restrict__ src, T* __restrict__ dst, int64_t n) {
   int64_t e = blockIdx.x * int64_t(blockDim.x) + threadIdx.x;
   if (e >= n) return;
-  int64_t s = c.src_offset, d = c.dst_offset, rest = e;
-  for (int k = c.rank - 1; k >= 0; --k) {
-    int64_t i = rest % c.dims[k];
-    rest /= c.dims[k];
-    s += i * c.src_strides[k];
-    d += i * c.dst_strides[k];
-  }
-  dst[d] = src[s];
+  // 32-bit divisions where the coordinates fit: a 64-bit one is a long subroutine.
+  const CopyOffsets o = n <= int64_t(UINT32_MAX) ? copy_offsets<uint32_t>(c, uint32_t(e)) : copy_offsets<int64_t>(c, e);
+  dst[o.dst] = src[o.src];
 }
 
 // Contract: exact copy; see docs/arithmetic.md#pad.

@@ -62,10 +62,17 @@ struct BroadcastPlan {
   LOCKSTEP_HD int64_t offset(int k, int64_t i) const {
     if (kind[k] == Linear) return i;
     if (kind[k] == Scalar) return 0;
+    // 32-bit divisions where the coordinates fit: a 64-bit one is a long subroutine on the GPU.
+    return numel <= int64_t(UINT32_MAX) ? strided_offset<uint32_t>(k, uint32_t(i)) : strided_offset<int64_t>(k, i);
+  }
+
+ private:
+  template <class Index>
+  LOCKSTEP_HD int64_t strided_offset(int k, Index i) const {
     int64_t off = 0;
     for (int d = rank - 1; d >= 0; --d) {
-      int64_t q = i / dims[d];
-      off += (i - q * dims[d]) * strides[k][d];
+      const Index q = i / Index(dims[d]);
+      off += int64_t(i - q * Index(dims[d])) * strides[k][d];
       i = q;
     }
     return off;
