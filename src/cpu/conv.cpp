@@ -251,4 +251,17 @@ void conv_transpose(KernelContext& ctx) {
   }, 256);
 }
 
+// Contract: arith::col2im_element_f32 (from +0, ascending block index); see docs/arithmetic.md#col2im.
+void col2im(KernelContext& ctx) {
+  Shape out_shape;
+  const arith::Col2ImGeometry g = col2im_geometry(ctx, &out_shape);
+  Tensor& y = ctx.output(0, DType::Float, out_shape);
+  if (y.numel() == 0) return;
+  const float* x = ctx.input(0).data<float>();
+  float* yd = y.data<float>();
+  ctx.pool->parallel_for(y.numel(), [&](int64_t i0, int64_t i1) {
+    for (int64_t i = i0; i < i1; ++i) yd[i] = arith::col2im_element_f32(g, x, i);
+  }, 1024);
+}
+
 }  // namespace lockstep::cpu

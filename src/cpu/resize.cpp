@@ -1,5 +1,6 @@
 // CPU kernel of the resize family: per output element, the taps of each axis (computed once on the host by
 // src/ops/resize.cpp) are combined by arith::resize_separable_f32, or, for nearest, one element is copied.
+// GridSample computes its taps per output element (arith::grid_sample_element_f32).
 #include "ops/resize.h"
 #include "runtime/thread_pool.h"
 
@@ -72,5 +73,20 @@ struct CpuResize {
 
 // Contract: docs/arithmetic.md#resize (taps from the host plan, then nearest copy or separable interpolation).
 void resize(KernelContext& ctx) { run_resize<CpuResize>(ctx); }
+
+// Contract: arith::grid_sample_element_f32 (per-element taps, separable interpolation); see
+// docs/arithmetic.md#gridsample.
+void grid_sample(KernelContext& ctx) {
+  Shape out_shape;
+  const arith::GridSampleGeometry g = grid_sample_geometry(ctx, &out_shape);
+  Tensor& y = ctx.output(0, DType::Float, out_shape);
+  if (y.numel() == 0) return;
+  const float* x = ctx.input(0).data<float>();
+  const float* grid = ctx.input(1).data<float>();
+  float* yd = y.data<float>();
+  ctx.pool->parallel_for(y.numel(), [&](int64_t begin, int64_t end) {
+    for (int64_t e = begin; e < end; ++e) yd[e] = arith::grid_sample_element_f32(g, x, grid, e);
+  }, 1024);
+}
 
 }  // namespace lockstep::cpu

@@ -1,7 +1,7 @@
 // CUDA kernels of the conv family. Conv runs on the shared tiled implicit GEMM (src/cuda/gemm.cu), except
 // depthwise convs (one input channel per group), which run one thread per output with the channel's weights in
 // shared memory; ConvTranspose runs one thread per output through arith::conv_transpose_element_f32, the same
-// code the CPU kernel calls.
+// code the CPU kernel calls; Col2Im one thread per image element through arith::col2im_element_f32, as the CPU.
 #include "arith/dot.h"
 #include "cuda/common.cuh"
 #include "ops/conv.h"
@@ -15,6 +15,12 @@ __global__ void conv_transpose_f32(arith::ConvDims g, const float* x, const floa
                                    int64_t total) {
   for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < total; i += int64_t(gridDim.x) * blockDim.x)
     y[i] = arith::conv_transpose_element_f32(g, x, w, bias, i);
+}
+
+// Contract: col2im_element_f32 (from +0, ascending block index); see docs/arithmetic.md#col2im.
+__global__ void col2im_f32(arith::Col2ImGeometry g, const float* __restrict__ x, float* __restrict__ y, int64_t n) {
+  int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (i < n) y[i] = arith::col2im_element_f32(g, x, i);
 }
 
 /// Most kernel taps a depthwise conv may have here: its weights fill the block's shared memory.
@@ -100,6 +106,17 @@ void conv_transpose(KernelContext& ctx) {
   conv_transpose_f32<<<blocks, kThreadsPerBlock, 0, stream_of(ctx)>>>(
       g, ctx.input(0).data<float>(), ctx.input(1).data<float>(),
       ctx.has_input(2) ? ctx.input(2).data<float>() : nullptr, y.data<float>(), total);
+  check_launch(ctx);
+}
+
+// Contract: col2im_element_f32, one thread per image element; see docs/arithmetic.md#col2im.
+void col2im(KernelContext& ctx) {
+  Shape out_shape;
+  const arith::Col2ImGeometry g = col2im_geometry(ctx, &out_shape);
+  Tensor& y = ctx.output(0, DType::Float, out_shape);
+  const int64_t n = y.numel();
+  if (n == 0) return;
+  col2im_f32<<<blocks_for(n), kThreadsPerBlock, 0, stream_of(ctx)>>>(g, ctx.input(0).data<float>(), y.data<float>(), n);
   check_launch(ctx);
 }
 

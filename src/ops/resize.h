@@ -5,6 +5,7 @@
 #include <cstring>
 #include <vector>
 
+#include "arith/grid_sample.h"
 #include "arith/resize.h"
 #include "ops/common.h"
 #include "ops/tensor.h"
@@ -47,11 +48,16 @@ void run_resize(KernelContext& ctx) {
   });
 }
 
+/// Validates a GridSample node (X: N, C, spatial...; grid: N, out..., axes) and returns its geometry and shape.
+arith::GridSampleGeometry grid_sample_geometry(const KernelContext& ctx, Shape* out_shape);
+
 namespace cpu {
 void resize(KernelContext& ctx);
+void grid_sample(KernelContext& ctx);
 }
 namespace cuda {
 void resize(KernelContext& ctx);
+void grid_sample(KernelContext& ctx);
 }
 
 }  // namespace lockstep
