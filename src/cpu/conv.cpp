@@ -14,6 +14,7 @@
 #include "arith/dot.h"
 #include "cpu/conv/depthwise.h"
 #include "cpu/conv/phase_planes.h"
+#include "cpu/fill.h"
 #include "cpu/isa.h"
 #include "cpu/tap_rows.h"
 #include "ops/conv.h"
@@ -254,14 +255,8 @@ void conv_transpose(KernelContext& ctx) {
 // Contract: arith::col2im_element_f32 (from +0, ascending block index); see docs/arithmetic.md#col2im.
 void col2im(KernelContext& ctx) {
   Shape out_shape;
-  const arith::Col2ImGeometry g = col2im_geometry(ctx, &out_shape);
-  Tensor& y = ctx.output(0, DType::Float, out_shape);
-  if (y.numel() == 0) return;
-  const float* x = ctx.input(0).data<float>();
-  float* yd = y.data<float>();
-  ctx.pool->parallel_for(y.numel(), [&](int64_t i0, int64_t i1) {
-    for (int64_t i = i0; i < i1; ++i) yd[i] = arith::col2im_element_f32(g, x, i);
-  }, 1024);
+  Col2ImElement element = col2im_plan(ctx, &out_shape);
+  fill_output_f32(ctx, out_shape, 1024, element);
 }
 
 }  // namespace lockstep::cpu

@@ -1,6 +1,7 @@
 // CPU kernel of the resize family: per output element, the taps of each axis (computed once on the host by
 // src/ops/resize.cpp) are combined by arith::resize_separable_f32, or, for nearest, one element is copied.
 // GridSample computes its taps per output element (arith::grid_sample_element_f32).
+#include "cpu/fill.h"
 #include "ops/resize.h"
 #include "runtime/thread_pool.h"
 
@@ -78,15 +79,8 @@ void resize(KernelContext& ctx) { run_resize<CpuResize>(ctx); }
 // docs/arithmetic.md#gridsample.
 void grid_sample(KernelContext& ctx) {
   Shape out_shape;
-  const arith::GridSampleGeometry g = grid_sample_geometry(ctx, &out_shape);
-  Tensor& y = ctx.output(0, DType::Float, out_shape);
-  if (y.numel() == 0) return;
-  const float* x = ctx.input(0).data<float>();
-  const float* grid = ctx.input(1).data<float>();
-  float* yd = y.data<float>();
-  ctx.pool->parallel_for(y.numel(), [&](int64_t begin, int64_t end) {
-    for (int64_t e = begin; e < end; ++e) yd[e] = arith::grid_sample_element_f32(g, x, grid, e);
-  }, 1024);
+  GridSampleElement element = grid_sample_plan(ctx, &out_shape);
+  fill_output_f32(ctx, out_shape, 1024, element);
 }
 
 }  // namespace lockstep::cpu

@@ -17,12 +17,6 @@ __global__ void conv_transpose_f32(arith::ConvDims g, const float* x, const floa
     y[i] = arith::conv_transpose_element_f32(g, x, w, bias, i);
 }
 
-// Contract: col2im_element_f32 (from +0, ascending block index); see docs/arithmetic.md#col2im.
-__global__ void col2im_f32(arith::Col2ImGeometry g, const float* __restrict__ x, float* __restrict__ y, int64_t n) {
-  int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
-  if (i < n) y[i] = arith::col2im_element_f32(g, x, i);
-}
-
 /// Most kernel taps a depthwise conv may have here: its weights fill the block's shared memory.
 constexpr int64_t kDepthwiseMaxTaps = 8192;
 
@@ -112,12 +106,8 @@ void conv_transpose(KernelContext& ctx) {
 // Contract: col2im_element_f32, one thread per image element; see docs/arithmetic.md#col2im.
 void col2im(KernelContext& ctx) {
   Shape out_shape;
-  const arith::Col2ImGeometry g = col2im_geometry(ctx, &out_shape);
-  Tensor& y = ctx.output(0, DType::Float, out_shape);
-  const int64_t n = y.numel();
-  if (n == 0) return;
-  col2im_f32<<<blocks_for(n), kThreadsPerBlock, 0, stream_of(ctx)>>>(g, ctx.input(0).data<float>(), y.data<float>(), n);
-  check_launch(ctx);
+  Col2ImElement element = col2im_plan(ctx, &out_shape);
+  fill_output_f32(ctx, out_shape, element);
 }
 
 }  // namespace lockstep::cuda

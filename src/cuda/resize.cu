@@ -54,13 +54,6 @@ __global__ void resize_interpolate_f32_kernel(ResizeArgs a, const arith::ResizeT
   out[e] = element_taps(a, taps, e, t) ? arith::resize_separable_f32<kMaxRank>(in, a.rank, t) : extra;
 }
 
-// Contract: arith::grid_sample_element_f32; see docs/arithmetic.md#gridsample.
-__global__ void grid_sample_f32_kernel(arith::GridSampleGeometry g, const float* __restrict__ x,
-                                       const float* __restrict__ grid, float* __restrict__ y, int64_t n) {
-  int64_t e = blockIdx.x * int64_t(blockDim.x) + threadIdx.x;
-  if (e < n) y[e] = arith::grid_sample_element_f32(g, x, grid, e);
-}
-
 // The plan's taps table in device memory, with the per-axis indexing the kernels take by value.
 struct DeviceTaps {
   std::shared_ptr<Buffer> scratch;
@@ -106,13 +99,8 @@ void resize(KernelContext& ctx) { run_resize<CudaResize>(ctx); }
 // Contract: arith::grid_sample_element_f32, one thread per output element; see docs/arithmetic.md#gridsample.
 void grid_sample(KernelContext& ctx) {
   Shape out_shape;
-  const arith::GridSampleGeometry g = grid_sample_geometry(ctx, &out_shape);
-  Tensor& y = ctx.output(0, DType::Float, out_shape);
-  const int64_t n = y.numel();
-  if (n == 0) return;
-  grid_sample_f32_kernel<<<blocks_for(n), kThreadsPerBlock, 0, stream_of(ctx)>>>(
-      g, ctx.input(0).data<float>(), ctx.input(1).data<float>(), y.data<float>(), n);
-  check_launch(ctx);
+  GridSampleElement element = grid_sample_plan(ctx, &out_shape);
+  fill_output_f32(ctx, out_shape, element);
 }
 
 }  // namespace lockstep::cuda

@@ -200,7 +200,7 @@ std::vector<int64_t> col2im_attr(const KernelContext& ctx, const char* name, siz
 
 }  // namespace
 
-arith::Col2ImGeometry col2im_geometry(const KernelContext& ctx, Shape* out_shape) {
+Col2ImElement col2im_plan(const KernelContext& ctx, Shape* out_shape) {
   const Tensor& x = ctx.input(0);
   if (x.dtype() != DType::Float)
     throw ctx.error(std::string("Col2Im input of type ") + dtype_name(x.dtype()) + ": only float32 is supported",
@@ -236,7 +236,7 @@ arith::Col2ImGeometry col2im_geometry(const KernelContext& ctx, Shape* out_shape
   g.channels = x.shape()[1] / g.block_size;
   *out_shape = {x.shape()[0], g.channels};
   out_shape->insert(out_shape->end(), image.begin(), image.end());
-  return g;
+  return {g, x.data<float>()};
 }
 
 namespace {

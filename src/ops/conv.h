@@ -43,8 +43,15 @@ ConvGeom conv_geometry(const KernelContext& ctx);
 /// more than the natural size).
 arith::ConvDims conv_transpose_geometry(const KernelContext& ctx, Shape* out_shape);
 
-/// Validates a Col2Im node (input, image_shape, block_shape; dilations, pads, strides) and computes its geometry.
-arith::Col2ImGeometry col2im_geometry(const KernelContext& ctx, Shape* out_shape);
+/// Col2Im's image element e, for either device's fill (x is the device's pointer).
+struct Col2ImElement {
+  arith::Col2ImGeometry g;
+  const float* x;
+  LOCKSTEP_HD float operator()(int64_t e) const { return arith::col2im_element_f32(g, x, e); }
+};
+/// Validates a Col2Im node (input, image_shape, block_shape; dilations, pads, strides) and returns its element
+/// and output shape.
+Col2ImElement col2im_plan(const KernelContext& ctx, Shape* out_shape);
 
 namespace cpu {
 void conv(KernelContext& ctx);

@@ -292,7 +292,7 @@ void check_float_input(const KernelContext& ctx, int i, const char* name) {
 
 }  // namespace
 
-arith::GridSampleGeometry grid_sample_geometry(const KernelContext& ctx, Shape* out_shape) {
+GridSampleElement grid_sample_plan(const KernelContext& ctx, Shape* out_shape) {
   check_float_input(ctx, 0, "X");
   check_float_input(ctx, 1, "grid");
   const Shape& x = ctx.input(0).shape();
@@ -324,7 +324,7 @@ arith::GridSampleGeometry grid_sample_geometry(const KernelContext& ctx, Shape* 
   }
   if (g.in_plane == 0 && shape_numel(*out_shape) > 0)
     throw ctx.error("GridSample input X " + shape_string(x) + " has an empty spatial axis to sample from");
-  return g;
+  return {g, ctx.input(0).data<float>(), ctx.input(1).data<float>()};
 }
 
 namespace {

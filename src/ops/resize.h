@@ -48,8 +48,15 @@ void run_resize(KernelContext& ctx) {
   });
 }
 
-/// Validates a GridSample node (X: N, C, spatial...; grid: N, out..., axes) and returns its geometry and shape.
-arith::GridSampleGeometry grid_sample_geometry(const KernelContext& ctx, Shape* out_shape);
+/// GridSample's output element e, for either device's fill (x and grid are the device's pointers).
+struct GridSampleElement {
+  arith::GridSampleGeometry g;
+  const float* x;
+  const float* grid;
+  LOCKSTEP_HD float operator()(int64_t e) const { return arith::grid_sample_element_f32(g, x, grid, e); }
+};
+/// Validates a GridSample node (X: N, C, spatial...; grid: N, out..., axes) and returns its element and shape.
+GridSampleElement grid_sample_plan(const KernelContext& ctx, Shape* out_shape);
 
 namespace cpu {
 void resize(KernelContext& ctx);
