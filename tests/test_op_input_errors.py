@@ -1,5 +1,6 @@
 """Bad attributes and shapes of Einsum, the losses, Hardmax/LpNormalization/CumSum, LpPool, OneHot, TopK,
-CenterCropPad and ReverseSequence are clear errors naming the node and op, never crashes."""
+CenterCropPad, ReverseSequence, GridSample, Col2Im and NonMaxSuppression are clear errors naming the node and op,
+never crashes."""
 
 import numpy as np
 import pytest
@@ -53,6 +54,39 @@ BAD = [
           attrs={"kernel_shape": [2, 2], "strides": [2, 2]}, opset=11), r"index 4 is outside \[0, 4\)"),
     (case("topk_k_too_large", "TopK", {"X": np.zeros((2, 3), F32), "K": np.array([4], I64)}, opset=11, outputs=2,
           const=("K",)), r"k = 4 is outside \[0, 3\]"),
+    (case("gridsample_grid_rank", "GridSample", {"X": np.zeros((1, 2, 3, 4), F32), "grid": np.zeros((1, 5, 2), F32)},
+          opset=20), r"input grid has shape \[1,5,2\]"),
+    (case("gridsample_grid_last_dim", "GridSample",
+          {"X": np.zeros((1, 2, 3, 4), F32), "grid": np.zeros((1, 5, 6, 3), F32)}, opset=20), "input grid has shape"),
+    (case("gridsample_bad_padding", "GridSample",
+          {"X": np.zeros((1, 2, 3, 4), F32), "grid": np.zeros((1, 5, 6, 2), F32)}, attrs={"padding_mode": "wrap"},
+          opset=20), "unsupported padding_mode 'wrap'"),
+    (case("gridsample_empty_axis", "GridSample",
+          {"X": np.zeros((1, 2, 0, 4), F32), "grid": np.zeros((1, 5, 6, 2), F32)}, opset=20), "empty spatial axis"),
+    (case("col2im_blocks_mismatch", "Col2Im", {"x": np.zeros((1, 4, 5), F32), "i": np.array([3, 3], I64),
+                                               "b": np.array([2, 2], I64)}, opset=18, const=("i", "b")),
+     r"must be \(N, C \* 4, 4\)"),
+    (case("col2im_block_too_big", "Col2Im", {"x": np.zeros((1, 4, 1), F32), "i": np.array([3, 3], I64),
+                                             "b": np.array([4, 2], I64)}, opset=18, const=("i", "b")),
+     "does not fit image_shape"),
+    (case("col2im_shape_lengths", "Col2Im", {"x": np.zeros((1, 4, 4), F32), "i": np.array([3, 3], I64),
+                                             "b": np.array([2, 2, 1], I64)}, opset=18, const=("i", "b")),
+     "input block_shape must be a 1-D int64 tensor of 2 entries"),
+    (case("col2im_bad_strides", "Col2Im", {"x": np.zeros((1, 4, 4), F32), "i": np.array([3, 3], I64),
+                                           "b": np.array([2, 2], I64)}, attrs={"strides": [1, 0]}, opset=18,
+          const=("i", "b")), r"strides \[1,0\] has an entry below 1"),
+    (case("nms_scores_shape", "NonMaxSuppression", {"b": np.zeros((1, 3, 4), F32), "s": np.zeros((1, 2, 4), F32)},
+          opset=11), r"input scores must be \(1, classes, 3\)"),
+    (case("nms_boxes_shape", "NonMaxSuppression", {"b": np.zeros((1, 3, 5), F32), "s": np.zeros((1, 2, 3), F32)},
+          opset=11), "input boxes must be"),
+    (case("nms_iou_range", "NonMaxSuppression", {"b": np.zeros((1, 3, 4), F32), "s": np.zeros((1, 2, 3), F32),
+                                                 "m": np.array([2], I64), "t": np.array([1.5], F32)},
+          opset=11, const=("m", "t")), r"iou_threshold must be in \[0, 1\]"),
+    (case("nms_max_type", "NonMaxSuppression", {"b": np.zeros((1, 3, 4), F32), "s": np.zeros((1, 2, 3), F32),
+                                                "m": np.array([2], np.int32)}, opset=11, const=("m",)),
+     "input max_output_boxes_per_class must be one int64 value"),
+    (case("nms_center_attr", "NonMaxSuppression", {"b": np.zeros((1, 3, 4), F32), "s": np.zeros((1, 2, 3), F32)},
+          attrs={"center_point_box": 2}, opset=11), "center_point_box must be 0 or 1"),
 ]
 
 

@@ -69,6 +69,7 @@ LOCKSTEP_HD void cubic_weights_f32(float s, float a, float w[4]) {
 }
 
 /// One axis's sampling for one output coordinate: n taps (1, 2 or 4) at element offsets off with weights w.
+/// An offset below 0 is a tap that reads +0 (GridSample's zeros padding).
 /// outside: the coordinate fell outside the input (tf_crop_and_resize): the output is the extrapolation value.
 struct ResizeTaps {
   int32_t n = 1;
@@ -76,6 +77,9 @@ struct ResizeTaps {
   int64_t off[4] = {0, 0, 0, 0};
   float w[4] = {1.0f, 0.0f, 0.0f, 0.0f};
 };
+
+/// The element offset of a tap below `base`; -1 (reads +0) if either is a zero tap.
+LOCKSTEP_HD int64_t tap_offset(int64_t base, int64_t off) { return base < 0 || off < 0 ? -1 : base + off; }
 
 /// Separable interpolation over `rank` axes, innermost axis first: each axis k combines the values of its taps
 /// as acc = w_0*v_0, then acc = acc + w_t*v_t for t = 1..n-1 (a one-tap axis multiplies by 1, which is exact).
@@ -88,10 +92,10 @@ LOCKSTEP_HD float resize_separable_f32(const float* in, int rank, const ResizeTa
   base[0] = 0;
   for (int k = 0; k < rank; ++k) {
     t[k] = 0;
-    base[k + 1] = base[k] + e[k]->off[0];
+    base[k + 1] = tap_offset(base[k], e[k]->off[0]);
   }
   for (;;) {
-    float v = in[base[rank]];
+    float v = base[rank] < 0 ? 0.0f : in[base[rank]];
     int k = rank - 1;
     for (;;) {
       float term = e[k]->w[t[k]] * v;
@@ -101,10 +105,10 @@ LOCKSTEP_HD float resize_separable_f32(const float* in, int rank, const ResizeTa
       if (k == 0) return v;
       --k;
     }
-    base[k + 1] = base[k] + e[k]->off[t[k]];
+    base[k + 1] = tap_offset(base[k], e[k]->off[t[k]]);
     for (int j = k + 1; j < rank; ++j) {
       t[j] = 0;
-      base[j + 1] = base[j] + e[j]->off[0];
+      base[j + 1] = tap_offset(base[j], e[j]->off[0]);
     }
   }
 }

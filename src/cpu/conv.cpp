@@ -14,6 +14,7 @@
 #include "arith/dot.h"
 #include "cpu/conv/depthwise.h"
 #include "cpu/conv/phase_planes.h"
+#include "cpu/fill.h"
 #include "cpu/isa.h"
 #include "cpu/tap_rows.h"
 #include "ops/conv.h"
@@ -249,6 +250,13 @@ void conv_transpose(KernelContext& ctx) {
   ctx.pool->parallel_for(y.numel(), [&](int64_t i0, int64_t i1) {
     for (int64_t i = i0; i < i1; ++i) yd[i] = arith::conv_transpose_element_f32(g, x, w, bias, i);
   }, 256);
+}
+
+// Contract: arith::col2im_element_f32 (from +0, ascending block index); see docs/arithmetic.md#col2im.
+void col2im(KernelContext& ctx) {
+  Shape out_shape;
+  Col2ImElement element = col2im_plan(ctx, &out_shape);
+  fill_output_f32(ctx, out_shape, 1024, element);
 }
 
 }  // namespace lockstep::cpu

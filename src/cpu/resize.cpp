@@ -1,5 +1,7 @@
 // CPU kernel of the resize family: per output element, the taps of each axis (computed once on the host by
 // src/ops/resize.cpp) are combined by arith::resize_separable_f32, or, for nearest, one element is copied.
+// GridSample computes its taps per output element (arith::grid_sample_element_f32).
+#include "cpu/fill.h"
 #include "ops/resize.h"
 #include "runtime/thread_pool.h"
 
@@ -72,5 +74,13 @@ struct CpuResize {
 
 // Contract: docs/arithmetic.md#resize (taps from the host plan, then nearest copy or separable interpolation).
 void resize(KernelContext& ctx) { run_resize<CpuResize>(ctx); }
+
+// Contract: arith::grid_sample_element_f32 (per-element taps, separable interpolation); see
+// docs/arithmetic.md#gridsample.
+void grid_sample(KernelContext& ctx) {
+  Shape out_shape;
+  GridSampleElement element = grid_sample_plan(ctx, &out_shape);
+  fill_output_f32(ctx, out_shape, 1024, element);
+}
 
 }  // namespace lockstep::cpu

@@ -3,6 +3,7 @@
 
 #include <cuda_runtime.h>
 
+#include <algorithm>
 #include <memory>
 #include <string>
 
@@ -37,5 +38,24 @@ struct IndexMap {
   int64_t out_dims[kMaxRank];
   int64_t in_strides[kMaxRank];
 };
+
+/// y[i] = element(i) for i < n, a grid-stride loop (element: a functor with a __device__ call, passed by value).
+template <typename Element>
+__global__ void fill_f32_kernel(Element element, float* __restrict__ y, int64_t n) {
+  for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += int64_t(gridDim.x) * blockDim.x)
+    y[i] = element(i);
+}
+
+/// Allocates output 0 as float32 of `shape` and sets element i to element(i), for the ops whose output element is
+/// one shared arith function of its index (Col2Im, GridSample).
+template <typename Element>
+void fill_output_f32(KernelContext& ctx, const Shape& shape, const Element& element) {
+  Tensor& y = ctx.output(0, DType::Float, shape);
+  const int64_t n = y.numel();
+  if (n == 0) return;
+  unsigned blocks = static_cast<unsigned>(std::min<int64_t>((n + kThreadsPerBlock - 1) / kThreadsPerBlock, 1 << 20));
+  fill_f32_kernel<<<blocks, kThreadsPerBlock, 0, stream_of(ctx)>>>(element, y.data<float>(), n);
+  check_launch(ctx);
+}
 
 }  // namespace lockstep::cuda

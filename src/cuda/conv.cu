@@ -1,7 +1,7 @@
 // CUDA kernels of the conv family. Conv runs on the shared tiled implicit GEMM (src/cuda/gemm.cu), except
 // depthwise convs (one input channel per group), which run one thread per output with the channel's weights in
 // shared memory; ConvTranspose runs one thread per output through arith::conv_transpose_element_f32, the same
-// code the CPU kernel calls.
+// code the CPU kernel calls; Col2Im one thread per image element through arith::col2im_element_f32, as the CPU.
 #include "arith/dot.h"
 #include "cuda/common.cuh"
 #include "ops/conv.h"
@@ -101,6 +101,13 @@ void conv_transpose(KernelContext& ctx) {
       g, ctx.input(0).data<float>(), ctx.input(1).data<float>(),
       ctx.has_input(2) ? ctx.input(2).data<float>() : nullptr, y.data<float>(), total);
   check_launch(ctx);
+}
+
+// Contract: col2im_element_f32, one thread per image element; see docs/arithmetic.md#col2im.
+void col2im(KernelContext& ctx) {
+  Shape out_shape;
+  Col2ImElement element = col2im_plan(ctx, &out_shape);
+  fill_output_f32(ctx, out_shape, element);
 }
 
 }  // namespace lockstep::cuda

@@ -1,6 +1,7 @@
 // CUDA kernel of the resize family: one thread per output element. The per-axis taps are the host plan's
 // (src/ops/resize.cpp), uploaded as-is, so coordinates and weights are the CPU's bits; the per-element sequence is
-// arith::resize_separable_f32, the same function the CPU calls.
+// arith::resize_separable_f32, the same function the CPU calls. GridSample: one thread per output element through
+// arith::grid_sample_element_f32, as on the CPU.
 #include "cuda/common.cuh"
 #include "ops/resize.h"
 
@@ -94,5 +95,12 @@ struct CudaResize {
 
 // Contract: docs/arithmetic.md#resize (taps from the host plan, then nearest copy or separable interpolation).
 void resize(KernelContext& ctx) { run_resize<CudaResize>(ctx); }
+
+// Contract: arith::grid_sample_element_f32, one thread per output element; see docs/arithmetic.md#gridsample.
+void grid_sample(KernelContext& ctx) {
+  Shape out_shape;
+  GridSampleElement element = grid_sample_plan(ctx, &out_shape);
+  fill_output_f32(ctx, out_shape, element);
+}
 
 }  // namespace lockstep::cuda

@@ -1,4 +1,5 @@
-// The conv family's definitions: Conv and ConvTranspose, opsets 1..28 (11 clarified auto_pad, 22 only types).
+// The conv family's definitions: Conv and ConvTranspose, opsets 1..28 (11 clarified auto_pad, 22 only types);
+// Col2Im (18).
 #include "ops/conv.h"
 
 #include <string>
@@ -172,9 +173,77 @@ arith::ConvDims conv_transpose_geometry(const KernelContext& ctx, Shape* out_sha
 }
 
 namespace {
+
+// One of Col2Im's shape inputs: a 1-D int64 tensor of `dims` entries (dims < 0: any count), each at least 1.
+std::vector<int64_t> col2im_shape_input(const KernelContext& ctx, int i, const char* name, int64_t dims) {
+  Tensor t = ctx.host_input(i);
+  if (t.dtype() != DType::Int64 || t.rank() != 1 || (dims >= 0 && t.numel() != dims))
+    throw ctx.error(std::string("Col2Im input ") + name + " must be a 1-D int64 tensor" +
+                    (dims >= 0 ? " of " + std::to_string(dims) + " entries" : "") + ", got " +
+                    dtype_name(t.dtype()) + " " + shape_string(t.shape()));
+  std::vector<int64_t> v = t.to_ints();
+  for (int64_t d : v)
+    if (d < 1) throw ctx.error(std::string("Col2Im input ") + name + " " + ints_string(v) + " has an entry below 1");
+  return v;
+}
+
+// A Col2Im attribute of `n` entries, each at least `least` (fallback: n copies of `fill`).
+std::vector<int64_t> col2im_attr(const KernelContext& ctx, const char* name, size_t n, int64_t fill, int64_t least) {
+  std::vector<int64_t> v = ctx.node.attr_ints(name, std::vector<int64_t>(n, fill));
+  if (v.size() != n) throw ctx.error(std::string("Col2Im ") + name + " " + ints_string(v) + " must have " +
+                                     std::to_string(n) + " entries");
+  for (int64_t d : v)
+    if (d < least) throw ctx.error(std::string("Col2Im ") + name + " " + ints_string(v) + " has an entry below " +
+                                   std::to_string(least));
+  return v;
+}
+
+}  // namespace
+
+Col2ImElement col2im_plan(const KernelContext& ctx, Shape* out_shape) {
+  const Tensor& x = ctx.input(0);
+  if (x.dtype() != DType::Float)
+    throw ctx.error(std::string("Col2Im input of type ") + dtype_name(x.dtype()) + ": only float32 is supported",
+                    ErrorCode::NotImplemented);
+  if (x.rank() != 3) throw ctx.error("Col2Im input must have rank 3 (N, C * block size, blocks), got " +
+                                     shape_string(x.shape()));
+  std::vector<int64_t> image = col2im_shape_input(ctx, 1, "image_shape", -1);
+  size_t nd = image.size();
+  if (nd < 1 || nd > static_cast<size_t>(arith::kCol2ImMaxDims))
+    throw ctx.error("Col2Im of " + std::to_string(nd) + " spatial dims", ErrorCode::NotImplemented);
+  std::vector<int64_t> block = col2im_shape_input(ctx, 2, "block_shape", static_cast<int64_t>(nd));
+  std::vector<int64_t> dilation = col2im_attr(ctx, "dilations", nd, 1, 1);
+  std::vector<int64_t> stride = col2im_attr(ctx, "strides", nd, 1, 1);
+  std::vector<int64_t> pads = col2im_attr(ctx, "pads", 2 * nd, 0, 0);
+  arith::Col2ImGeometry g;
+  g.dims = static_cast<int>(nd);
+  for (size_t d = 0; d < nd; ++d) {
+    g.image[d] = image[d], g.block[d] = block[d], g.stride[d] = stride[d];
+    g.pad[d] = pads[d], g.dilation[d] = dilation[d];
+    int64_t span = dilation[d] * (block[d] - 1) + 1;
+    g.blocks[d] = (image[d] + pads[d] + pads[d + nd] - span) / stride[d] + 1;
+    if (image[d] + pads[d] + pads[d + nd] < span)
+      throw ctx.error("Col2Im block_shape " + ints_string(block) + " does not fit image_shape " + ints_string(image) +
+                      " with pads " + ints_string(pads) + " and dilations " + ints_string(dilation));
+    g.block_size *= block[d];
+    g.num_blocks *= g.blocks[d];
+    g.image_size *= image[d];
+  }
+  if (x.shape()[1] % g.block_size != 0 || x.shape()[2] != g.num_blocks)
+    throw ctx.error("Col2Im input " + shape_string(x.shape()) + " must be (N, C * " + std::to_string(g.block_size) +
+                    ", " + std::to_string(g.num_blocks) + ") for block_shape " + ints_string(block) +
+                    " over image_shape " + ints_string(image));
+  g.channels = x.shape()[1] / g.block_size;
+  *out_shape = {x.shape()[0], g.channels};
+  out_shape->insert(out_shape->end(), image.begin(), image.end());
+  return {g, x.data<float>()};
+}
+
+namespace {
 const OpEntry kRows[] = {
     {"Conv", 1, kNewestOpset, &cpu::conv, LOCKSTEP_CUDA_KERNEL(conv)},
     {"ConvTranspose", 1, kNewestOpset, &cpu::conv_transpose, LOCKSTEP_CUDA_KERNEL(conv_transpose)},
+    {"Col2Im", 18, kNewestOpset, &cpu::col2im, LOCKSTEP_CUDA_KERNEL(col2im)},
 };
 }  // namespace
 

@@ -1,9 +1,11 @@
-// The conv family (Conv, ConvTranspose): attribute parsing, validation and output shapes shared by both devices,
-// and the kernels of each device. Contract: docs/arithmetic.md#conv, docs/arithmetic.md#convtranspose.
+// The conv family (Conv, ConvTranspose, Col2Im): attribute parsing, validation and output shapes shared by both
+// devices, and the kernels of each device. Contract: docs/arithmetic.md#conv, docs/arithmetic.md#convtranspose,
+// docs/arithmetic.md#col2im.
 #pragma once
 
 #include <cstdint>
 
+#include "arith/col2im.h"
 #include "arith/dot.h"
 #include "ops/common.h"
 #include "ops/epilogue.h"
@@ -41,8 +43,19 @@ ConvGeom conv_geometry(const KernelContext& ctx);
 /// more than the natural size).
 arith::ConvDims conv_transpose_geometry(const KernelContext& ctx, Shape* out_shape);
 
+/// Col2Im's image element e, for either device's fill (x is the device's pointer).
+struct Col2ImElement {
+  arith::Col2ImGeometry g;
+  const float* x;
+  LOCKSTEP_HD float operator()(int64_t e) const { return arith::col2im_element_f32(g, x, e); }
+};
+/// Validates a Col2Im node (input, image_shape, block_shape; dilations, pads, strides) and returns its element
+/// and output shape.
+Col2ImElement col2im_plan(const KernelContext& ctx, Shape* out_shape);
+
 namespace cpu {
 void conv(KernelContext& ctx);
+void col2im(KernelContext& ctx);
 /// Conv of geometry g into yd (g.out_shape elements, not empty), for Conv and FusedConv.
 void conv_into(KernelContext& ctx, const ConvGeom& g, float* yd);
 void conv_transpose(KernelContext& ctx);
@@ -56,6 +69,7 @@ void conv(KernelContext& ctx);
 /// Conv of geometry g into y (g.out_shape elements, not empty), each output through the epilogue (FusedConv).
 void conv_into(KernelContext& ctx, const ConvGeom& g, float* y, const StoreEpilogue& epilogue);
 void conv_transpose(KernelContext& ctx);
+void col2im(KernelContext& ctx);
 }  // namespace cuda
 
 }  // namespace lockstep

@@ -13,7 +13,7 @@ constexpr Family kFamilies[] = {
     {"reduce", reduce_ops},   {"normalization", normalization_ops}, {"pool", pool_ops},
     {"tensor", tensor_ops},   {"resize", resize_ops}, {"layout", layout_ops},
     {"index", index_ops},     {"loss", loss_ops},     {"recurrent", recurrent_ops},
-    {"quantize", quantize_ops}, {"attention", attention_ops},
+    {"quantize", quantize_ops}, {"attention", attention_ops}, {"detection", detection_ops},
 };
 }  // namespace
 

@@ -1,4 +1,5 @@
-// The resize family: Resize (opsets 10, 11, 13, 18, 19) and Upsample (7, 9) parsed into one ResizePlan.
+// The resize family: Resize (opsets 10, 11, 13, 18, 19) and Upsample (7, 9) parsed into one ResizePlan;
+// GridSample (16, 20, 22) validated into its geometry.
 #include "ops/resize.h"
 
 #include <algorithm>
@@ -274,9 +275,63 @@ ResizePlan resize_plan(const KernelContext& ctx) {
 }
 
 namespace {
+
+// Opset 16 spells the modes bilinear and bicubic, 20 and later linear and cubic; both are taken at every opset.
+arith::GridMode grid_mode(const KernelContext& ctx) {
+  return lookup<arith::GridMode>(ctx, "mode", ctx.node.attr_string("mode", ctx.opset < 20 ? "bilinear" : "linear"),
+                                 {{"nearest", arith::GridMode::Nearest}, {"linear", arith::GridMode::Linear},
+                                  {"bilinear", arith::GridMode::Linear}, {"cubic", arith::GridMode::Cubic},
+                                  {"bicubic", arith::GridMode::Cubic}});
+}
+
+void check_float_input(const KernelContext& ctx, int i, const char* name) {
+  if (ctx.input(i).dtype() != DType::Float)
+    throw ctx.error(std::string("GridSample input ") + name + " of type " + dtype_name(ctx.input(i).dtype()) +
+                        ": only float32 is supported", ErrorCode::NotImplemented);
+}
+
+}  // namespace
+
+GridSampleElement grid_sample_plan(const KernelContext& ctx, Shape* out_shape) {
+  check_float_input(ctx, 0, "X");
+  check_float_input(ctx, 1, "grid");
+  const Shape& x = ctx.input(0).shape();
+  const Shape& grid = ctx.input(1).shape();
+  int64_t axes = static_cast<int64_t>(x.size()) - 2;
+  if (axes < 1 || axes > arith::kGridMaxAxes)
+    throw ctx.error("GridSample input X has rank " + std::to_string(x.size()) + "; ranks 3 to 5 are supported",
+                    ErrorCode::NotImplemented);
+  if (grid.size() != x.size() || grid[0] != x[0] || grid.back() != axes)
+    throw ctx.error("GridSample input grid has shape " + shape_string(grid) + "; expected (" + std::to_string(x[0]) +
+                    ", ..., " + std::to_string(axes) + ") of rank " + std::to_string(x.size()) + " for X " +
+                    shape_string(x));
+  arith::GridSampleGeometry g;
+  g.axes = static_cast<int>(axes);
+  g.mode = grid_mode(ctx);
+  g.padding = lookup<arith::GridPadding>(ctx, "padding_mode", ctx.node.attr_string("padding_mode", "zeros"),
+                                         {{"zeros", arith::GridPadding::Zeros},
+                                          {"border", arith::GridPadding::Border},
+                                          {"reflection", arith::GridPadding::Reflection}});
+  g.align_corners = ctx.node.attr_int("align_corners", 0) != 0;
+  g.channels = x[1];
+  *out_shape = {x[0], x[1]};
+  for (int k = 0; k < g.axes; ++k) {
+    g.in_dims[k] = x[2 + k];
+    g.out_dims[k] = grid[1 + k];
+    g.in_plane *= x[2 + k];
+    g.out_plane *= grid[1 + k];
+    out_shape->push_back(grid[1 + k]);
+  }
+  if (g.in_plane == 0 && shape_numel(*out_shape) > 0)
+    throw ctx.error("GridSample input X " + shape_string(x) + " has an empty spatial axis to sample from");
+  return {g, ctx.input(0).data<float>(), ctx.input(1).data<float>()};
+}
+
+namespace {
 const OpEntry kRows[] = {
     {"Upsample", 7, 9, &cpu::resize, LOCKSTEP_CUDA_KERNEL(resize)},
     {"Resize", 10, kNewestOpset, &cpu::resize, LOCKSTEP_CUDA_KERNEL(resize)},
+    {"GridSample", 16, kNewestOpset, &cpu::grid_sample, LOCKSTEP_CUDA_KERNEL(grid_sample)},
 };
 }  // namespace
 

@@ -5,6 +5,7 @@
 #include <cstring>
 #include <vector>
 
+#include "arith/grid_sample.h"
 #include "arith/resize.h"
 #include "ops/common.h"
 #include "ops/tensor.h"
@@ -47,11 +48,23 @@ void run_resize(KernelContext& ctx) {
   });
 }
 
+/// GridSample's output element e, for either device's fill (x and grid are the device's pointers).
+struct GridSampleElement {
+  arith::GridSampleGeometry g;
+  const float* x;
+  const float* grid;
+  LOCKSTEP_HD float operator()(int64_t e) const { return arith::grid_sample_element_f32(g, x, grid, e); }
+};
+/// Validates a GridSample node (X: N, C, spatial...; grid: N, out..., axes) and returns its element and shape.
+GridSampleElement grid_sample_plan(const KernelContext& ctx, Shape* out_shape);
+
 namespace cpu {
 void resize(KernelContext& ctx);
+void grid_sample(KernelContext& ctx);
 }
 namespace cuda {
 void resize(KernelContext& ctx);
+void grid_sample(KernelContext& ctx);
 }
 
 }  // namespace lockstep

@@ -111,3 +111,27 @@ CASES = [
     case("convtranspose_opset7", "ConvTranspose", {"X": rand(1, 2, 4, 4), "W": rand(2, 1, 3, 3)}, opset=7),
     case("convtranspose_opset22", "ConvTranspose", {"X": rand(1, 2, 4, 4), "W": rand(2, 1, 3, 3)}, opset=22),
 ]
+
+# --- Col2Im (18): odd sizes, strides, pads, dilations, 1-D and 3-D; the overlaps sum many patches. Own seeds.
+
+
+def _col2im(name, seed, image, block, n=1, c=2, **attrs):
+    nd = len(image)
+    dil = attrs.get("dilations", [1] * nd)
+    st = attrs.get("strides", [1] * nd)
+    pads = attrs.get("pads", [0] * 2 * nd)
+    blocks = [(image[d] + pads[d] + pads[d + nd] - (dil[d] * (block[d] - 1) + 1)) // st[d] + 1 for d in range(nd)]
+    x = rand(n, c * int(np.prod(block)), int(np.prod(blocks)), seed=seed)
+    return case(name, "Col2Im", {"input": x, "image_shape": np.array(image, np.int64),
+                                 "block_shape": np.array(block, np.int64)},
+                attrs=attrs, const=("image_shape", "block_shape"), opset=18)
+
+
+CASES += [
+    _col2im("col2im_2d_overlap", 401, [5, 7], [3, 2], n=2, c=3),
+    _col2im("col2im_2d_strides_pads", 402, [9, 8], [3, 3], strides=[2, 3], pads=[1, 2, 0, 1]),
+    _col2im("col2im_2d_dilations", 403, [11, 7], [2, 3], c=1, dilations=[3, 2], pads=[1, 0, 2, 1]),
+    _col2im("col2im_1d", 404, [13], [4], n=2, strides=[2], pads=[1, 2]),
+    _col2im("col2im_3d", 405, [3, 5, 4], [2, 3, 2], c=2, strides=[1, 2, 1], pads=[0, 1, 1, 1, 0, 0]),
+    _col2im("col2im_strides_past_block", 406, [10, 9], [2, 2], strides=[3, 4], pads=[0, 1, 1, 0]),
+]

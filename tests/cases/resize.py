@@ -108,3 +108,66 @@ CASES += [
     case("resize13_large_bilinear", "Resize", {"X": rand(2, 8, 33, 65), "roi": None, "scales": f32(1, 1, 2, 2)},
          const=("scales",), attrs={"mode": "linear"}, opset=13, **TOL),
 ]
+
+# GridSample (16, 20, 22): every mode x padding x align_corners on odd 4-D sizes, the grid reaching past [-1, 1] so
+# that every padding rule is exercised; 5-D and 3-D from opset 20. Own seeds, so the shared stream is unchanged.
+GRID_TOL = dict(rtol=1e-4, atol=1e-5)
+
+
+def _onnx_grid_sample(**attrs):
+    """onnx's reference GridSample: onnxruntime's cubic with border padding clamps differently from the ONNX text."""
+    def run(X, grid):
+        from onnx import helper
+        from onnx.reference import ReferenceEvaluator
+        return ReferenceEvaluator(helper.make_node("GridSample", ["X", "grid"], ["Y"], **attrs)).run(
+            None, {"X": X, "grid": grid})
+    return run
+
+
+for gs_mode in ["linear", "nearest", "cubic"]:
+    for gs_pad in ["zeros", "border", "reflection"]:
+        for gs_align in [0, 1]:
+            gs_attrs = {"mode": gs_mode, "padding_mode": gs_pad, "align_corners": gs_align}
+            CASES.append(case(f"gridsample22_{gs_mode}_{gs_pad}_align{gs_align}", "GridSample",
+                              {"X": rand(2, 3, 5, 7, seed=301), "grid": rand(2, 4, 6, 2, low=-1.7, high=1.7, seed=302)},
+                              attrs=gs_attrs, opset=22,
+                              reference=_onnx_grid_sample(**gs_attrs) if gs_pad == "border" else "onnxruntime",
+                              **GRID_TOL))
+CASES += [
+    case("gridsample16_bilinear", "GridSample", {"X": rand(1, 2, 6, 5, seed=303),
+                                                 "grid": rand(1, 3, 7, 2, low=-1.2, high=1.2, seed=304)},
+         attrs={"mode": "bilinear"}, opset=16, **GRID_TOL),
+    case("gridsample16_bicubic_reflection", "GridSample", {"X": rand(1, 2, 6, 5, seed=305),
+                                                           "grid": rand(1, 3, 7, 2, low=-3.5, high=3.5, seed=306)},
+         attrs={"mode": "bicubic", "padding_mode": "reflection"}, opset=16, **GRID_TOL),
+    case("gridsample20_volumetric_linear_border", "GridSample",
+         {"X": rand(1, 2, 3, 4, 5, seed=307), "grid": rand(1, 2, 3, 5, 3, low=-1.3, high=1.3, seed=308)},
+         attrs={"mode": "linear", "padding_mode": "border"}, opset=20, **GRID_TOL),
+    case("gridsample20_volumetric_nearest_align", "GridSample",
+         {"X": rand(2, 1, 3, 4, 5, seed=309), "grid": rand(2, 3, 2, 3, 3, low=-1.1, high=1.1, seed=310)},
+         attrs={"mode": "nearest", "align_corners": 1, "padding_mode": "reflection"}, opset=20, **GRID_TOL),
+    case("gridsample20_volumetric_cubic_zeros", "GridSample",
+         {"X": rand(1, 2, 4, 5, 6, seed=311), "grid": rand(1, 2, 3, 3, 3, low=-1.2, high=1.2, seed=312)},
+         attrs={"mode": "cubic"}, opset=20, reference=_onnx_grid_sample(mode="cubic"),
+         note="onnxruntime has no 5-D cubic GridSample", **GRID_TOL),
+    case("gridsample20_1d_linear_reflection", "GridSample",
+         {"X": rand(2, 3, 9, seed=313), "grid": rand(2, 11, 1, low=-2.5, high=2.5, seed=314)},
+         attrs={"mode": "linear", "padding_mode": "reflection"}, opset=20,
+         reference=_onnx_grid_sample(mode="linear", padding_mode="reflection"),
+         note="onnxruntime has no 3-D GridSample", **GRID_TOL),
+    case("gridsample22_specials", "GridSample",
+         {"X": rand(1, 1, 4, 5, seed=315),
+          "grid": np.array([[[[np.nan, 0.1], [np.inf, 0.2], [-np.inf, -0.3], [1e30, 0.5]],
+                             [[0.3, -1e30], [0.0, 0.0], [-1.0, 1.0], [1.0, -1.0]]]], F32)},
+         attrs={"mode": "linear", "padding_mode": "reflection"}, opset=22, reference=None,
+         note="NaN, infinite and far grid values follow docs/arithmetic.md#gridsample"),
+    case("gridsample22_specials_zeros_cubic", "GridSample",
+         {"X": rand(1, 1, 4, 5, seed=316),
+          "grid": np.array([[[[np.nan, 0.1], [np.inf, 0.2], [-np.inf, -0.3], [1e30, 0.5]],
+                             [[0.3, -1e30], [0.0, 0.0], [-1.9, 1.9], [1.0, -1.0]]]], F32)},
+         attrs={"mode": "cubic"}, opset=22, reference=None,
+         note="NaN, infinite and far grid values follow docs/arithmetic.md#gridsample"),
+    case("gridsample22_large_linear", "GridSample",
+         {"X": rand(2, 5, 33, 47, seed=317), "grid": rand(2, 31, 29, 2, low=-1.1, high=1.1, seed=318)},
+         opset=22, **GRID_TOL),
+]

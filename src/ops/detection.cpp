@@ -1,0 +1,80 @@
+// The detection family's definitions: NonMaxSuppression (10; 11 changed nothing lockstep sees).
+#include "ops/detection.h"
+
+#include <algorithm>
+#include <string>
+
+#include "ops/registry.h"
+
+namespace lockstep {
+
+namespace {
+
+// An optional one-element input, absent when left out or empty; throws naming the input on another dtype or size.
+bool scalar_input(const KernelContext& ctx, int i, const char* name, DType dtype, Tensor* value) {
+  if (!ctx.has_input(i) || ctx.input(i).numel() == 0) return false;
+  *value = ctx.host_input(i);
+  if (value->dtype() != dtype || value->numel() != 1)
+    throw ctx.error(std::string("NonMaxSuppression input ") + name + " must be one " + dtype_name(dtype) +
+                    " value, got " + dtype_name(value->dtype()) + " " + shape_string(value->shape()));
+  return true;
+}
+
+void check_box_inputs(const KernelContext& ctx) {
+  const Tensor& boxes = ctx.input(0);
+  const Tensor& scores = ctx.input(1);
+  for (const Tensor* t : {&boxes, &scores})
+    if (t->dtype() != DType::Float)
+      throw ctx.error(std::string("NonMaxSuppression input ") + (t == &boxes ? "boxes" : "scores") + " of type " +
+                      dtype_name(t->dtype()) + ": only float32 is supported", ErrorCode::NotImplemented);
+  if (boxes.rank() != 3 || boxes.shape()[2] != 4)
+    throw ctx.error("NonMaxSuppression input boxes must be (batches, boxes, 4), got " + shape_string(boxes.shape()));
+  if (scores.rank() != 3 || scores.shape()[0] != boxes.shape()[0] || scores.shape()[2] != boxes.shape()[1])
+    throw ctx.error("NonMaxSuppression input scores must be (" + std::to_string(boxes.shape()[0]) + ", classes, " +
+                    std::to_string(boxes.shape()[1]) + ") for boxes " + shape_string(boxes.shape()) + ", got " +
+                    shape_string(scores.shape()));
+}
+
+}  // namespace
+
+NmsPlan nms_plan(const KernelContext& ctx) {
+  check_box_inputs(ctx);
+  NmsPlan p;
+  p.batches = ctx.input(0).shape()[0];
+  p.boxes = ctx.input(0).shape()[1];
+  p.classes = ctx.input(1).shape()[1];
+  arith::NmsSettings& s = p.settings;
+  int64_t center = ctx.node.attr_int("center_point_box", 0);
+  if (center != 0 && center != 1)
+    throw ctx.error("NonMaxSuppression center_point_box must be 0 or 1, got " + std::to_string(center));
+  s.center_point_box = center == 1;
+  Tensor t;
+  if (scalar_input(ctx, 2, "max_output_boxes_per_class", DType::Int64, &t))
+    s.max_per_class = std::max<int64_t>(t.data<int64_t>()[0], 0);
+  if (scalar_input(ctx, 3, "iou_threshold", DType::Float, &t)) s.iou_threshold = t.data<float>()[0];
+  if (!(s.iou_threshold >= 0.0f && s.iou_threshold <= 1.0f))
+    throw ctx.error("NonMaxSuppression input iou_threshold must be in [0, 1], got " +
+                    std::to_string(s.iou_threshold));
+  s.has_score_threshold = scalar_input(ctx, 4, "score_threshold", DType::Float, &t);
+  if (s.has_score_threshold) s.score_threshold = t.data<float>()[0];
+  p.capacity = std::min(s.max_per_class, p.boxes);
+  return p;
+}
+
+std::vector<int64_t> nms_rows(const NmsPlan& p, const NmsSelections& s) {
+  std::vector<int64_t> rows;
+  for (int64_t bc = 0; bc < static_cast<int64_t>(s.counts.size()); ++bc)
+    for (int64_t j = 0; j < s.counts[bc]; ++j)
+      rows.insert(rows.end(), {bc / p.classes, bc % p.classes, s.selected[bc * p.capacity + j]});
+  return rows;
+}
+
+namespace {
+const OpEntry kRows[] = {
+    {"NonMaxSuppression", 10, kNewestOpset, &cpu::non_max_suppression, LOCKSTEP_CUDA_KERNEL(non_max_suppression)},
+};
+}  // namespace
+
+std::span<const OpEntry> detection_ops() { return kRows; }
+
+}  // namespace lockstep
