@@ -65,6 +65,9 @@ count "$out/pytest.log" "pytest (cross-device cases, seed, models, invariance; C
 
 # Figures, not pass/fail: lockstep CUDA against torch eager fp32 (TF32 off), and the CPU against onnxruntime.
 python3 bench/gpu_models.py --runs 10 >"$out/bench_gpu.txt" 2>&1 || true
+for batch in 32 128; do
+  python3 bench/gpu_models.py --runs 10 --batch "$batch" --models resnet50,bert_base_encoder >>"$out/bench_gpu.txt" 2>&1 || true
+done
 python3 bench/cpu_models.py --threads "$jobs" --runs 5 --models resnet50,bert_base_encoder >"$out/bench_cpu.txt" 2>&1 || true
 cat "$out/bench_gpu.txt" "$out/bench_cpu.txt" >>"$out/summary.txt"
 
