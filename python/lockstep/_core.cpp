@@ -10,6 +10,7 @@
 
 #include <cstring>
 
+#include "cpu/isa.h"
 #include "lockstep/device.h"
 #include "lockstep/session.h"
 
@@ -360,6 +361,10 @@ NB_MODULE(_core, m) {
     return rows;
   });
   m.def("built_with_cuda", [] { return LOCKSTEP_WITH_CUDA != 0; });
+  // The ISA the CPU kernels run (LOCKSTEP_CPU_ISA where this CPU has it) and the best one it has, for
+  // tests/test_isa_invariance.py.
+  m.def("cpu_isa", [] { return std::string(cpu::cpu_isa_name(cpu::cpu_isa())); });
+  m.def("cpu_best_isa", [] { return std::string(cpu::cpu_isa_name(cpu::cpu_best_isa())); });
   m.def("summarize_model", [](const std::string& path) {
     ModelSummary s = summarize_model(path);
     nb::list ops;
