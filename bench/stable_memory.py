@@ -7,10 +7,13 @@ run --runs times (default 10,000), each with a batch N in 1..4 and H, W in 4..--
 every intermediate size changes from run to run. Prints the process's RSS (and, with --provider cuda, the device's
 used memory from cudaMemGetInfo) after the first run, then every --every runs, and the growth from the first
 reading after warm-up (the first --every runs) to the end.
-Both providers keep every freed block, per exact size, for reuse (src/runtime/caching_allocator.h), with no bound:
-RSS rises while new sizes appear and levels off only once every size has been seen. With the default 900 shapes it
-levels off at about 150 MiB; --max-side 96 (attention scores up to 85 MB) grew past 19 GiB by run 2,000 on the
-2-core machine: do not run that where memory is shared.
+Freed blocks are kept for reuse (src/runtime/caching_allocator.h), a request taking the smallest kept block within
+twice its size. On the host the kept bytes are bounded (by default twice the peak in use; session config entry
+session.lockstep.max_cached_host_bytes), so RSS levels off early: on the 2-core machine, 10,000 default runs
+(900 shapes) end at 65 MiB (145 MiB when every size was kept), --max-side 64 for 2,000 runs at 180 MiB (3,044 MiB).
+The CUDA provider's device pool is unbounded: device memory rises while new sizes appear and levels off only once
+every size has been seen; --max-side 96 (attention scores up to 85 MB) grew past 19 GiB by run 2,000 when the host
+pool was unbounded too: do not run that on CUDA where memory is shared.
     python3 bench/stable_memory.py [--provider cpu|cuda] [--runs N] [--every K] [--max-side S] [--threads T]"""
 
 import argparse

@@ -162,6 +162,7 @@ class InferenceSession:
             "optimized_model_filepath": os.fspath(o.optimized_model_filepath),
             "initializers": {name: v._tensor for name, v in o._initializers.items()},
             "max_tensor_bytes": int(o.config_entries().get("session.lockstep.max_tensor_bytes", "0")),
+            "max_cached_host_bytes": int(o.config_entries().get("session.lockstep.max_cached_host_bytes", "-1")),
         }
         source = self._model_path if self._model_path is not None else self._model_bytes
         self._sess = _core.Session(source, native_options)

@@ -10,6 +10,7 @@
 
 #include <cstring>
 
+#include "cpu/isa.h"
 #include "lockstep/device.h"
 #include "lockstep/session.h"
 
@@ -187,6 +188,7 @@ SessionOptions options_from(const nb::dict& d) {
   if (d.contains("optimized_model_filepath"))
     o.optimized_model_filepath = nb::cast<std::string>(d["optimized_model_filepath"]);
   if (d.contains("max_tensor_bytes")) o.max_tensor_bytes = nb::cast<size_t>(d["max_tensor_bytes"]);
+  if (d.contains("max_cached_host_bytes")) o.max_cached_host_bytes = nb::cast<int64_t>(d["max_cached_host_bytes"]);
   if (d.contains("free_dimension_overrides_by_name"))
     o.free_dimension_overrides_by_name = nb::cast<std::map<std::string, int64_t>>(d["free_dimension_overrides_by_name"]);
   if (d.contains("free_dimension_overrides_by_denotation"))
@@ -360,6 +362,10 @@ NB_MODULE(_core, m) {
     return rows;
   });
   m.def("built_with_cuda", [] { return LOCKSTEP_WITH_CUDA != 0; });
+  // The ISA the CPU kernels run (LOCKSTEP_CPU_ISA where this CPU has it) and the best one it has, for
+  // tests/test_isa_invariance.py.
+  m.def("cpu_isa", [] { return std::string(cpu::cpu_isa_name(cpu::cpu_isa())); });
+  m.def("cpu_best_isa", [] { return std::string(cpu::cpu_isa_name(cpu::cpu_best_isa())); });
   m.def("summarize_model", [](const std::string& path) {
     ModelSummary s = summarize_model(path);
     nb::list ops;

@@ -107,6 +107,9 @@ SESSION_CONFIG_KEYS = {
     # lockstep's own: the most bytes one tensor computed by a run may take ("0": no cap); a node whose output would
     # be larger fails, naming itself, before anything is allocated (C++ SessionOptions::max_tensor_bytes).
     "session.lockstep.max_tensor_bytes": str.isdigit,
+    # lockstep's own: the most bytes of freed host memory a session keeps for reuse (C++
+    # SessionOptions::max_cached_host_bytes; unset: twice the most its host tensors have held at once).
+    "session.lockstep.max_cached_host_bytes": str.isdigit,
 }
 
 

@@ -79,7 +79,8 @@ class CudaProvider : public Provider {
                        return cudaMalloc(&p, bytes) == cudaSuccess ? p : nullptr;
                      },
                      [](void* p) { cudaFree(p); }};
-    allocator_ = std::make_unique<CachingAllocator>(memory);
+    // Unbounded: evicting would cudaFree blocks that kernels queued on the stream may still use.
+    allocator_ = std::make_unique<CachingAllocator>(memory, CacheBound::unbounded());
     disabled_ops_ = ops_from_environment("LOCKSTEP_CUDA_DISABLE_OPS");
   }
   ~CudaProvider() override {

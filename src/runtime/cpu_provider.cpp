@@ -10,7 +10,7 @@ namespace {
 
 class CpuProvider : public Provider {
  public:
-  CpuProvider() : allocator_(make_host_pool_allocator()) {}
+  explicit CpuProvider(CacheBound cache) : allocator_(make_host_pool_allocator(cache)) {}
   Device device() const override { return Device::CPU; }
   const char* name() const override { return "CPUExecutionProvider"; }
   Allocator& allocator() override { return *allocator_; }
@@ -25,12 +25,12 @@ class CpuProvider : public Provider {
 
 }  // namespace
 
-std::unique_ptr<Allocator> make_host_pool_allocator() {
+std::unique_ptr<Allocator> make_host_pool_allocator(CacheBound cache) {
   // 64-byte blocks: aligned for AVX-512 loads.
   RawMemory host{Device::CPU, 0, 64, [](size_t bytes) { return std::aligned_alloc(64, bytes); }, std::free};
-  return std::make_unique<CachingAllocator>(host);
+  return std::make_unique<CachingAllocator>(host, cache);
 }
-std::unique_ptr<Provider> make_cpu_provider() { return std::make_unique<CpuProvider>(); }
+std::unique_ptr<Provider> make_cpu_provider(CacheBound cache) { return std::make_unique<CpuProvider>(cache); }
 
 #if !LOCKSTEP_WITH_CUDA
 std::unique_ptr<Provider> make_cuda_provider(int) {

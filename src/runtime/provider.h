@@ -6,6 +6,7 @@
 #include <string>
 
 #include "ops/registry.h"
+#include "runtime/caching_allocator.h"
 #include "runtime/kernel.h"
 
 namespace lockstep {
@@ -34,7 +35,8 @@ class Provider {
   virtual void synchronize() {}
 };
 
-std::unique_ptr<Provider> make_cpu_provider();
+/// The host provider; its allocator keeps freed blocks within `cache` (SessionOptions::max_cached_host_bytes).
+std::unique_ptr<Provider> make_cpu_provider(CacheBound cache = CacheBound::twice_peak());
 /// Throws Error(NotImplemented) when lockstep was built without CUDA, Error(RuntimeError) when no GPU is usable.
 std::unique_ptr<Provider> make_cuda_provider(int device_id);
 /// True when the build has the CUDA provider and a GPU with a working driver is present.
@@ -49,7 +51,7 @@ void copy_device_bytes(void* dst, const void* src, size_t bytes);
 void cuda_pointer_location(const void* p, Device& device, int& device_id);
 void cuda_synchronize_device(int device_id);
 
-/// A host allocator that keeps freed blocks by size and hands them out again: the memory plan's buffer reuse.
-std::unique_ptr<Allocator> make_host_pool_allocator();
+/// A host allocator that keeps freed blocks, within `cache`, and hands them out again: the memory plan's buffer reuse.
+std::unique_ptr<Allocator> make_host_pool_allocator(CacheBound cache);
 
 }  // namespace lockstep

@@ -131,7 +131,9 @@ class SessionImpl {
     }
     if (!options.optimized_model_filepath.empty()) onnx::save_model_file(model_, options.optimized_model_filepath);
     plan_ = build_plan(model_.graph, opset_, {});
-    cpu_ = make_cpu_provider();
+    cpu_ = make_cpu_provider(options.max_cached_host_bytes < 0
+                                 ? CacheBound::twice_peak()
+                                 : CacheBound::fixed(static_cast<size_t>(options.max_cached_host_bytes)));
     if (options.provider == Device::CUDA) provider_ = make_cuda_provider(options.device_id);
     if (provider_ && options.disable_cpu_fallback) check_no_cpu_fallback(*plan_, *provider_, declared_strings(model_.graph));
     Provider& active = provider_ ? *provider_ : *cpu_;
