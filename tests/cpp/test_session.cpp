@@ -322,7 +322,7 @@ TEST(SessionTest, NodeAssignmentsNameEachNodeAndItsProvider) {
   using Named = std::pair<std::string, std::string>;
   auto nodes = [](const Session& s) {
     std::vector<Named> out;
-    for (const NodeAssignment& a : s.node_assignments()) {
+    for (const lockstep::NodeAssignment& a : s.node_assignments()) {
       EXPECT_EQ(a.provider, "CPUExecutionProvider");
       EXPECT_EQ(a.domain, "");
       out.push_back({a.name, a.op_type});
