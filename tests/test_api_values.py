@@ -178,6 +178,52 @@ def test_dlpack_keeps_the_source_alive():
     assert v.numpy().sum() == 999 * 1000 // 2 and exported.sum() == 7000
 
 
+# onnxruntime's native value API (its scripts reach for OrtValue._ortvalue): lockstep._core.Tensor stands in for it.
+
+def test_native_value_dlpack_shares_memory_and_says_whether_it_is_uint8():
+    a = np.arange(6, dtype=np.float32).reshape(3, 2)
+    native = lockstep.OrtValue.ortvalue_from_numpy(a)._ortvalue
+    assert native.data_ptr() == a.ctypes.data and native.shape() == [3, 2] and native.__dlpack_device__() == (1, 0)
+    for capsule in (native.to_dlpack(), native.__dlpack__()):
+        assert not lockstep._core.is_dlpack_uint8_tensor(capsule)
+        imported = lockstep._core.Tensor.from_dlpack(capsule, False)  # the capsule was only looked at, not used
+        assert imported.data_ptr() == a.ctypes.data and imported.numpy().tobytes() == a.tobytes()
+    assert lockstep._core.is_dlpack_uint8_tensor(np.array([1, 2], np.uint8).__dlpack__())
+    with pytest.raises(TypeError, match="DLPack capsule"):
+        lockstep._core.is_dlpack_uint8_tensor(a)
+
+
+def test_native_from_dlpack_reads_uint8_as_bool_when_asked():
+    flags = np.array([0, 1, 1, 0], np.uint8)
+    as_bool = lockstep._core.Tensor.from_dlpack(flags.__dlpack__(), True)
+    assert as_bool.dtype == 9 and as_bool.numpy().tolist() == [False, True, True, False]
+    assert lockstep._core.Tensor.from_dlpack(flags, False).dtype == 2
+    with pytest.raises(lockstep.InvalidArgument, match="is_bool_tensor needs uint8 or bool elements, the tensor has float"):
+        lockstep._core.Tensor.from_dlpack(np.zeros(2, np.float32), True)
+
+
+@pytest.mark.parametrize("shape", [(1, 8, 0, 128), (0,), (0, 4), (4, 0)])
+def test_dlpack_takes_tensors_without_elements(shape):
+    a = np.zeros(shape, np.float32)
+    assert lockstep._core.Tensor.from_dlpack(a.__dlpack__(), False).shape() == list(shape)
+    v = lockstep.OrtValue.ortvalue_from_numpy(a)
+    assert lockstep._core.Tensor.from_dlpack(v._ortvalue.to_dlpack(), False).shape() == list(shape)
+    assert lockstep.OrtValue.from_dlpack(v).shape() == list(shape)
+
+
+def test_native_run_with_ort_values_returns_an_ort_value_vector():
+    s = session(add_model())
+    feeds = {"x": lockstep.OrtValue.ortvalue_from_numpy(X)._get_c_value()}
+    for options in (lockstep.RunOptions(), lockstep._core.RunOptions(), None):
+        values = s._sess.run_with_ort_values(feeds, ["y"], options)
+        assert isinstance(values, lockstep._core.OrtValueVector) and len(values) == 1
+        assert [same_bits(v.numpy(), Y) for v in values] == [True]
+    with pytest.raises(IndexError):
+        values[1]
+    with pytest.raises(TypeError, match="run_options must be a lockstep.RunOptions"):
+        s._sess.run_with_ort_values(feeds, ["y"], "fast")
+
+
 # ---- OrtDevice, OrtMemoryInfo, memory infos ----
 
 def test_ort_device_and_memory_info():

@@ -82,6 +82,12 @@ struct ProfileEvent {
   int64_t duration_ns = 0;
 };
 
+/// A node of the main graph and the provider that runs it (onnxruntime's EP graph assignment info).
+struct NodeAssignment {
+  std::string name, op_type, domain;  // as in the graph lockstep runs (fused nodes have lockstep's domain)
+  std::string provider;               // "CPUExecutionProvider" or "CUDAExecutionProvider"
+};
+
 /// One declared graph input or output. Dims are -1 where the model names a symbol (see dim_params) or leaves
 /// the dim unknown.
 struct ValueInfo {
@@ -138,6 +144,11 @@ class Session {
 
   /// Ops that ran on the CPU although the session's provider is CUDA (no CUDA kernel), by op type.
   std::vector<std::string> fallback_ops() const;
+
+  /// Each node of the main graph, in execution order, with the provider that runs it: the session's provider where
+  /// it has the node's kernel, else the CPU. A node of a CUDA session that makes a string tensor runs on the CPU; one
+  /// that reads a string tensor shows the CPU once a run has given it one (types are only known when it runs).
+  std::vector<NodeAssignment> node_assignments() const;
 
   /// The events recorded so far (empty when profiling is off or has ended).
   std::vector<ProfileEvent> profile_events() const;

@@ -5,12 +5,13 @@ The API follows onnxruntime's, so ``import lockstep as ort`` runs existing scrip
 
 import json
 import os
-import warnings
 
 import numpy as np
 
 from . import _core, _values
 from ._core import Fail, InvalidArgument, InvalidGraph, NoSuchFile, NotImplemented, RuntimeException
+from ._allocators import OrtArenaCfg, create_and_register_allocator, create_and_register_allocator_v2
+from ._providers import check_and_normalize_provider_args
 from ._sparse import OrtSparseFormat, SparseTensor
 from ._options import ExecutionMode, ExecutionOrder, GraphOptimizationLevel, RunOptions, SessionOptions
 from ._values import (IOBinding, OrtAllocatorType, OrtDevice, OrtDeviceMemoryType, OrtDeviceVendorId, OrtMemoryInfo,
@@ -90,6 +91,34 @@ class NodeArg:
         return f"NodeArg(name='{self.name}', type='{self.type}', shape={self.shape})"
 
 
+class EpAssignedNode:
+    """A node of the graph lockstep runs: name, op_type and domain ("" for ONNX's own ops, "lockstep" for the
+    nodes lockstep fuses)."""
+
+    def __init__(self, name, op_type, domain):
+        self.name, self.op_type, self.domain = name, op_type, domain
+
+    def __repr__(self):
+        return f"EpAssignedNode(name='{self.name}', op_type='{self.op_type}', domain='{self.domain}')"
+
+
+class EpAssignedSubgraph:
+    """The nodes one provider runs as one unit. Every lockstep node runs its own kernel, so each holds one node."""
+
+    def __init__(self, ep_name, nodes):
+        self.ep_name = ep_name
+        self._nodes = list(nodes)
+
+    def get_nodes(self):
+        return list(self._nodes)
+
+    def __repr__(self):
+        return f"EpAssignedSubgraph(ep_name='{self.ep_name}', nodes={self._nodes})"
+
+
+RECORD_ASSIGNMENTS = "session.record_ep_graph_assignment_info"
+
+
 class ModelMetadata:
     def __init__(self, d):
         self.producer_name = d["producer_name"]
@@ -106,25 +135,16 @@ def _provider_name(p):
 
 
 def _resolve_providers(providers, provider_options):
-    """Returns (provider, options) for the first usable provider, warning about unusable ones as onnxruntime does."""
-    if not providers:
-        return CPU, {}
+    """Returns (provider, options) for the first usable provider; check_and_normalize_provider_args warns about
+    unusable ones, as onnxruntime does."""
     available = get_available_providers()
-    names = [_provider_name(p) for p in providers]
-    options = [dict(o or {}) for o in (provider_options or [{} for _ in names])]
-    if len(options) != len(names):
-        raise ValueError("'providers' and 'provider_options' should be the same length if both are given.")
-    for i, p in enumerate(providers):
-        if isinstance(p, tuple):
-            options[i].update(p[1])
+    names, options = check_and_normalize_provider_args(providers, provider_options, available)
     for name in names:
         if name not in _KNOWN_PROVIDERS:
             raise ValueError(f"Unknown Provider Type: {name}. Available providers: {available}")
     for name, opts in zip(names, options):
         if name in available:
             return name, opts
-        warnings.warn(f"Specified provider '{name}' is not in available provider names. "
-                      f"Available providers: '{', '.join(available)}'")
     return CPU, {}
 
 
@@ -170,6 +190,7 @@ class InferenceSession:
         if config is not None and os.environ.get("ORT_LOAD_CONFIG_FROM_MODEL") == "1" and not from_model_config:
             o.apply_model_config(json.loads(config), "the model's ort_config")
             return self._create(providers, provider_options, from_model_config=True)
+        self._records_assignments = o.config_entries().get(RECORD_ASSIGNMENTS) == "1"
         self._providers = [CUDA, CPU] if provider == CUDA else [CPU]
         self._provider_options = {CUDA: {"device_id": str(native_options["device_id"])}} if provider == CUDA else {}
         self._provider_options[CPU] = {}
@@ -209,6 +230,18 @@ class InferenceSession:
     def fallback_ops(self):
         """Op types that ran on the CPU in a CUDA session because they have no CUDA kernel."""
         return list(self._sess.fallback_ops())
+
+    def get_provider_graph_assignment_info(self):
+        """The provider of each node of the main graph, in execution order, one EpAssignedSubgraph per node, when the
+        session was created with the config entry session.record_ep_graph_assignment_info = "1" (lockstep.Fail
+        otherwise, as in onnxruntime). The graph is the one lockstep runs: constants folded, nodes fused. A CUDA
+        session lists a node without a CUDA kernel under the CPU, and a node that reads strings too once a run has
+        given it some."""
+        if not self._records_assignments:
+            raise Fail(f"Session configuration entry '{RECORD_ASSIGNMENTS}' must be set to \"1\" to retrieve EP "
+                       "graph assignment information.")
+        return [EpAssignedSubgraph(provider, [EpAssignedNode(name, op_type, "" if domain == "ai.onnx" else domain)])
+                for name, op_type, domain, provider in self._sess.node_assignments()]
 
     def end_profiling(self):
         """Writes the profile (a Chrome trace, onnxruntime's format) and returns its path; "" when not profiling."""
@@ -322,4 +355,6 @@ __all__ = [
     "InvalidArgument", "InvalidGraph", "NoSuchFile", "NotImplemented", "RuntimeException", "OrtValue", "OrtDevice",
     "OrtMemoryInfo", "OrtAllocatorType", "OrtMemType", "OrtDeviceMemoryType", "IOBinding", "compare",
     "SparseTensor", "OrtSparseFormat", "OrtDeviceVendorId", "OrtMemoryInfoDeviceType", "disable_telemetry_events", "enable_telemetry_events",
+    "OrtArenaCfg", "create_and_register_allocator", "create_and_register_allocator_v2", "EpAssignedNode",
+    "EpAssignedSubgraph",
 ]

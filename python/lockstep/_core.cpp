@@ -91,21 +91,45 @@ Tensor tensor_over_numpy(const AnyArray& a, bool share) {
 
 // Any object with __dlpack__ (torch, cupy, jax, numpy...) as a Tensor over its memory, which it keeps alive.
 using DLPackArray = nb::ndarray<nb::ro>;
-Tensor tensor_from_dlpack(const DLPackArray& a) {
+
+// A tensor without elements is contiguous whatever its strides say (numpy gives them as if the zero dims were 1).
+bool c_contiguous(const DLPackArray& a) {
+  if (a.size() == 0) return true;
+  int64_t expected_stride = 1;
+  for (size_t i = a.ndim(); i-- > 0;) {
+    if (a.shape(i) != 1 && a.stride(i) != expected_stride) return false;
+    expected_stride *= static_cast<int64_t>(a.shape(i));
+  }
+  return true;
+}
+
+// `as_bool`: uint8 elements are bools (onnxruntime's is_bool_tensor, for producers that export bools as uint8).
+Tensor tensor_from_dlpack(const DLPackArray& a, bool as_bool) {
   int type = a.device_type();
   if (type != nb::device::cpu::value && type != nb::device::cuda::value && type != nb::device::cuda_managed::value)
     throw Error(ErrorCode::InvalidArgument, "from_dlpack: lockstep takes CPU and CUDA tensors, not DLPack device type " +
                                                 std::to_string(type));
-  int64_t expected_stride = 1;
-  for (size_t i = a.ndim(); i-- > 0;) {
-    if (a.shape(i) != 1 && a.stride(i) != expected_stride)
-      throw Error(ErrorCode::InvalidArgument, "from_dlpack: the tensor is not C-contiguous (make it so first, e.g. "
-                                              "with torch's .contiguous())");
-    expected_stride *= static_cast<int64_t>(a.shape(i));
-  }
+  if (!c_contiguous(a))
+    throw Error(ErrorCode::InvalidArgument, "from_dlpack: the tensor is not C-contiguous (make it so first, e.g. "
+                                            "with torch's .contiguous())");
+  DType dtype = dtype_of_dlpack(a.dtype(), "from_dlpack: the tensor");
+  if (as_bool && dtype != DType::UInt8 && dtype != DType::Bool)
+    throw Error(ErrorCode::InvalidArgument, std::string("from_dlpack: is_bool_tensor needs uint8 or bool elements, the "
+                                                        "tensor has ") + dtype_name(dtype));
   Device device = type == nb::device::cpu::value ? Device::CPU : Device::CUDA;
-  return Tensor::wrap(dtype_of_dlpack(a.dtype(), "from_dlpack: the tensor"), shape_of_array(a),
-                      const_cast<void*>(a.data()), device, device == Device::CPU ? 0 : a.device_id(), python_owner(a));
+  return Tensor::wrap(as_bool ? DType::Bool : dtype, shape_of_array(a), const_cast<void*>(a.data()), device,
+                      device == Device::CPU ? 0 : a.device_id(), python_owner(a));
+}
+
+// Whether a DLPack capsule holds uint8 elements, read without consuming the capsule (onnxruntime's
+// is_dlpack_uint8_tensor, asked before from_dlpack takes it).
+bool is_dlpack_uint8(nb::handle capsule) {
+  auto* t = static_cast<const nb::dlpack::dltensor*>(PyCapsule_GetPointer(capsule.ptr(), "dltensor"));
+  if (!t) {
+    PyErr_Clear();
+    throw nb::type_error("is_dlpack_uint8_tensor takes an unused DLPack capsule (\"dltensor\")");
+  }
+  return t->dtype.code == static_cast<uint8_t>(nb::dlpack::dtype_code::UInt) && t->dtype.bits == 8;
 }
 
 // A Tensor as a numpy array (host tensors) or, without a framework, a DLPack capsule (any device), over the tensor's
@@ -216,6 +240,35 @@ nb::list run_session(Session& s, const std::vector<std::string>& names, const nb
   return result;
 }
 
+// onnxruntime's OrtValueVector: what Session.run_with_ort_values returns.
+struct OrtValueVector {
+  std::vector<Tensor> values;
+};
+
+// The flag object of a run: a _core.RunOptions, or the lockstep.RunOptions that holds one as _native.
+const RunOptions* native_run_options(nb::handle options) {
+  if (options.is_none()) return nullptr;
+  nb::object native = nb::isinstance<RunOptions>(options) ? nb::borrow(options) : nb::getattr(options, "_native", nb::none());
+  if (!nb::isinstance<RunOptions>(native))
+    throw nb::type_error("run_options must be a lockstep.RunOptions");
+  return nb::cast<const RunOptions*>(native);
+}
+
+// onnxruntime's native run_with_ort_values(feeds, output_names, run_options): outputs left on the session's device.
+OrtValueVector run_with_ort_values(Session& s, const std::map<std::string, Tensor>& feeds,
+                                   const std::vector<std::string>& names, nb::handle run_options) {
+  const RunOptions* options = native_run_options(run_options);
+  size_t count = names.empty() ? s.outputs().size() : names.size();
+  nb::gil_scoped_release release;
+  return {s.run(feeds, names, std::vector<Device>(count, s.options().provider), options)};
+}
+
+nb::list node_assignments(const Session& s) {
+  nb::list out;
+  for (const auto& a : s.node_assignments()) out.append(nb::make_tuple(a.name, a.op_type, a.domain, a.provider));
+  return out;
+}
+
 // Session.run with Tensors in and out: each output on the host ("cpu") or left on the session's device ("cuda").
 nb::list run_tensors(Session& s, const std::vector<std::string>& names, const std::map<std::string, Tensor>& feeds,
                      const std::vector<std::string>& places, const RunOptions* run_options) {
@@ -234,7 +287,8 @@ nb::list run_tensors(Session& s, const std::vector<std::string>& names, const st
 void bind_tensor(nb::module_& m) {
   nb::class_<Tensor>(m, "Tensor")
       .def_static("from_numpy", [](const AnyArray& a, bool share) { return tensor_over_numpy(a, share); })
-      .def_static("from_dlpack", [](const DLPackArray& a) { return tensor_from_dlpack(a); })
+      .def_static("from_dlpack", [](const DLPackArray& a, bool is_bool_tensor) { return tensor_from_dlpack(a, is_bool_tensor); },
+                  nb::arg("data"), nb::arg("is_bool_tensor") = false)
       .def_static("from_strings", &tensor_from_strings)
       .def_static("from_pointer", [](uintptr_t ptr, int dtype, const std::vector<int64_t>& shape,
                                      const std::string& device, int device_id) {
@@ -247,16 +301,23 @@ void bind_tensor(nb::module_& m) {
                                 : cuda_empty(static_cast<DType>(dtype), shape_of(shape), device_id);
       })
       .def_prop_ro("dtype", [](const Tensor& t) { return static_cast<int>(t.dtype()); })
-      .def_prop_ro("shape", [](const Tensor& t) { return std::vector<int64_t>(t.shape().begin(), t.shape().end()); })
+      // shape() and data_ptr() are methods, as on onnxruntime's native OrtValue.
+      .def("shape", [](const Tensor& t) { return std::vector<int64_t>(t.shape().begin(), t.shape().end()); })
       .def_prop_ro("device", [](const Tensor& t) { return std::string(device_label(t.device())); })
       .def_prop_ro("device_id", &Tensor::device_id)
-      .def_prop_ro("data_ptr", [](const Tensor& t) { return reinterpret_cast<uintptr_t>(t.raw()); })
+      .def("data_ptr", [](const Tensor& t) { return reinterpret_cast<uintptr_t>(t.raw()); })
       .def_prop_ro("nbytes", &Tensor::bytes)
       .def("numpy", [](const Tensor& t) {
         if (t.device() != Device::CPU) throw Error(ErrorCode::InvalidArgument, "numpy() of a device tensor: copy it to the host first");
         return tensor_to_numpy(t);
       })
-      .def("dlpack", &tensor_as_array<nb::no_framework>)
+      // A DLPack 0.x capsule ("dltensor"), which every consumer accepts; the protocol's arguments change nothing,
+      // because lockstep finishes every write to a tensor before handing it out.
+      .def("to_dlpack", &tensor_as_array<nb::no_framework>)
+      .def("__dlpack__", [](const Tensor& t, const nb::kwargs&) { return tensor_as_array<nb::no_framework>(t); })
+      .def("__dlpack_device__", [](const Tensor& t) {
+        return t.device() == Device::CPU ? nb::make_tuple(1, 0) : nb::make_tuple(2, t.device_id());
+      })
       .def("to_host", [](const Tensor& t) {
         nb::gil_scoped_release release;
         return copy_to_host(t);
@@ -268,6 +329,13 @@ void bind_tensor(nb::module_& m) {
       .def("copy_from", [](const Tensor& self, const Tensor& src) {
         nb::gil_scoped_release release;
         copy_into(src, self);
+      });
+  m.def("is_dlpack_uint8_tensor", &is_dlpack_uint8);
+  nb::class_<OrtValueVector>(m, "OrtValueVector")
+      .def("__len__", [](const OrtValueVector& v) { return v.values.size(); })
+      .def("__getitem__", [](const OrtValueVector& v, size_t i) {
+        if (i >= v.values.size()) throw nb::index_error();
+        return v.values[i];
       });
   m.def("synchronize_device", [](const std::string& device, int device_id) {
     nb::gil_scoped_release release;
@@ -345,6 +413,9 @@ NB_MODULE(_core, m) {
       .def("end_profiling", &Session::end_profiling)
       .def("profiling_start_time_ns", &Session::profiling_start_time_ns)
       .def("run", &run_session, nb::arg("names"), nb::arg("feeds"), nb::arg("run_options").none() = nb::none())
+      .def("node_assignments", &node_assignments)
+      .def("run_with_ort_values", &run_with_ort_values, nb::arg("feeds"), nb::arg("output_names"),
+           nb::arg("run_options").none() = nb::none())
       .def("run_tensors", &run_tensors, nb::arg("names"), nb::arg("feeds"), nb::arg("places"),
            nb::arg("run_options").none() = nb::none());
   // The flag a run polls between nodes; Python's RunOptions.terminate sets it, from any thread.

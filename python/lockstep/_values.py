@@ -201,6 +201,11 @@ class OrtValue:
     def _get_c_value(self):
         return self._tensor
 
+    @property
+    def _ortvalue(self):
+        """The native value (a lockstep._core.Tensor), under onnxruntime's name for it."""
+        return self._tensor
+
     @classmethod
     def ortvalue_from_numpy(cls, numpy_obj, device_type="cpu", device_id=0, vendor_id=-1):
         """A value holding `numpy_obj`: on the CPU over the array's own memory (writable, aligned, C-contiguous
@@ -259,13 +264,13 @@ class OrtValue:
         return cls(_core.Tensor.from_dlpack(data))
 
     def data_ptr(self):
-        return self._tensor.data_ptr
+        return self._tensor.data_ptr()
 
     def device_name(self):
         return self._tensor.device
 
     def shape(self):
-        return list(self._tensor.shape)
+        return list(self._tensor.shape())
 
     def data_type(self):
         kind = "sparse_tensor" if self._sparse is not None else "tensor"
@@ -306,11 +311,10 @@ class OrtValue:
     def __dlpack__(self, *, stream=None, **kwargs):
         """A DLPack capsule over this value's memory (no copy). Its contents are complete: lockstep finishes every
         write to a value before handing it out, so `stream` needs no synchronisation."""
-        exported = self._tensor.dlpack()  # a "dltensor" capsule (DLPack 0.x), which every consumer accepts
-        return exported.__dlpack__(stream=stream, **kwargs) if hasattr(exported, "__dlpack__") else exported
+        return self._tensor.__dlpack__(stream=stream, **kwargs)
 
     def __dlpack_device__(self):
-        return (1, 0) if self._tensor.device == "cpu" else (2, self._tensor.device_id)
+        return self._tensor.__dlpack_device__()
 
     def update_inplace(self, data):
         """Copies `data` (a numpy array or an OrtValue, same element type and count) into this value's memory."""
@@ -364,8 +368,8 @@ class _OutputSlot:
         return "cuda" if self.device == "cuda" and session_device == "cuda" else "cpu"
 
     def check(self, name, tensor):
-        if self.target is not None and (self.target._tensor.dtype, self.target._tensor.shape) != (tensor.dtype,
-                                                                                                   tensor.shape):
+        if self.target is not None and (self.target._tensor.dtype, self.target._tensor.shape()) != (tensor.dtype,
+                                                                                                   tensor.shape()):
             got = OrtValue(tensor)
             raise InvalidArgument(f"output '{name}' is bound to a {self.target.data_type()}{self.target.shape()}, "
                                   f"but the run produced a {got.data_type()}{got.shape()}")
@@ -515,11 +519,9 @@ def _feed_tensors(session, feeds, what):
 
 def run_with_ort_values(session, output_names, feeds, run_options=None):
     """Outputs as OrtValues, left on the session's device."""
-    names = list(output_names or [o.name for o in session.get_outputs()])
-    place = _session_device(session)[0]
-    tensors = session._sess.run_tensors(names, _feed_tensors(session, feeds, "run_with_ort_values"), [place] * len(names),
-                                        run_options)
-    return [OrtValue(t) for t in tensors]
+    values = session._sess.run_with_ort_values(_feed_tensors(session, feeds, "run_with_ort_values"),
+                                               list(output_names or []), run_options)
+    return [OrtValue(t) for t in values]
 
 
 def run_with_values_in_feed(session, output_names, feeds, run_options=None):

@@ -22,6 +22,7 @@ Executor::Executor(const Plan& plan, int64_t opset, Provider& provider, Provider
     constant_inputs_.push_back(std::move(constant));
     makes_strings_.push_back(makes_strings(*pn.node));
   }
+  read_strings_ = std::make_unique<std::atomic<bool>[]>(plan.nodes.size());
   for (size_t i = 0; i < plan.nodes.size(); ++i) {
     const PlannedNode& pn = plan.nodes[i];
     if (!pn.then_branch) continue;
@@ -46,6 +47,17 @@ std::set<std::string> Executor::fallback_ops() const {
       all.insert(sub.begin(), sub.end());
     }
   return all;
+}
+
+std::vector<NodeAssignment> Executor::assignments() const {
+  std::vector<NodeAssignment> out;
+  for (size_t i = 0; i < plan_.nodes.size(); ++i) {
+    const PlannedNode& pn = plan_.nodes[i];
+    // If has no kernel: the executor runs it, on the provider; its branches' nodes are not listed.
+    bool on_provider = !pn.entry || (provider_.kernel(*pn.entry) && !makes_strings_[i] && !read_strings_[i].load());
+    out.push_back({pn.node->name, pn.node->op_type, pn.node->domain, on_provider ? provider_.name() : cpu_.name()});
+  }
+  return out;
 }
 
 void Executor::set_profiler(Profiler* profiler) {
@@ -101,7 +113,10 @@ void Executor::run_kernel(const PlannedNode& pn, size_t index, std::vector<Tenso
   ctx.outputs.resize(pn.outputs.size());
   KernelFn fn = provider_.kernel(*pn.entry);
   if (!fn) return run_on_cpu_fallback(pn, ctx, env);
-  if (provider_.device() != Device::CPU && handles_strings(pn, index, env)) return run_on_host(pn, ctx, env);
+  if (provider_.device() != Device::CPU && handles_strings(pn, index, env)) {
+    read_strings_[index].store(true);
+    return run_on_host(pn, ctx, env);
+  }
   ctx.device = provider_.device();
   ctx.allocator = &provider_.allocator();
   ctx.pool = &pool_;

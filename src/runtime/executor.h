@@ -49,6 +49,9 @@ class Executor {
   /// Op types that ran on the CPU because the provider has no kernel for them.
   std::set<std::string> fallback_ops() const;
 
+  /// The provider of each of the graph's nodes (Session::node_assignments).
+  std::vector<NodeAssignment> assignments() const;
+
   /// Records a Node event per kernel run into `profiler` (not owned; nullptr stops recording), in If branches too.
   /// Not to be called while a run is in progress.
   void set_profiler(Profiler* profiler);
@@ -80,6 +83,7 @@ class Executor {
   std::vector<std::unique_ptr<NodeState>> node_states_;
   std::vector<std::vector<bool>> constant_inputs_;
   std::vector<bool> makes_strings_;  // by node index: a Constant with a string value
+  std::unique_ptr<std::atomic<bool>[]> read_strings_;  // by node index: a run found it reads or makes strings
   mutable std::mutex fallback_mutex_;
   std::set<std::string> fallback_ops_;
 };

@@ -190,6 +190,7 @@ class SessionImpl {
     auto s = executor_->fallback_ops();
     return {s.begin(), s.end()};
   }
+  std::vector<NodeAssignment> node_assignments() const { return executor_->assignments(); }
 
   std::vector<ProfileEvent> profile_events() const { return profiler_ ? profiler_->events() : std::vector<ProfileEvent>{}; }
   int64_t profiling_start_time_ns() const { return profiler_ ? profiler_->start_time_ns() : 0; }
@@ -335,6 +336,7 @@ const std::vector<ValueInfo>& Session::outputs() const { return impl_->outputs()
 const ModelMetadata& Session::metadata() const { return impl_->metadata(); }
 const SessionOptions& Session::options() const { return impl_->options(); }
 std::vector<std::string> Session::fallback_ops() const { return impl_->fallback_ops(); }
+std::vector<NodeAssignment> Session::node_assignments() const { return impl_->node_assignments(); }
 std::vector<ProfileEvent> Session::profile_events() const { return impl_->profile_events(); }
 std::string Session::end_profiling() { return impl_->end_profiling(); }
 int64_t Session::profiling_start_time_ns() const { return impl_->profiling_start_time_ns(); }

@@ -318,6 +318,26 @@ TEST(SessionTest, InputsOutputsMetadata) {
   EXPECT_TRUE(s.fallback_ops().empty());
 }
 
+TEST(SessionTest, NodeAssignmentsNameEachNodeAndItsProvider) {
+  using Named = std::pair<std::string, std::string>;
+  auto nodes = [](const Session& s) {
+    std::vector<Named> out;
+    for (const lockstep::NodeAssignment& a : s.node_assignments()) {
+      EXPECT_EQ(a.provider, "CPUExecutionProvider");
+      EXPECT_EQ(a.domain, "");
+      out.push_back({a.name, a.op_type});
+    }
+    return out;
+  };
+  // Constant folding leaves the Constant out of the graph that runs.
+  EXPECT_EQ(nodes(make_session()), (std::vector<Named>{{"add0", "Add"}, {"mul0", "Mul"}, {"reshape0", "Reshape"}}));
+  SessionOptions unoptimized;
+  unoptimized.graph_optimization_level = 0;
+  std::vector<Named> all = nodes(make_session(unoptimized));
+  std::sort(all.begin(), all.end());
+  EXPECT_EQ(all, (std::vector<Named>{{"add0", "Add"}, {"const0", "Constant"}, {"mul0", "Mul"}, {"reshape0", "Reshape"}}));
+}
+
 TEST(SessionTest, SelectedOutputs) {
   Session s = make_session();
   std::vector<Tensor> z = s.run(good_feeds(), {"z"});

@@ -1,3 +1,6 @@
-"""onnxruntime.capi._pybind_state over lockstep: the Python-level classes stand in for the native ones."""
+"""onnxruntime.capi._pybind_state over lockstep: its native module, lockstep._core, stands in for onnxruntime's (the
+native value class is lockstep._core.Tensor), with the Python-level option classes."""
 
-from lockstep import Fail, OrtValue, RunOptions, SessionOptions  # noqa: F401
+from lockstep import Fail, RunOptions, SessionOptions  # noqa: F401
+from lockstep._core import OrtValueVector, is_dlpack_uint8_tensor  # noqa: F401
+from lockstep._core import Tensor as OrtValue  # noqa: F401

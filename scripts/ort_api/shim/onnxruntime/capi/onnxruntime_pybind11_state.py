@@ -1,8 +1,4 @@
-"""onnxruntime.capi.onnxruntime_pybind11_state over lockstep: its exception classes and RunOptions."""
+"""onnxruntime.capi.onnxruntime_pybind11_state over lockstep: its exception classes, RunOptions and OrtValueVector."""
 
 from lockstep import Fail, InvalidArgument, InvalidGraph, NoSuchFile, NotImplemented, RunOptions  # noqa: F401
-
-
-class OrtValueVector:
-    """lockstep has no OrtValueVector (run_with_ort_values returns a list): defined so that modules importing the
-    name load; no lockstep value is an instance of it."""
+from lockstep._core import OrtValueVector  # noqa: F401
