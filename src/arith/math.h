@@ -1,9 +1,10 @@
 // lockstep shared math library (DESIGN.md section 3, "Math functions"; docs/arithmetic.md#scalar-function-methods).
 //
-// exp, expm1, log, log1p, tanh, erf, sigmoid and softplus are binary32 algorithms: range reduction, minimax
-// polynomials evaluated with fma (coefficients from tests/arith/fit_polynomials.py), and error-free transformations
-// (TwoSum, exact remainders) where a step would otherwise lose the last bit. Each is written once, as a template
-// over the lane type V of lanes.h, without branches on the value (selects instead), so that
+// exp, expm1, log, log1p, tanh, erf, sigmoid, softplus, sinh, cosh, asinh, acosh, atanh, atan, asin and acos are
+// binary32 algorithms: range reduction, minimax polynomials evaluated with fma (coefficients from
+// tests/arith/fit_polynomials.py), and error-free transformations (TwoSum, exact remainders) where a step would
+// otherwise lose the last bit. Each is written once, as a template over the lane type V of lanes.h, without
+// branches on the value (selects instead), so that
 //   - V = float is the host's scalar path and one CUDA thread per element,
 //   - V = an AVX2 or AVX-512 register (src/cpu/lanes_avx2.h, lanes_avx512.h) is the CPU's vector path,
 // and every path performs the same sequence of IEEE-754 operations on each element: the same bits everywhere.
@@ -13,7 +14,7 @@
 //
 // NaN outputs are deterministic: a NaN input is returned with its quiet bit set; an invalid operation (log(-1))
 // returns the canonical quiet NaN 0x7fc00000. Contraction must be off: a*b+c is two roundings unless written
-// mul_add. sin, cos and pow still compute in binary64 (math_binary64.h).
+// mul_add. sin, cos, tan and pow still compute in binary64 (math_binary64.h).
 #pragma once
 
 #include <cstdint>
