@@ -34,13 +34,7 @@ LOCKSTEP_HD double abs_f64(double x) { return double_of(bits_of(x) & 0x7ffffffff
 LOCKSTEP_HD bool isnan_f32(float x) { return x != x; }
 
 /// IEEE square root (correctly rounded on both devices; sqrtss on the host, __fsqrt_rn on the GPU).
-LOCKSTEP_HD float sqrt_f32(float x) {
-#if defined(__CUDA_ARCH__)
-  return __fsqrt_rn(x);
-#else
-  return std::sqrt(x);
-#endif
-}
+LOCKSTEP_HD float sqrt_f32(float x) { return sqrt_lanes(x); }
 LOCKSTEP_HD double sqrt_f64(double x) {
 #if defined(__CUDA_ARCH__)
   return __dsqrt_rn(x);
@@ -291,6 +285,15 @@ struct DivideByOp {
   };
 LOCKSTEP_F32_UNARY(SinOp, sin_f32(x))
 LOCKSTEP_F32_UNARY(CosOp, cos_f32(x))
+LOCKSTEP_F32_UNARY(TanOp, tan_f32(x))
+LOCKSTEP_F32_UNARY(SinhOp, sinh_f32(x))
+LOCKSTEP_F32_UNARY(CoshOp, cosh_f32(x))
+LOCKSTEP_F32_UNARY(AsinhOp, asinh_f32(x))
+LOCKSTEP_F32_UNARY(AcoshOp, acosh_f32(x))
+LOCKSTEP_F32_UNARY(AtanhOp, atanh_f32(x))
+LOCKSTEP_F32_UNARY(AsinOp, asin_f32(x))
+LOCKSTEP_F32_UNARY(AcosOp, acos_f32(x))
+LOCKSTEP_F32_UNARY(AtanOp, atan_f32(x))
 LOCKSTEP_F32_UNARY(FloorOp, floor_f32(x))
 LOCKSTEP_F32_UNARY(CeilOp, ceil_f32(x))
 LOCKSTEP_F32_UNARY(RoundOp, rint_f32(x))

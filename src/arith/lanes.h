@@ -74,6 +74,15 @@ LOCKSTEP_LANE float mul_add(float a, float b, float c) {
 #endif
 }
 
+/// IEEE square root, correctly rounded on every device (sqrtss/vsqrtps on the host, __fsqrt_rn on the GPU).
+LOCKSTEP_LANE float sqrt_lanes(float x) {
+#if defined(__CUDA_ARCH__)
+  return __fsqrt_rn(x);
+#else
+  return std::sqrt(x);
+#endif
+}
+
 /// a + c modulo 2^32: bit arithmetic that may pass INT32_MAX (a NaN's bits plus an offset) without the signed
 /// overflow that is undefined behaviour in C++; the SIMD overloads are the same single integer add.
 LOCKSTEP_LANE int32_t wrapping_add(int32_t a, int32_t c) {

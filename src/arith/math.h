@@ -1,9 +1,10 @@
 // lockstep shared math library (DESIGN.md section 3, "Math functions"; docs/arithmetic.md#scalar-function-methods).
 //
-// exp, expm1, log, log1p, tanh, erf, sigmoid and softplus are binary32 algorithms: range reduction, minimax
-// polynomials evaluated with fma (coefficients from tests/arith/fit_polynomials.py), and error-free transformations
-// (TwoSum, exact remainders) where a step would otherwise lose the last bit. Each is written once, as a template
-// over the lane type V of lanes.h, without branches on the value (selects instead), so that
+// exp, expm1, log, log1p, tanh, erf, sigmoid, softplus, sinh, cosh, asinh, acosh, atanh, atan, asin and acos are
+// binary32 algorithms: range reduction, minimax polynomials evaluated with fma (coefficients from
+// tests/arith/fit_polynomials.py), and error-free transformations (TwoSum, exact remainders) where a step would
+// otherwise lose the last bit. Each is written once, as a template over the lane type V of lanes.h, without
+// branches on the value (selects instead), so that
 //   - V = float is the host's scalar path and one CUDA thread per element,
 //   - V = an AVX2 or AVX-512 register (src/cpu/lanes_avx2.h, lanes_avx512.h) is the CPU's vector path,
 // and every path performs the same sequence of IEEE-754 operations on each element: the same bits everywhere.
@@ -13,7 +14,7 @@
 //
 // NaN outputs are deterministic: a NaN input is returned with its quiet bit set; an invalid operation (log(-1))
 // returns the canonical quiet NaN 0x7fc00000. Contraction must be off: a*b+c is two roundings unless written
-// mul_add. sin, cos and pow still compute in binary64 (math_binary64.h).
+// mul_add. sin, cos, tan and pow still compute in binary64 (math_binary64.h).
 #pragma once
 
 #include <cstdint>
@@ -44,6 +45,32 @@ LOCKSTEP_LANE lane_int_t<V> splat_int(int32_t c) {
   return lane_int_t<V>{} + c;
 }
 
+/// A value as an unevaluated sum hi + lo of two floats, |lo| far below hi's ulp.
+template <class V>
+struct FloatPair {
+  V hi, lo;
+};
+
+/// a + b as an exact pair, for any magnitudes (TwoSum).
+template <class V>
+LOCKSTEP_LANE FloatPair<V> two_sum(V a, V b) {
+  const V s = a + b, b_part = s - a;
+  return {s, (a - (s - b_part)) + (b - b_part)};
+}
+
+/// a + b as an exact pair when |a| >= |b| or a = 0 (Fast2Sum).
+template <class V>
+LOCKSTEP_LANE FloatPair<V> fast_two_sum(V a, V b) {
+  const V s = a + b;
+  return {s, (a - s) + b};
+}
+
+/// t - k ln2 as hi + lo: hi exact (kLn2Hi has 21 bits and |k| <= 151), lo = k times ln2's low part, rounded.
+template <class V>
+LOCKSTEP_LANE FloatPair<V> ln2_remainder(V t, V kf) {
+  return {mul_add(kf, splat<V>(-kLn2Hi), t), kf * -kLn2Lo};
+}
+
 /// e^t = 2^k (1 + u) for t in [-104, 89], with u in about [-0.29, 0.42] carrying one rounding (|error| <= 2^-26).
 /// Reduction: k = round(t / ln2) through the round-to-integer magic, r = t - k ln2 in two parts (r_hi exact: kLn2Hi
 /// has 21 bits and |k| <= 151), e^r - 1 = r_hi + (r_lo + r^2 q(r)), q minimax for |r| <= ln2/2 (error < 4e-9).
@@ -56,10 +83,9 @@ struct ExpParts {
 };
 template <class V, int N>
 LOCKSTEP_LANE ExpParts<V> exp_parts_of(V t, const float (&q)[N], lane_int_t<V> k, V kf) {
-  const V r_hi = mul_add(kf, splat<V>(-kLn2Hi), t);
-  const V r_lo = kf * -kLn2Lo;
-  const V r = r_hi + r_lo;
-  return {k, r_hi + mul_add(r * r, horner(q, r), r_lo)};
+  const auto rem = ln2_remainder(t, kf);
+  const V r = rem.hi + rem.lo;
+  return {k, rem.hi + mul_add(r * r, horner(q, r), rem.lo)};
 }
 template <class V, int N>
 LOCKSTEP_LANE ExpParts<V> exp_parts(V t, const float (&q)[N]) {
@@ -78,10 +104,6 @@ LOCKSTEP_LANE ExpParts<V> exp_parts(V t, const float (&q)[N], decltype(t < t) fo
 
 /// e^x for the reduced parts, as two floats h + l: h = 2^k (1 + u) rounded (k clamped to >= kmin so that 2^k is
 /// normal) and l its exact rounding error (TwoSum: 2^k u + 2^k is a sum of two floats).
-template <class V>
-struct FloatPair {
-  V hi, lo;
-};
 template <class V>
 LOCKSTEP_LANE FloatPair<V> scaled_pair(lane_int_t<V> k, V u) {
   const V s = pow2_lanes<V>(k);
@@ -299,6 +321,225 @@ LOCKSTEP_LANE V softplus_f32(V x) {
   const V y = select(x >= 8.0f, x + l, l);
   const V tiny_y = ep.hi * pow2_lanes<V>(e.k - kc);
   return select(x != x, quiet_nan_lanes(x), select(tiny & (x < 0.0f), tiny_y, y));
+}
+
+namespace detail {
+
+/// e^r for r = r_hi + r_lo, |r| <= ln2/2, as a pair (relative error about 2^-26.5, where u alone has 2^-25.5):
+/// 1 + r_hi exactly by Fast2Sum, then the rest r_lo + r^2 q(r) added by Fast2Sum.
+template <class V, int N>
+LOCKSTEP_LANE FloatPair<V> exp_of_remainder(FloatPair<V> r, const float (&q)[N]) {
+  const V rr = r.hi + r.lo;
+  const V rest = mul_add(rr * rr, horner(q, rr), r.lo);
+  const auto one = fast_two_sum(splat<V>(1.0f), r.hi);
+  const auto sum = fast_two_sum(one.hi, rest);
+  return {sum.hi, sum.lo + one.lo};
+}
+
+/// (e^a + sign e^-a) / 2 for 0 <= a <= 89.5 (sign +1: cosh; -1: sinh, used for a >= 0.55 only). Method: a = k ln2 +
+/// r; the result is 2^(k-1) (e^r + sign 2^-2k e^-r), both exponentials as pairs of exp_of_remainder, the sum of the
+/// high parts by Fast2Sum (e^r is the larger), the low parts added, one rounding, then 2^(k-1) in two exact steps
+/// (k - 1 reaches 128 below the overflow threshold). 2^-2k stops at 2^-80, where the term is below e^r's last bit.
+template <class V>
+LOCKSTEP_LANE V exp_half_sum(V a, float sign) {
+  static constexpr float q[5] = LOCKSTEP_EXP_Q;
+  const V shifted = mul_add(a, splat<V>(kInvLn2), splat<V>(kRoundMagic));
+  const lane_int_t<V> k = as_int(shifted) - as_int(kRoundMagic);
+  const auto r = ln2_remainder(a, shifted - kRoundMagic);
+  const auto up = exp_of_remainder(r, q);
+  const auto down = exp_of_remainder<V>({-r.hi, -r.lo}, q);
+  const lane_int_t<V> kc = select(k > 40, splat_int<V>(40), k);
+  const V c = sign * pow2_lanes<V>(-(kc + kc));
+  const auto sum = fast_two_sum(up.hi, c * down.hi);
+  const V m = sum.hi + (sum.lo + mul_add(c, down.lo, up.lo));
+  const lane_int_t<V> k1 = (k - 1) >> 1;
+  return (m * pow2_lanes<V>(k1)) * pow2_lanes<V>(k - 1 - k1);
+}
+
+}  // namespace detail
+
+/// Hyperbolic sine. Method (on a = |x|): a < 0.55: a + a^3 P(a^2) (minimax, degree 3); otherwise
+/// detail::exp_half_sum(min(a, 89.5), -1), which keeps e^a and e^-a as pairs so that their difference (a factor
+/// coth(a) <= 2 on the error) still leaves the result within 1 ulp. Sign restored.
+/// Special: NaN -> NaN; +-0 -> +-0; |x| > 0x1.65a9f8p+6 (incl. inf) -> +-inf; denormals -> x.
+template <class V>
+LOCKSTEP_LANE V sinh_f32(V x) {
+  static constexpr float p[4] = {0x1.555556p-3f, 0x1.111112p-7f, 0x1.a0177cp-13f, 0x1.74597ap-19f};
+  const V a = abs_lanes(x);
+  const V a2 = a * a;
+  const V small = mul_add(a * a2, horner(p, a2), a);
+  const V large = detail::exp_half_sum(min_keep_nan(a, splat<V>(89.5f)), -1.0f);
+  const V y = copysign_lanes(select(a < 0.55f, small, large), x);
+  return select(x != x, quiet_nan_lanes(x), y);
+}
+
+/// Hyperbolic cosine. Method: detail::exp_half_sum(min(|x|, 89.5), +1) (a sum of two positive terms).
+/// Special: NaN -> NaN; cosh(+-0) = 1; |x| > 0x1.65a9f8p+6 (incl. inf) -> +inf.
+template <class V>
+LOCKSTEP_LANE V cosh_f32(V x) {
+  const V y = detail::exp_half_sum(min_keep_nan(abs_lanes(x), splat<V>(89.5f)), 1.0f);
+  return select(x != x, quiet_nan_lanes(x), y);
+}
+
+namespace detail {
+
+/// sqrt(h + l) as a pair, for h >= 0 and |l| far below h: the rounded root r, corrected by the exact remainder
+/// h - r^2 (one fma) plus l, over 2r.
+template <class V>
+LOCKSTEP_LANE FloatPair<V> sqrt_pair(V h, V l) {
+  const V r = sqrt_lanes(h);
+  return {r, (mul_add(-r, r, h) + l) / (r + r)};
+}
+
+/// log(a + sqrt(a^2 + sign)) for 0 <= a < 2^13 (sign +1: asinh; -1: acosh, a > 1). Method: a^2 as an exact pair
+/// (fma), plus sign by TwoSum, its root by sqrt_pair, a + root by TwoSum; then log1p_of_pair(s - 1, rest), where
+/// s - 1 is exact (s in [1, 2^24]: Sterbenz below 2, a multiple of s's ulp above).
+template <class V>
+LOCKSTEP_LANE V log_of_root_sum(V a, float sign) {
+  const V sq = a * a, sq_lo = mul_add(a, a, -sq);
+  const auto radicand = two_sum(sq, splat<V>(sign));
+  const auto root = sqrt_pair(radicand.hi, radicand.lo + sq_lo);
+  const auto s = two_sum(a, root.hi);
+  return log1p_of_pair(s.hi - 1.0f, s.lo + root.lo);
+}
+
+/// log(2a) for a normal positive a: log_of_reduced of a's binade split, with k + 1.
+template <class V>
+LOCKSTEP_LANE V log_of_twice(V a) {
+  const auto sp = split_binade<V>(as_int(a));
+  return log_of_reduced(sp.m - 1.0f, float_of_small_int<V>(sp.k + 1), splat<V>(0.0f));
+}
+
+}  // namespace detail
+
+/// Inverse hyperbolic sine. Method (on a = |x|): a < 2^-12: a itself (a^3/6 is below 0.1 ulp; log1p's second-order
+/// terms would not cancel to the last bit there); a < 2^13: log(a + sqrt(a^2 + 1)) by detail::log_of_root_sum;
+/// a >= 2^13: log(2a) (the dropped 1/(4a^2) is below 2^-28). Sign restored.
+/// Special: NaN -> NaN; +-0 -> +-0; +-inf -> +-inf.
+template <class V>
+LOCKSTEP_LANE V asinh_f32(V x) {
+  const V a = abs_lanes(x);
+  const V y = select(a < 0x1p13f, detail::log_of_root_sum(a, 1.0f), detail::log_of_twice(a));
+  const V r = copysign_lanes(select(a == detail::kInf, a, select(a < 0x1p-12f, a, y)), x);
+  return select(x != x, quiet_nan_lanes(x), r);
+}
+
+/// Inverse hyperbolic cosine. Method: x < 2^13: log(x + sqrt(x^2 - 1)) by detail::log_of_root_sum; x >= 2^13:
+/// log(2x) (the dropped -1/(4x^2) is below 2^-28).
+/// Special: NaN -> NaN; acosh(1) = +0; +inf -> +inf; x < 1 (incl. -inf) -> NaN.
+template <class V>
+LOCKSTEP_LANE V acosh_f32(V x) {
+  const V y = select(x < 0x1p13f, detail::log_of_root_sum(x, -1.0f), detail::log_of_twice(x));
+  V special = select(x == detail::kInf, x, select(x == 1.0f, splat<V>(0.0f), y));
+  special = select(x < 1.0f, detail::default_nan_lanes<V>(), special);
+  return select(x != x, quiet_nan_lanes(x), special);
+}
+
+/// Inverse hyperbolic tangent. Method (on a = |x|): log1p(2a / (1 - a)) / 2, with 1 - a as an exact pair
+/// (Fast2Sum) and the quotient corrected by its exact remainder, so that detail::log1p_of_pair sees the argument
+/// to about 2^-48. Sign restored.
+/// Special: NaN -> NaN; +-0 -> +-0; +-1 -> +-inf; |x| > 1 -> NaN; denormals -> x.
+template <class V>
+LOCKSTEP_LANE V atanh_f32(V x) {
+  const V a = abs_lanes(x);
+  const auto d = detail::fast_two_sum(splat<V>(1.0f), -a);
+  const V n = a + a;
+  const V qh = n / d.hi;
+  const V ql = (mul_add(-qh, d.hi, n) - qh * d.lo) / d.hi;
+  const V y = 0.5f * detail::log1p_of_pair(qh, ql);
+  const V r = copysign_lanes(select(a == 1.0f, splat<V>(detail::kInf), y), x);
+  const V special = select(a > 1.0f, detail::default_nan_lanes<V>(), r);
+  return select(x != x, quiet_nan_lanes(x), special);
+}
+
+namespace detail {
+
+constexpr float kPiHi = 0x1.921fb6p+1f, kPiLo = -0x1.777a5cp-24f;  // pi = hi + lo to about 2^-48
+
+/// base + factor (w_hi + w_lo) rounded once, for base = 0 or |base_hi| >= |factor w_hi|, factor a power of two
+/// (times +-1): the product exact, its sum with base_hi by Fast2Sum, then the low parts.
+template <class V>
+LOCKSTEP_LANE V angle_sum(V base_hi, V base_lo, V factor, V w_hi, V w_lo) {
+  const auto s = fast_two_sum(base_hi, factor * w_hi);
+  return s.hi + (s.lo + mul_add(factor, w_lo, base_lo));
+}
+
+/// asin of 0 <= a <= 1 as pieces that asin and acos combine: a <= 1/2: w = asin(a) = a + a^3 p(a^2) (minimax,
+/// degree 6); a > 1/2 (reflected): asin(a) = pi/2 - 2w with w = asin(s), s = sqrt((1 - a) / 2) (the halved
+/// difference exact by Sterbenz) with the root's remainder in w_lo.
+template <class V>
+struct AsinParts {
+  V w_hi, w_lo;
+  decltype(V{} < V{}) reflected;
+};
+template <class V>
+LOCKSTEP_LANE AsinParts<V> asin_parts(V a) {
+  static constexpr float p[7] = {0x1.555556p-3f, 0x1.3332aap-4f, 0x1.6ddacap-5f, 0x1.ed5bf8p-6f,
+                                 0x1.9326fap-6f, 0x1.ebc608p-8f, 0x1.1be142p-5f};
+  const auto reflected = a > 0.5f;
+  const V z = 0.5f * (1.0f - a);
+  const auto root = sqrt_pair(z, splat<V>(0.0f));
+  const V w = select(reflected, root.hi, a);
+  const V w2 = w * w;
+  const V tail = (w * w2) * horner(p, w2);
+  return {w, select(reflected & (z > 0.0f), root.lo, splat<V>(0.0f)) + tail, reflected};
+}
+
+}  // namespace detail
+
+/// Arcsine. Method (on a = |x|): detail::asin_parts; a <= 1/2: w; a > 1/2: pi/2 - 2w by detail::angle_sum (pi/2
+/// as a pair). Sign restored. Special: NaN -> NaN; +-0 -> +-0; +-1 -> +-pi/2 rounded; |x| > 1 -> NaN.
+template <class V>
+LOCKSTEP_LANE V asin_f32(V x) {
+  const V a = abs_lanes(x);
+  const auto w = detail::asin_parts(a);
+  const V zero = splat<V>(0.0f);
+  const V y = detail::angle_sum(select(w.reflected, splat<V>(0.5f * detail::kPiHi), zero),
+                                select(w.reflected, splat<V>(0.5f * detail::kPiLo), zero),
+                                select(w.reflected, splat<V>(-2.0f), splat<V>(1.0f)), w.w_hi, w.w_lo);
+  const V r = select(a > 1.0f, detail::default_nan_lanes<V>(), copysign_lanes(y, x));
+  return select(x != x, quiet_nan_lanes(x), r);
+}
+
+/// Arccosine. Method: detail::asin_parts of a = |x|; |x| <= 1/2: pi/2 - sign(x) w; x > 1/2: 2w; x < -1/2: pi - 2w;
+/// each by detail::angle_sum (pi and pi/2 as pairs).
+/// Special: NaN -> NaN; acos(+-0) = pi/2 rounded; acos(1) = +0; acos(-1) = pi rounded; |x| > 1 -> NaN.
+template <class V>
+LOCKSTEP_LANE V acos_f32(V x) {
+  const V a = abs_lanes(x);
+  const auto w = detail::asin_parts(a);
+  const auto negative = x < 0.0f;
+  const V half = select(w.reflected, splat<V>(0.0f), splat<V>(0.5f));  // base: half pi, or pi / 0 when reflected
+  const V base = select(w.reflected & negative, splat<V>(1.0f), half);
+  const V factor = select(w.reflected, splat<V>(2.0f), splat<V>(-1.0f));
+  const V y = detail::angle_sum(base * detail::kPiHi, base * detail::kPiLo, select(negative, -factor, factor),
+                                w.w_hi, w.w_lo);
+  const V r = select(a > 1.0f, detail::default_nan_lanes<V>(), y);
+  return select(x != x, quiet_nan_lanes(x), r);
+}
+
+/// Arctangent. Method (on a = |x|, clamped to 2^64): atan(a) = base + atan(v) with v = a (base 0) for
+/// a <= tan(pi/8), v = (a - 1) / (a + 1) (base pi/4) up to tan(3pi/8), v = -1/a (base pi/2) beyond, so |v| <=
+/// tan(pi/8); numerator and denominator as exact pairs (TwoSum), v corrected by its exact remainder;
+/// atan(v) = v + v^3 p(v^2) (minimax, degree 6); the sum by detail::angle_sum. Sign restored.
+/// Special: NaN -> NaN; +-0 -> +-0; +-inf -> +-pi/2 rounded; denormals -> x.
+template <class V>
+LOCKSTEP_LANE V atan_f32(V x) {
+  static constexpr float p[7] = {-0x1.555556p-2f, 0x1.999992p-3f, -0x1.2490c2p-3f, 0x1.c6d1ep-4f,
+                                 -0x1.70824p-4f,  0x1.1e5a1ep-4f, -0x1.36a56ep-5f};
+  const V a = min_keep_nan(abs_lanes(x), splat<V>(0x1p64f));
+  const auto mid = a > 0x1.a8279ap-2f, far = a > 0x1.3504f4p+1f;
+  const V zero = splat<V>(0.0f), one = splat<V>(1.0f);
+  const auto num = detail::two_sum(a, -one), den = detail::two_sum(a, one);
+  const V n_hi = select(far, -one, select(mid, num.hi, a)), n_lo = select(far, zero, select(mid, num.lo, zero));
+  const V d_hi = select(far, a, select(mid, den.hi, one)), d_lo = select(far, zero, select(mid, den.lo, zero));
+  const V v = n_hi / d_hi;
+  const V v_lo = ((mul_add(-v, d_hi, n_hi) + n_lo) - v * d_lo) / d_hi;
+  const V z = v * v;
+  const V tail = (v * z) * horner(p, z);
+  const V base = select(far, splat<V>(0.5f), select(mid, splat<V>(0.25f), zero));
+  const V y = detail::angle_sum(base * detail::kPiHi, base * detail::kPiLo, one, v, v_lo + tail);
+  return select(x != x, quiet_nan_lanes(x), copysign_lanes(y, x));
 }
 
 #undef LOCKSTEP_EXP_Q

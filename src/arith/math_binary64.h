@@ -1,9 +1,9 @@
-// The shared math functions that still compute in binary64: sin, cos and pow (DESIGN.md section 3).
+// The shared math functions that still compute in binary64: sin, cos, tan and pow (DESIGN.md section 3).
 //
 // Each widens its float argument to double (exact), evaluates a double-precision algorithm whose relative error is
 // below ~1e-15, and rounds once to float: within 1 ulp of the correctly rounded result by construction, verified
 // over all inputs by tests/arith/exhaustive_math.cpp. Built only from IEEE-754 basic operations on float and double,
-// conversions and integer arithmetic, so the CPU and CUDA builds give the same bits. These three are the next to
+// conversions and integer arithmetic, so the CPU and CUDA builds give the same bits. These four are the next to
 // move to the binary32 + fma design of math.h (consumer GPUs run binary64 at 1/64 rate); they are rare in models.
 //
 // NaN outputs: a NaN input is returned with its quiet bit set; an invalid operation (sin(inf), pow(-2, 0.5))
@@ -183,6 +183,19 @@ LOCKSTEP_HD float cos_f32(float x) {
   const double v = (n & 1) ? detail64::sin_kernel_d(r) : detail64::cos_kernel_d(r);
   const float f = static_cast<float>(v);
   return detail64::with_sign(f, n == 1 || n == 2);
+}
+
+/// Tangent, full float range. Method: as sin_f32 (|x| < pi/4 unreduced, else the exact Payne-Hanek reduction),
+/// then sin(r) / cos(r) (even quadrant) or -cos(r) / sin(r) (odd) from the double kernels; one rounding.
+/// Special: NaN -> NaN; +-inf -> NaN; tan(+-0) = +-0.
+LOCKSTEP_HD float tan_f32(float x) {
+  const uint32_t ax = bits_of(x) & 0x7fffffffu;
+  const bool neg = (bits_of(x) >> 31) != 0;
+  if (ax >= detail64::kPosInf) return ax == detail64::kPosInf ? detail64::default_nan() : detail64::quiet(x);
+  double r = static_cast<double>(float_of(ax));
+  const int n = ax < 0x3f490fdbu ? 0 : detail64::reduce_pio2(ax, r);
+  const double s = detail64::sin_kernel_d(r), c = detail64::cos_kernel_d(r);
+  return detail64::with_sign(static_cast<float>((n & 1) ? -c / s : s / c), neg);
 }
 
 /// x^y with the C99/IEEE special cases. Method: |x|^y = exp_d(y * log_core_d(|x|)) in double (error of the

@@ -32,6 +32,7 @@ LOCKSTEP_LANE i32x8 wrapping_add(i32x8 a, int32_t c) {
   return reinterpret_cast<i32x8>(reinterpret_cast<u32x8>(a) + static_cast<uint32_t>(c));
 }
 LOCKSTEP_LANE f32x8 mul_add(f32x8 a, f32x8 b, f32x8 c) { return _mm256_fmadd_ps(a, b, c); }
+LOCKSTEP_LANE f32x8 sqrt_lanes(f32x8 x) { return _mm256_sqrt_ps(x); }
 LOCKSTEP_LANE f32x8 select(i32x8 m, f32x8 a, f32x8 b) { return m ? a : b; }
 LOCKSTEP_LANE i32x8 select(i32x8 m, i32x8 a, i32x8 b) { return m ? a : b; }
 LOCKSTEP_LANE bool any_lane(i32x8 m) {

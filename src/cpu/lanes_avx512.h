@@ -32,6 +32,8 @@ LOCKSTEP_LANE i32x16 wrapping_add(i32x16 a, int32_t c) {
   return reinterpret_cast<i32x16>(reinterpret_cast<u32x16>(a) + static_cast<uint32_t>(c));
 }
 LOCKSTEP_LANE f32x16 mul_add(f32x16 a, f32x16 b, f32x16 c) { return _mm512_fmadd_ps(a, b, c); }
+/// IEEE square root per lane (the zero-masking form: see lookup4).
+LOCKSTEP_LANE f32x16 sqrt_lanes(f32x16 x) { return _mm512_maskz_sqrt_ps(0xffff, x); }
 LOCKSTEP_LANE f32x16 select(i32x16 m, f32x16 a, f32x16 b) { return m ? a : b; }
 LOCKSTEP_LANE i32x16 select(i32x16 m, i32x16 a, i32x16 b) { return m ? a : b; }
 LOCKSTEP_LANE bool any_lane(i32x16 m) {

@@ -260,6 +260,7 @@ const OpEntry kRows[] = {
     U(Relu, 7), U(LeakyRelu, 7), U(Elu, 7), U(Selu, 7), U(Sigmoid, 7), U(HardSigmoid, 7), U(HardSwish, 14),
     U(Tanh, 7), U(Erf, 9), U(Gelu, 20), U(Softplus, 7), U(Exp, 7), U(Log, 7), U(Sqrt, 7), U(Reciprocal, 7),
     U(Neg, 7), U(Abs, 7), U(Floor, 7), U(Ceil, 7), U(Round, 11), U(Sign, 9), U(Sin, 7), U(Cos, 7),
+    U(Tan, 7), U(Asin, 7), U(Acos, 7), U(Atan, 7), U(Sinh, 9), U(Cosh, 9), U(Asinh, 9), U(Acosh, 9), U(Atanh, 9),
     U(IsNaN, 9), U(IsInf, 10), U(Not, 7), U(BitwiseNot, 18), U(ThresholdedRelu, 10), U(Swish, 24),
     U(Celu, 12), U(Softsign, 7), U(Shrink, 9), U(Mish, 18),
     B(Add, 7), B(Sub, 7), B(Mul, 7), B(Div, 7), B(Pow, 7), B(Mod, 10), B(PRelu, 7), B(Equal, 7), B(Greater, 7),

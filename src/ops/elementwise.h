@@ -16,8 +16,8 @@ namespace lockstep {
 /// OpEntry::variant of the `unary` kernel rows.
 enum class UnaryOp : int {
   Relu, LeakyRelu, Elu, Selu, Sigmoid, HardSigmoid, HardSwish, Tanh, Erf, Gelu, Softplus, Exp, Log, Sqrt,
-  Reciprocal, Neg, Abs, Floor, Ceil, Round, Sign, Sin, Cos, IsNaN, IsInf, Not, BitwiseNot, ThresholdedRelu, Swish,
-  Celu, Softsign, Shrink, Mish,
+  Reciprocal, Neg, Abs, Floor, Ceil, Round, Sign, Sin, Cos, Tan, Asin, Acos, Atan, Sinh, Cosh, Asinh, Acosh, Atanh,
+  IsNaN, IsInf, Not, BitwiseNot, ThresholdedRelu, Swish, Celu, Softsign, Shrink, Mish,
   Silu,          // lockstep.Silu, made by the graph rewrites only
   GeluErfChain,  // lockstep.GeluErfChain, likewise
 };
@@ -181,6 +181,15 @@ void visit_unary(UnaryOp op, const ElementwiseParams& p, Fn&& fn) {
     case UnaryOp::Sign: return fn(SignOp{});
     case UnaryOp::Sin: return fn(SinOp{});
     case UnaryOp::Cos: return fn(CosOp{});
+    case UnaryOp::Tan: return fn(TanOp{});
+    case UnaryOp::Sinh: return fn(SinhOp{});
+    case UnaryOp::Cosh: return fn(CoshOp{});
+    case UnaryOp::Asinh: return fn(AsinhOp{});
+    case UnaryOp::Acosh: return fn(AcoshOp{});
+    case UnaryOp::Atanh: return fn(AtanhOp{});
+    case UnaryOp::Asin: return fn(AsinOp{});
+    case UnaryOp::Acos: return fn(AcosOp{});
+    case UnaryOp::Atan: return fn(AtanOp{});
     case UnaryOp::IsNaN: return fn(IsNaNOp{});
     case UnaryOp::IsInf: return fn(IsInfOp{p.flag_a, p.flag_b});
     case UnaryOp::Not: return fn(NotOp{});

@@ -2,7 +2,8 @@
 //
 // Build:  g++ -std=c++20 -O2 -ffp-contract=off -pthread -Isrc tests/arith/exhaustive_math.cpp -o exhaustive_math
 // Usage:  exhaustive_math [function ...] [--stride N]
-//   functions: exp expm1 log log1p tanh erf sigmoid softplus sin cos pow (default: all)
+//   functions: exp expm1 log log1p tanh erf sigmoid softplus sinh cosh asinh acosh atanh atan asin acos sin cos tan
+//   pow (default: all)
 //   --stride N: test every Nth bit pattern (default 1 = all 2^32 patterns); for pow, divides the pair count.
 //
 // For each float input x, the reference r = f((double)x) is computed with glibc double functions (errors of a few
@@ -243,7 +244,8 @@ int main(int argc, char** argv) {
       want.push_back(a);
     }
   }
-  const char* all[] = {"exp", "expm1", "log", "log1p", "tanh", "erf", "sigmoid", "softplus", "sin", "cos", "pow"};
+  const char* all[] = {"exp",  "expm1", "log",   "log1p", "tanh", "erf",  "sigmoid", "softplus", "sinh", "cosh",
+                       "asinh", "acosh", "atanh", "atan", "asin", "acos", "sin",     "cos",      "tan", "pow"};
   if (want.empty()) want.assign(std::begin(all), std::end(all));
   std::printf("threads %u, stride %" PRIu64 "\n", std::max(1u, std::thread::hardware_concurrency()), stride);
   std::printf("%-9s %8s %12s %12s %14s %10s %8s\n", "function", "max_ulp", "worst_input", "max_err_ulp",
@@ -262,8 +264,17 @@ int main(int argc, char** argv) {
     else if (name == "erf")      st = run_unary([](float x) { return la::erf_f32(x); },      [](double x) { return std::erf(x); }, stride);
     else if (name == "sigmoid")  st = run_unary([](float x) { return la::sigmoid_f32(x); },  sigmoid_ref, stride);
     else if (name == "softplus") st = run_unary([](float x) { return la::softplus_f32(x); }, softplus_ref, stride);
+    else if (name == "sinh")     st = run_unary([](float x) { return la::sinh_f32(x); },     [](double x) { return std::sinh(x); }, stride);
+    else if (name == "cosh")     st = run_unary([](float x) { return la::cosh_f32(x); },     [](double x) { return std::cosh(x); }, stride);
+    else if (name == "asinh")    st = run_unary([](float x) { return la::asinh_f32(x); },    [](double x) { return std::asinh(x); }, stride);
+    else if (name == "acosh")    st = run_unary([](float x) { return la::acosh_f32(x); },    [](double x) { return std::acosh(x); }, stride);
+    else if (name == "atanh")    st = run_unary([](float x) { return la::atanh_f32(x); },    [](double x) { return std::atanh(x); }, stride);
+    else if (name == "atan")     st = run_unary([](float x) { return la::atan_f32(x); },     [](double x) { return std::atan(x); }, stride);
+    else if (name == "asin")     st = run_unary([](float x) { return la::asin_f32(x); },     [](double x) { return std::asin(x); }, stride);
+    else if (name == "acos")     st = run_unary([](float x) { return la::acos_f32(x); },     [](double x) { return std::acos(x); }, stride);
     else if (name == "sin")      st = run_unary([](float x) { return la::sin_f32(x); },      [](double x) { return std::sin(x); }, stride);
     else if (name == "cos")      st = run_unary([](float x) { return la::cos_f32(x); },      [](double x) { return std::cos(x); }, stride);
+    else if (name == "tan")      st = run_unary([](float x) { return la::tan_f32(x); },      [](double x) { return std::tan(x); }, stride);
     else if (name == "pow")      st = run_pow(stride);
     else { std::fprintf(stderr, "unknown function %s\n", name.c_str()); return 2; }
     // clang-format on

@@ -117,6 +117,13 @@ def fit_erfc_pieces(edges):
         report(f"kErfc{i}", xs - m, q, np.full_like(xs, 2.0**24), 9)
 
 
+def fit_odd(name, fn, hi, degree):
+    # fn(x) = x + x^3 P(x^2), 0 <= x <= hi; weight x^3 / fn(x) (the term's share of the result).
+    xs = grid(1e-3, hi * 1.0001)
+    P = f64(lambda x: (fn(x) - x) / x**3, xs)
+    report(name, xs**2, P, xs**3 / f64(fn, xs), degree)
+
+
 def fit_sin_cos():
     xs = grid(1e-3, np.pi / 4 * 1.001)
     S = f64(lambda r: (mp.sin(r) - r) / r**3, xs)
@@ -128,6 +135,9 @@ def fit_sin_cos():
 FITS = {
     "exp": fit_exp, "expm1": fit_expm1, "log": fit_log, "tanh": lambda: fit_tanh(float(sys.argv[3]) if len(sys.argv) > 3 else 0.9),
     "erf": fit_erf_small, "erfc": lambda: fit_erfc_pieces([1.0, 1.75, 2.5, 3.25, 4.0]), "sincos": fit_sin_cos,
+    "sinh": lambda: fit_odd("kSinhP", mp.sinh, 0.55, 3),
+    "atan": lambda: fit_odd("kAtanP", mp.atan, float(mp.tan(mp.pi / 8)), 6),
+    "asin": lambda: fit_odd("kAsinP", mp.asin, 0.5, 6),
 }
 
 if __name__ == "__main__":

@@ -28,9 +28,13 @@
 
 namespace la = lockstep::arith;
 
-enum Fn { kExp, kExpm1, kLog, kLog1p, kTanh, kErf, kSigmoid, kSoftplus, kSin, kCos, kPow, kNumFn };
-static const char* kNames[kNumFn] = {"exp",     "expm1",    "log", "log1p", "tanh", "erf",
-                                     "sigmoid", "softplus", "sin", "cos",   "pow"};
+enum Fn {
+  kExp, kExpm1, kLog, kLog1p, kTanh, kErf, kSigmoid, kSoftplus, kSinh, kCosh, kAsinh, kAcosh, kAtanh, kAtan, kAsin,
+  kAcos, kSin, kCos, kTan, kPow, kNumFn
+};
+static const char* kNames[kNumFn] = {"exp",   "expm1", "log",   "log1p", "tanh", "erf",  "sigmoid",
+                                     "softplus", "sinh", "cosh", "asinh", "acosh", "atanh", "atan",
+                                     "asin",  "acos",  "sin",   "cos",   "tan",  "pow"};
 
 __host__ __device__ inline float apply(int fn, float x, float y) {
   switch (fn) {
@@ -42,8 +46,17 @@ __host__ __device__ inline float apply(int fn, float x, float y) {
     case kErf: return la::erf_f32(x);
     case kSigmoid: return la::sigmoid_f32(x);
     case kSoftplus: return la::softplus_f32(x);
+    case kSinh: return la::sinh_f32(x);
+    case kCosh: return la::cosh_f32(x);
+    case kAsinh: return la::asinh_f32(x);
+    case kAcosh: return la::acosh_f32(x);
+    case kAtanh: return la::atanh_f32(x);
+    case kAtan: return la::atan_f32(x);
+    case kAsin: return la::asin_f32(x);
+    case kAcos: return la::acos_f32(x);
     case kSin: return la::sin_f32(x);
     case kCos: return la::cos_f32(x);
+    case kTan: return la::tan_f32(x);
     default: return la::pow_f32(x, y);
   }
 }
@@ -76,7 +89,8 @@ static void launch_unary(int fn, uint64_t first, uint64_t stride, float* out, si
   switch (fn) {
 #define L(F) \
   case F: unary_kernel<F><<<blocks, threads>>>(first, stride, out, n); break;
-    L(kExp) L(kExpm1) L(kLog) L(kLog1p) L(kTanh) L(kErf) L(kSigmoid) L(kSoftplus) L(kSin) L(kCos)
+    L(kExp) L(kExpm1) L(kLog) L(kLog1p) L(kTanh) L(kErf) L(kSigmoid) L(kSoftplus) L(kSinh) L(kCosh) L(kAsinh)
+    L(kAcosh) L(kAtanh) L(kAtan) L(kAsin) L(kAcos) L(kSin) L(kCos) L(kTan)
 #undef L
   }
   CK(cudaGetLastError());

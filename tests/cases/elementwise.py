@@ -18,8 +18,9 @@ CASES = []
 
 # ---- unary float ops: special values, odd sizes, rank 0, empty
 UNARY_F32 = ["Relu", "Sigmoid", "Tanh", "Exp", "Log", "Sqrt", "Reciprocal", "Neg", "Abs", "Floor", "Ceil", "Round",
-             "Sign", "Erf", "Softplus", "Sin", "Cos", "LeakyRelu", "Elu", "Selu", "HardSigmoid", "HardSwish"]
-SINCE = {"Round": 11, "Sign": 9, "Erf": 9, "HardSwish": 14}
+             "Sign", "Erf", "Softplus", "Sin", "Cos", "LeakyRelu", "Elu", "Selu", "HardSigmoid", "HardSwish",
+             "Tan", "Sinh", "Cosh", "Asinh", "Acosh", "Atanh", "Asin", "Acos", "Atan"]
+SINCE = {"Round": 11, "Sign": 9, "Erf": 9, "HardSwish": 14, "Sinh": 9, "Cosh": 9, "Asinh": 9, "Acosh": 9, "Atanh": 9}
 for op in UNARY_F32:
     CASES.append(case(f"{op.lower()}_special", op, {"X": mixed(1001, seed=len(op))}, rtol=2e-5, atol=1e-6))
     CASES.append(case(f"{op.lower()}_3d", op, {"X": rand(3, 5, 7, low=-6, high=6)}, rtol=2e-5, atol=1e-6))
@@ -44,6 +45,15 @@ CASES += [
     case("log_range", "Log", {"X": rand(4096, low=0, high=1e6)}, rtol=2e-5, atol=1e-6),
     case("sin_large", "Sin", {"X": rand(4096, low=-1e5, high=1e5)}, rtol=2e-5, atol=2e-6),
     case("cos_large", "Cos", {"X": rand(4096, low=-1e5, high=1e5)}, rtol=2e-5, atol=2e-6),
+    case("tan_large", "Tan", {"X": rand(4096, low=-1e5, high=1e5)}, rtol=2e-5, atol=2e-6),
+    case("sinh_range", "Sinh", {"X": rand(4096, low=-89.4, high=89.4)}, rtol=2e-5, atol=1e-6),
+    case("cosh_range", "Cosh", {"X": rand(4096, low=-89.4, high=89.4)}, rtol=2e-5, atol=1e-6),
+    case("asinh_range", "Asinh", {"X": rand(4096, low=-1e5, high=1e5)}, rtol=2e-5, atol=1e-6),
+    case("acosh_range", "Acosh", {"X": rand(4096, low=1, high=1e5)}, rtol=2e-5, atol=1e-6),
+    case("atanh_range", "Atanh", {"X": rand(4096, low=-1, high=1)}, rtol=2e-5, atol=1e-6),
+    case("asin_range", "Asin", {"X": rand(4096, low=-1, high=1)}, rtol=2e-5, atol=1e-6),
+    case("acos_range", "Acos", {"X": rand(4096, low=-1, high=1)}, rtol=2e-5, atol=1e-6),
+    case("atan_range", "Atan", {"X": rand(4096, low=-1e3, high=1e3)}, rtol=2e-5, atol=1e-6),
     case("round_halves", "Round", {"X": (np.arange(-40, 40, dtype=F32) * 0.5 + 0.0).astype(F32)}, opset=11),
     case("floor_big", "Floor", {"X": rand(500, low=-1e8, high=1e8)}),
     case("neg_int32", "Neg", {"X": np.array([0, 1, -5, 2**31 - 1, -2**31], np.int32)}),

@@ -162,4 +162,12 @@ TEST(Elementwise, LaneKernelsMatchScalarByteForByte) {
   expect_lanes_match_scalar("HardSwish", HardSwishOp{}, x);
   expect_lanes_match_scalar("Silu", SiluOp{}, x);
   expect_lanes_match_scalar("GeluErfChain", GeluErfChainOp{1.4142135f, 1.0f, 0.5f}, x);
+  expect_lanes_match_scalar("Sinh", SinhOp{}, x);
+  expect_lanes_match_scalar("Cosh", CoshOp{}, x);
+  expect_lanes_match_scalar("Asinh", AsinhOp{}, x);
+  expect_lanes_match_scalar("Acosh", AcoshOp{}, x);
+  expect_lanes_match_scalar("Atanh", AtanhOp{}, x);
+  expect_lanes_match_scalar("Asin", AsinOp{}, x);
+  expect_lanes_match_scalar("Acos", AcosOp{}, x);
+  expect_lanes_match_scalar("Atan", AtanOp{}, x);
 }

@@ -10,11 +10,13 @@
 namespace lockstep::cpu {
 
 // The functors with a SIMD kernel; each *_avx2.cpp / *_avx512.cpp instantiates the kernels for this list.
-#define LOCKSTEP_LANE_UNARY_FUNCTORS(X)                                                          \
-  X(arith::SigmoidOp) X(arith::TanhOp) X(arith::ErfOp) X(arith::ExpOp) X(arith::LogOp)            \
-  X(arith::SoftplusOp) X(arith::EluOp) X(arith::SeluOp) X(arith::GeluOp) X(arith::LeakyReluOp)    \
-  X(arith::HardSigmoidOp) X(arith::HardSwishOp) X(arith::ExpOfDifferenceOp) X(arith::QuotientOp)  \
-  X(arith::TwoDifferencesOp) X(arith::SiluOp) X(arith::GeluErfChainOp)
+#define LOCKSTEP_LANE_UNARY_FUNCTORS(X)                                                        \
+  X(arith::SigmoidOp) X(arith::TanhOp) X(arith::ErfOp) X(arith::ExpOp) X(arith::LogOp)         \
+  X(arith::SoftplusOp) X(arith::EluOp) X(arith::SeluOp) X(arith::GeluOp) X(arith::LeakyReluOp) \
+  X(arith::HardSigmoidOp) X(arith::HardSwishOp) X(arith::ExpOfDifferenceOp)                    \
+  X(arith::QuotientOp) X(arith::TwoDifferencesOp) X(arith::SiluOp) X(arith::GeluErfChainOp)    \
+  X(arith::SinhOp) X(arith::CoshOp) X(arith::AsinhOp) X(arith::AcoshOp) X(arith::AtanhOp)      \
+  X(arith::AsinOp) X(arith::AcosOp) X(arith::AtanOp)
 
 template <class F>
 inline constexpr bool kHasLaneKernel = false;
