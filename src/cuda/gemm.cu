@@ -3,10 +3,11 @@
 // docs/arithmetic.md#gemm); this file only says where operands live and picks the tile shape and split-K.
 #include <algorithm>
 #include <climits>
+#include <cstdio>
 #include <cstdlib>
 #include <optional>
-#include <cstdio>
 #include <stdexcept>
+#include <string>
 #include <utility>
 
 #include "arith/dot.h"
@@ -52,7 +53,7 @@ struct MatrixProblem {
   int64_t batch_dims[kMaxBatchDims], a_bstride[kMaxBatchDims], b_bstride[kMaxBatchDims];
 
   static constexpr bool kCostlyColumnLoads = false;  // B's tile is plain strided copies, as A's
-  __device__ __host__ bool gathers() const { return false; }
+  bool gathers() const { return false; }
   struct Batch {
     const float *a, *b;
     float* y;
@@ -114,7 +115,7 @@ struct ConvProblem {
   StoreEpilogue epilogue;  // FusedConv's absorbed Add and Relu
 
   static constexpr bool kCostlyColumnLoads = true;  // B's tile is gathered through the taps, or read per image
-  __device__ __host__ bool gathers() const { return !vector; }
+  bool gathers() const { return !vector; }
   struct Batch {
     int64_t grp;
   };
@@ -271,7 +272,7 @@ void with_shape(TileChoice tile, F&& f, ShapeList<Shapes...>) {
   if (!found) throw std::logic_error("GEMM tile without a kernel");
 }
 
-/// LOCKSTEP_CUDA_GEMM_TILE=BMxBNxTN (e.g. 64x128x4, read once) forces one tile of GemmShapes without split-K, for
+/// LOCKSTEP_CUDA_GEMM_TILE=BMxBNxTN (e.g. 64x64x4, read once) forces one tile of GemmShapes without split-K, for
 /// measuring tiles against each other; unset, run_gemm chooses. Every tile gives the same bits.
 std::optional<TileChoice> forced_tile() {
   static const std::optional<TileChoice> forced = []() -> std::optional<TileChoice> {
@@ -282,12 +283,15 @@ std::optional<TileChoice> forced_tile() {
     char x1 = 0, x2 = 0, rest = 0;
     const int fields = std::sscanf(v, "%d%c%d%c%d%c", &t.bm, &x1, &t.bn, &x2, &t.tn, &rest);
     bool known = false;
+    std::string names;
     [&]<class... Shapes>(ShapeList<Shapes...>) {
-      known = ((t == TileChoice{Shapes::BM, Shapes::BN, Shapes::TN}) || ...);
+      ((known = known || t == TileChoice{Shapes::BM, Shapes::BN, Shapes::TN},
+        names += (names.empty() ? "" : ", ") + std::to_string(Shapes::BM) + "x" + std::to_string(Shapes::BN) + "x" +
+                 std::to_string(Shapes::TN)),
+       ...);
     }(GemmShapes{});
     if (fields != 5 || x1 != 'x' || x2 != 'x' || !known)
-      throw std::invalid_argument(std::string("LOCKSTEP_CUDA_GEMM_TILE='") + v +
-                                  "': expected one of 128x128x8, 128x128x4, 64x128x8, 64x64x8, 64x64x4");
+      throw std::invalid_argument(std::string("LOCKSTEP_CUDA_GEMM_TILE='") + v + "': expected one of " + names);
     return t;
   }();
   return forced;

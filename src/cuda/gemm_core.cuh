@@ -191,7 +191,7 @@ class StridedTileLoader {
 // --- The core.
 
 /// The outputs of thread (ty, tx) along a tile side of B outputs, T per thread: T = 8 takes t*4 + {0..3} and
-/// B/2 + t*4 + {0..3}, T = 4 takes t*4 + {0..3}, so that the fragments above are float4 reads and a warp's reads
+/// B/2 + t*4 + {0..3}, T = 4 takes t*4 + {0..3}, so that the fragments below are float4 reads and a warp's reads
 /// of one row are consecutive.
 template <int B, int T>
 __device__ __forceinline__ int thread_offset(int t, int i) {
