@@ -78,6 +78,57 @@ void instance_norm(KernelContext& ctx) {
       grain_for(p.spatial * 4));
 }
 
+// Contract: GroupNormalization, docs/arithmetic.md#normalization (each (n, group) block is one row).
+void group_norm(KernelContext& ctx) {
+  GroupNormPlan p = plan_group_norm(ctx);
+  const Tensor& x = ctx.input(0);
+  Tensor& y = ctx.output(0, DType::Float, x.shape());
+  const float* xd = x.data<float>();
+  const float* scale = ctx.input(1).data<float>();
+  const float* bias = ctx.input(2).data<float>();
+  float* yd = y.data<float>();
+  const int64_t n = p.row_length(), group_channels = p.channels / p.groups;
+  ctx.pool->parallel_for(
+      p.batch * p.groups,
+      [&](int64_t begin, int64_t end) {
+        for (int64_t r = begin; r < end; ++r) {
+          const float* xr = xd + r * n;
+          float* yr = yd + r * n;
+          arith::RowStats s = row_stats(xr, yr, n, p.epsilon);
+          const int64_t group = r % p.groups;
+          for (int64_t j = 0; j < n; ++j) {
+            const int64_t k = p.per_channel ? group * group_channels + j / p.spatial : group;
+            yr[j] = arith::norm_apply_f32(xr[j], s, scale[k], bias[k]);
+          }
+        }
+      },
+      grain_for(n * 4));
+}
+
+// Contract: LRN, docs/arithmetic.md#normalization: the window's squares added in ascending channel order.
+void lrn(KernelContext& ctx) {
+  LrnPlan p = plan_lrn(ctx);
+  const Tensor& x = ctx.input(0);
+  Tensor& y = ctx.output(0, DType::Float, x.shape());
+  const float* xd = x.data<float>();
+  float* yd = y.data<float>();
+  ctx.pool->parallel_for(
+      p.batch * p.channels,
+      [&](int64_t begin, int64_t end) {
+        for (int64_t r = begin; r < end; ++r) {
+          const int64_t c = r % p.channels;
+          const int64_t lo = std::max<int64_t>(0, c - p.before), hi = std::min(p.channels - 1, c + p.after);
+          const float* plane = xd + (r - c) * p.spatial;
+          for (int64_t j = 0; j < p.spatial; ++j) {
+            float sum = 0.0f;
+            for (int64_t i = lo; i <= hi; ++i) sum = arith::lrn_square_sum_step_f32(sum, plane[i * p.spatial + j]);
+            yd[r * p.spatial + j] = arith::lrn_apply_f32(xd[r * p.spatial + j], sum, p.alpha_over_size, p.beta, p.bias);
+          }
+        }
+      },
+      grain_for(p.spatial * (p.before + p.after + 1)));
+}
+
 // Contract: BatchNormalization (inference), docs/arithmetic.md#normalization.
 void batch_norm(KernelContext& ctx) {
   ChannelPlan p = plan_batch_norm(ctx);
