@@ -9,7 +9,7 @@
 
 namespace lockstep::arith {
 
-/// Statistics of one normalised row (LayerNormalization, InstanceNormalization):
+/// Statistics of one normalised row (LayerNormalization, InstanceNormalization, GroupNormalization):
 /// mean = S(x) / n; var = S((x - mean)^2) / n; stddev = sqrt(var + epsilon), S the canonical sum.
 struct RowStats {
   float mean;

@@ -82,11 +82,8 @@ void matmul_integer(KernelContext& ctx) {
   const MatMulIntegerPlan p = matmul_integer_plan(ctx);
   Tensor& y = ctx.output(0, DType::Int32, p.shapes.out_shape);
   if (y.numel() == 0) return;
-  dispatch_eight_bit(ctx, p.a_type, "A", [&](auto a) {
-    dispatch_eight_bit(ctx, p.b_type, "B", [&](auto b) {
-      matmul_integer_into(ctx, p, ctx.input(0).data<decltype(a)>(), ctx.input(1).data<decltype(b)>(),
-                          y.data<int32_t>());
-    });
+  dispatch_integer_pair(ctx, "A", "B", [&](auto a, auto b) {
+    matmul_integer_into(ctx, p, ctx.input(0).data<decltype(a)>(), ctx.input(1).data<decltype(b)>(), y.data<int32_t>());
   });
 }
 
@@ -94,11 +91,8 @@ void conv_integer(KernelContext& ctx) {
   const ConvIntegerPlan p = conv_integer_plan(ctx);
   Tensor& y = ctx.output(0, DType::Int32, p.geom.out_shape);
   if (y.numel() == 0) return;
-  dispatch_eight_bit(ctx, p.x_type, "x", [&](auto x) {
-    dispatch_eight_bit(ctx, p.w_type, "w", [&](auto w) {
-      conv_integer_into(ctx, p, ctx.input(0).data<decltype(x)>(), ctx.input(1).data<decltype(w)>(),
-                        y.data<int32_t>());
-    });
+  dispatch_integer_pair(ctx, "x", "w", [&](auto x, auto w) {
+    conv_integer_into(ctx, p, ctx.input(0).data<decltype(x)>(), ctx.input(1).data<decltype(w)>(), y.data<int32_t>());
   });
 }
 

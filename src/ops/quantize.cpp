@@ -177,26 +177,21 @@ QLinearMatMulPlan qlinear_matmul_plan(const KernelContext& ctx) {
 }
 
 MatMulIntegerPlan matmul_integer_plan(const KernelContext& ctx) {
+  dispatch_integer_pair(ctx, "A", "B", [](auto, auto) {});
   MatMulIntegerPlan p;
-  p.a_type = ctx.input(0).dtype();
-  p.b_type = ctx.input(1).dtype();
-  dispatch_eight_bit(ctx, p.a_type, "A", [](auto) {});
-  dispatch_eight_bit(ctx, p.b_type, "B", [](auto) {});
   p.shapes = matmul_shapes(ctx);
-  p.a_zp = host_zero_points(ctx, 2, p.a_type, "a_zero_point", ctx.input(0).rank() >= 2 ? p.shapes.M : 0);
-  p.b_zp = host_zero_points(ctx, 3, p.b_type, "b_zero_point", ctx.input(1).rank() >= 2 ? p.shapes.N : 0);
+  const Tensor &a = ctx.input(0), &b = ctx.input(1);
+  p.a_zp = host_zero_points(ctx, 2, a.dtype(), "a_zero_point", a.rank() >= 2 ? p.shapes.M : 0);
+  p.b_zp = host_zero_points(ctx, 3, b.dtype(), "b_zero_point", b.rank() >= 2 ? p.shapes.N : 0);
   return p;
 }
 
 ConvIntegerPlan conv_integer_plan(const KernelContext& ctx) {
+  dispatch_integer_pair(ctx, "x", "w", [](auto, auto) {});
   ConvIntegerPlan p;
-  p.x_type = ctx.input(0).dtype();
-  p.w_type = ctx.input(1).dtype();
-  dispatch_eight_bit(ctx, p.x_type, "x", [](auto) {});
-  dispatch_eight_bit(ctx, p.w_type, "w", [](auto) {});
   p.geom = conv_window_geometry(ctx);
-  p.x_zp = host_zero_point(ctx, 2, p.x_type, "x_zero_point");
-  p.w_zp = host_zero_points(ctx, 3, p.w_type, "w_zero_point", p.geom.c_out);
+  p.x_zp = host_zero_point(ctx, 2, ctx.input(0).dtype(), "x_zero_point");
+  p.w_zp = host_zero_points(ctx, 3, ctx.input(1).dtype(), "w_zero_point", p.geom.c_out);
   return p;
 }
 

@@ -106,6 +106,14 @@ void dispatch_qlinear(const KernelContext& ctx, const QLinearMatMulPlan& p, Fn&&
   });
 }
 
+/// Calls fn(A{}, B{}) for the int8/uint8 types of inputs 0 and 1 (MatMulInteger, ConvInteger), named first, second.
+template <class Fn>
+void dispatch_integer_pair(const KernelContext& ctx, const char* first, const char* second, Fn&& fn) {
+  dispatch_eight_bit(ctx, ctx.input(0).dtype(), first, [&](auto a) {
+    dispatch_eight_bit(ctx, ctx.input(1).dtype(), second, [&](auto b) { fn(a, b); });
+  });
+}
+
 /// The zero points of one integer operand, read on the host: one for the whole tensor, or one per row (A of
 /// MatMulInteger), per column (B) or per output channel (W of ConvInteger).
 struct ZeroPoints {
@@ -116,7 +124,6 @@ struct ZeroPoints {
 /// A validated MatMulInteger: A and B int8 or uint8 (each), numpy matmul shapes, an int32 output.
 struct MatMulIntegerPlan {
   MatMulParams shapes;
-  DType a_type = DType::UInt8, b_type = DType::UInt8;
   ZeroPoints a_zp, b_zp;  // A: per tensor or per row (M values); B: per tensor or per column (N values)
 };
 MatMulIntegerPlan matmul_integer_plan(const KernelContext& ctx);
@@ -124,7 +131,6 @@ MatMulIntegerPlan matmul_integer_plan(const KernelContext& ctx);
 /// A validated ConvInteger: x and w int8 or uint8 (each), Conv's geometry, an int32 output.
 struct ConvIntegerPlan {
   ConvGeom geom;
-  DType x_type = DType::UInt8, w_type = DType::UInt8;
   int32_t x_zp = 0;
   ZeroPoints w_zp;  // per tensor or per output channel
 };

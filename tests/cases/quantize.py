@@ -130,7 +130,7 @@ CASES += [
 ]
 
 
-# MatMulInteger and ConvInteger: exact int32 results, numpy references in int64 (no case overflows int32).
+# MatMulInteger and ConvInteger: exact int32 results, numpy references in int64 cast to int32 (which wraps).
 def matmul_integer_ref(A, B, a_zero_point=None, b_zero_point=None):
     a = A.astype(np.int64) - (0 if a_zero_point is None else a_zero_point.astype(np.int64).reshape(-1, 1))
     b = B.astype(np.int64) - (0 if b_zero_point is None else b_zero_point.astype(np.int64))
@@ -194,3 +194,7 @@ for i, (name, attrs) in enumerate(CI_CASES):
 CASES.append(case("convinteger_per_channel_zp", "ConvInteger",
                   {"x": qrand(1, 3, 5, 5, seed=390), "w": qrand(4, 3, 2, 2, seed=391), "x_zero_point": None,
                    "w_zero_point": qrand(4, seed=392)}, opset=10, reference=conv_integer_ref(), **EXACT))
+CASES.append(case("matmulinteger_accumulation_wraps", "MatMulInteger",
+                  {"A": np.full((2, 70000), 255, np.uint8), "B": np.full((70000, 3), 255, np.uint8)}, opset=10,
+                  reference=matmul_integer_ref, **EXACT,
+                  note="255*255*70000 exceeds 2^31: the int32 sum wraps, as numpy's int64 -> int32 cast does"))
