@@ -1,6 +1,6 @@
 """Bad attributes and shapes of Einsum, the losses, Hardmax/LpNormalization/CumSum, LpPool, OneHot, TopK,
-CenterCropPad, ReverseSequence, GridSample, Col2Im and NonMaxSuppression are clear errors naming the node and op,
-never crashes."""
+CenterCropPad, ReverseSequence, GridSample, Col2Im, NonMaxSuppression, GroupNormalization, LRN, MatMulInteger and
+ConvInteger are clear errors naming the node and op (and the input), never crashes."""
 
 import numpy as np
 import pytest
@@ -87,6 +87,40 @@ BAD = [
      "input max_output_boxes_per_class must be one int64 value"),
     (case("nms_center_attr", "NonMaxSuppression", {"b": np.zeros((1, 3, 4), F32), "s": np.zeros((1, 2, 3), F32)},
           attrs={"center_point_box": 2}, opset=11), "center_point_box must be 0 or 1"),
+    (case("groupnorm_groups_do_not_divide", "GroupNormalization",
+          {"X": np.zeros((1, 6, 2), F32), "s": np.ones(4, F32), "b": np.zeros(4, F32)}, attrs={"num_groups": 4},
+          opset=18), r"num_groups 4 does not divide the 6 channels of X \[1,6,2\]"),
+    (case("groupnorm_scale_per_group_at_21", "GroupNormalization",
+          {"X": np.zeros((1, 4, 2), F32), "s": np.ones(2, F32), "b": np.zeros(4, F32)}, attrs={"num_groups": 2},
+          opset=21), r"scale has shape \[2\], expected 4 elements"),
+    (case("groupnorm_bias_per_channel_at_18", "GroupNormalization",
+          {"X": np.zeros((1, 4, 2), F32), "s": np.ones(2, F32), "b": np.zeros(4, F32)}, attrs={"num_groups": 2},
+          opset=18), r"bias has shape \[4\], expected 2 elements"),
+    (case("groupnorm_no_num_groups", "GroupNormalization",
+          {"X": np.zeros((1, 4, 2), F32), "s": np.ones(4, F32), "b": np.zeros(4, F32)}, opset=21),
+     "num_groups is required"),
+    (case("lrn_no_size", "LRN", {"X": np.zeros((1, 4, 2, 2), F32)}, opset=13), "size is required"),
+    (case("lrn_size_zero", "LRN", {"X": np.zeros((1, 4, 2, 2), F32)}, attrs={"size": 0}, opset=13),
+     "size must be >= 1, got 0"),
+    (case("matmulinteger_float_b", "MatMulInteger", {"A": np.zeros((2, 3), np.uint8), "B": np.zeros((3, 2), F32)},
+          opset=10), "takes int8 or uint8, got B of type float"),
+    (case("matmulinteger_inner_dims", "MatMulInteger",
+          {"A": np.zeros((2, 3), np.uint8), "B": np.zeros((4, 2), np.uint8)}, opset=10), "inner dimensions differ"),
+    (case("matmulinteger_b_zero_point_shape", "MatMulInteger",
+          {"A": np.zeros((2, 3), np.uint8), "B": np.zeros((3, 2), np.uint8), "a": None, "b": np.zeros(3, np.uint8)},
+          opset=10), r"b_zero_point has shape \[3\]; lockstep takes one element or 2"),
+    (case("matmulinteger_zero_point_type", "MatMulInteger",
+          {"A": np.zeros((2, 3), np.uint8), "B": np.zeros((3, 2), np.uint8), "a": np.zeros((), np.int8)},
+          opset=10), "a_zero_point has type int8, its tensor uint8"),
+    (case("convinteger_int32_x", "ConvInteger",
+          {"x": np.zeros((1, 2, 3, 3), np.int32), "w": np.zeros((1, 2, 2, 2), np.uint8)}, opset=10),
+     "takes int8 or uint8, got x of type int32"),
+    (case("convinteger_group_channels", "ConvInteger",
+          {"x": np.zeros((1, 3, 3, 3), np.uint8), "w": np.zeros((2, 1, 2, 2), np.uint8)}, attrs={"group": 2},
+          opset=10), "not divisible by group 2"),
+    (case("convinteger_w_zero_point_shape", "ConvInteger",
+          {"x": np.zeros((1, 2, 3, 3), np.uint8), "w": np.zeros((4, 2, 2, 2), np.uint8), "xz": None,
+           "wz": np.zeros(3, np.uint8)}, opset=10), r"w_zero_point has shape \[3\]; lockstep takes one element or 4"),
 ]
 
 

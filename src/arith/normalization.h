@@ -5,10 +5,11 @@
 #include <cstdint>
 
 #include "arith/hd.h"
+#include "arith/math.h"
 
 namespace lockstep::arith {
 
-/// Statistics of one normalised row (LayerNormalization, InstanceNormalization):
+/// Statistics of one normalised row (LayerNormalization, InstanceNormalization, GroupNormalization):
 /// mean = S(x) / n; var = S((x - mean)^2) / n; stddev = sqrt(var + epsilon), S the canonical sum.
 struct RowStats {
   float mean;
@@ -40,5 +41,12 @@ LOCKSTEP_HD float batchnorm_factor_f32(float scale, float var, float epsilon) {
 #endif
 }
 LOCKSTEP_HD float batchnorm_apply_f32(float x, float mean, float factor, float bias) { return (x - mean) * factor + bias; }
+
+/// LRN: square_sum = x_lo*x_lo + ... + x_hi*x_hi, added in ascending channel order from +0 (no fma);
+/// y = x / pow(bias + alpha_over_size * square_sum, beta).
+LOCKSTEP_HD float lrn_square_sum_step_f32(float sum, float x) { return sum + x * x; }
+LOCKSTEP_HD float lrn_apply_f32(float x, float square_sum, float alpha_over_size, float beta, float bias) {
+  return x / pow_f32(bias + alpha_over_size * square_sum, beta);
+}
 
 }  // namespace lockstep::arith

@@ -83,4 +83,14 @@ LOCKSTEP_HD Q qlinear_dot(int64_t K, A a, int32_t a_zp, B b, int32_t b_zp, float
   return round_saturate<Q>(static_cast<float>(acc) * multiplier, y_zp);
 }
 
+/// MatMulInteger and ConvInteger, one output: the sum over k of a(k) * b(k), a and b the operands less their zero
+/// points (each product exact in int32), accumulated in int32 wrapping modulo 2^32, so that every order of the
+/// additions gives the same result.
+template <class A, class B>
+LOCKSTEP_HD int32_t integer_dot_i32(int64_t K, A a, B b) {
+  uint32_t acc = 0;
+  for (int64_t k = 0; k < K; ++k) acc += static_cast<uint32_t>(a(k) * b(k));
+  return static_cast<int32_t>(acc);
+}
+
 }  // namespace lockstep::arith

@@ -55,9 +55,12 @@ void layer_norm(KernelContext& ctx) {
       grain_for(p.n * 4));
 }
 
-// Contract: InstanceNormalization, docs/arithmetic.md#normalization.
-void instance_norm(KernelContext& ctx) {
-  ChannelPlan p = plan_instance_norm(ctx);
+namespace {
+
+// Rows of n contiguous elements of input 0, each normalised into output 0 with the row statistics; element j of row
+// r takes scale (input 1) and bias (input 2) at param_of(r, j).
+template <class ParamOf>
+void normalize_rows(KernelContext& ctx, int64_t rows, int64_t n, float epsilon, ParamOf param_of) {
   const Tensor& x = ctx.input(0);
   Tensor& y = ctx.output(0, DType::Float, x.shape());
   const float* xd = x.data<float>();
@@ -65,17 +68,61 @@ void instance_norm(KernelContext& ctx) {
   const float* bias = ctx.input(2).data<float>();
   float* yd = y.data<float>();
   ctx.pool->parallel_for(
+      rows,
+      [&](int64_t begin, int64_t end) {
+        for (int64_t r = begin; r < end; ++r) {
+          const float* xr = xd + r * n;
+          float* yr = yd + r * n;
+          arith::RowStats s = row_stats(xr, yr, n, epsilon);
+          for (int64_t j = 0; j < n; ++j) {
+            const int64_t k = param_of(r, j);
+            yr[j] = arith::norm_apply_f32(xr[j], s, scale[k], bias[k]);
+          }
+        }
+      },
+      grain_for(n * 4));
+}
+
+}  // namespace
+
+// Contract: InstanceNormalization, docs/arithmetic.md#normalization.
+void instance_norm(KernelContext& ctx) {
+  const ChannelPlan p = plan_instance_norm(ctx);
+  normalize_rows(ctx, p.batch * p.channels, p.spatial, p.epsilon, [&](int64_t r, int64_t) { return r % p.channels; });
+}
+
+// Contract: GroupNormalization, docs/arithmetic.md#normalization (each (n, group) block is one row).
+void group_norm(KernelContext& ctx) {
+  const GroupNormPlan p = plan_group_norm(ctx);
+  const int64_t group_channels = p.channels / p.groups;
+  normalize_rows(ctx, p.batch * p.groups, p.row_length(), p.epsilon, [&](int64_t r, int64_t j) {
+    const int64_t group = r % p.groups;
+    return p.per_channel ? group * group_channels + j / p.spatial : group;
+  });
+}
+
+// Contract: LRN, docs/arithmetic.md#normalization: the window's squares added in ascending channel order.
+void lrn(KernelContext& ctx) {
+  LrnPlan p = plan_lrn(ctx);
+  const Tensor& x = ctx.input(0);
+  Tensor& y = ctx.output(0, DType::Float, x.shape());
+  const float* xd = x.data<float>();
+  float* yd = y.data<float>();
+  ctx.pool->parallel_for(
       p.batch * p.channels,
       [&](int64_t begin, int64_t end) {
         for (int64_t r = begin; r < end; ++r) {
-          const float* xr = xd + r * p.spatial;
-          float* yr = yd + r * p.spatial;
-          arith::RowStats s = row_stats(xr, yr, p.spatial, p.epsilon);
           const int64_t c = r % p.channels;
-          for (int64_t j = 0; j < p.spatial; ++j) yr[j] = arith::norm_apply_f32(xr[j], s, scale[c], bias[c]);
+          const int64_t lo = std::max<int64_t>(0, c - p.before), hi = std::min(p.channels - 1, c + p.after);
+          const float* plane = xd + (r - c) * p.spatial;
+          for (int64_t j = 0; j < p.spatial; ++j) {
+            float sum = 0.0f;
+            for (int64_t i = lo; i <= hi; ++i) sum = arith::lrn_square_sum_step_f32(sum, plane[i * p.spatial + j]);
+            yd[r * p.spatial + j] = arith::lrn_apply_f32(xd[r * p.spatial + j], sum, p.alpha_over_size, p.beta, p.bias);
+          }
         }
       },
-      grain_for(p.spatial * 4));
+      grain_for(p.spatial * (p.before + p.after + 1)));
 }
 
 // Contract: BatchNormalization (inference), docs/arithmetic.md#normalization.

@@ -23,10 +23,13 @@ std::string ints_string(const std::vector<int64_t>& v) {
   return s + "]";
 }
 
-SpatialAttrs read_attrs(const KernelContext& ctx, const Tensor& x, const Tensor& w) {
+void require_float_operands(const KernelContext& ctx, const Tensor& x, const Tensor& w) {
   for (const Tensor* t : {&x, &w})
     if (t->dtype() != DType::Float)
       throw ctx.error(std::string("type ") + dtype_name(t->dtype()) + " is not supported", ErrorCode::NotImplemented);
+}
+
+SpatialAttrs read_attrs(const KernelContext& ctx, const Tensor& x, const Tensor& w) {
   if (x.rank() < 3 || x.rank() > 5)
     throw ctx.error("X must have rank 3, 4 or 5 (1-D to 3-D), got " + shape_string(x.shape()));
   if (w.rank() != x.rank())
@@ -70,6 +73,14 @@ void check_bias(const KernelContext& ctx, int64_t c_out) {
 }  // namespace
 
 ConvGeom conv_geometry(const KernelContext& ctx) {
+  require_float_operands(ctx, ctx.input(0), ctx.input(1));
+  ConvGeom g = conv_window_geometry(ctx);
+  check_bias(ctx, g.c_out);
+  g.has_bias = ctx.has_input(2);
+  return g;
+}
+
+ConvGeom conv_window_geometry(const KernelContext& ctx) {
   const Tensor& x = ctx.input(0);
   const Tensor& w = ctx.input(1);
   SpatialAttrs a = read_attrs(ctx, x, w);
@@ -87,8 +98,6 @@ ConvGeom conv_geometry(const KernelContext& ctx) {
     throw ctx.error("W " + shape_string(w.shape()) + " needs " + std::to_string(g.cin_g) +
                     " input channels per group, X " + shape_string(x.shape()) + " gives that with group " +
                     std::to_string(g.group));
-  check_bias(ctx, g.c_out);
-  g.has_bias = ctx.has_input(2);
   g.out_shape = {g.batch, g.c_out};
   const int off = 3 - a.nd;
   for (int i = 0; i < a.nd; ++i) {
@@ -120,6 +129,7 @@ ConvGeom conv_geometry(const KernelContext& ctx) {
 arith::ConvDims conv_transpose_geometry(const KernelContext& ctx, Shape* out_shape) {
   const Tensor& x = ctx.input(0);
   const Tensor& w = ctx.input(1);
+  require_float_operands(ctx, x, w);
   SpatialAttrs a = read_attrs(ctx, x, w);
   const onnx::Node& node = ctx.node;
   arith::ConvDims g{};

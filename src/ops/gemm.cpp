@@ -85,6 +85,12 @@ MatMulParams matmul_params(const KernelContext& ctx) {
                     ErrorCode::InvalidGraph);
   if (a.dtype() != DType::Float && a.dtype() != DType::Int32 && a.dtype() != DType::Int64)
     throw ctx.error(std::string("type ") + dtype_name(a.dtype()) + " is not supported", ErrorCode::NotImplemented);
+  return matmul_shapes(ctx);
+}
+
+MatMulParams matmul_shapes(const KernelContext& ctx) {
+  const Tensor& a = ctx.input(0);
+  const Tensor& b = ctx.input(1);
   if (a.rank() < 1 || b.rank() < 1) throw ctx.error("MatMul inputs must have rank >= 1");
   // numpy rules: a 1-D A is a row vector (its M is dropped), a 1-D B a column vector (its N is dropped).
   Shape as = a.shape(), bs = b.shape();

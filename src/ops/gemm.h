@@ -45,6 +45,8 @@ struct MatMulParams {
   int64_t batch_offset(int64_t b, const std::vector<int64_t>& strides) const;
 };
 MatMulParams matmul_params(const KernelContext& ctx);
+/// The shapes of MatMul-like inputs 0 and 1 (MatMul, MatMulInteger), their element types left to the caller.
+MatMulParams matmul_shapes(const KernelContext& ctx);
 
 /// One step of an Einsum plan (docs/arithmetic.md#einsum): out[o] for o in row-major order over out_dims, from
 /// operand a (and b for Dot), read through strides per output dim and per term dim; term k runs row-major over

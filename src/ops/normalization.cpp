@@ -122,12 +122,57 @@ ChannelPlan plan_instance_norm(const KernelContext& ctx) {
   return p;
 }
 
+GroupNormPlan plan_group_norm(const KernelContext& ctx) {
+  for (int i = 0; i < 3; ++i) require_float(ctx, i);
+  const Tensor& x = ctx.input(0);
+  if (x.rank() < 2) throw ctx.error("X must have rank >= 2, got " + shape_string(x.shape()));
+  if (!ctx.node.has("num_groups")) throw ctx.error("the attribute num_groups is required");
+  if (ctx.node.attr_int("stash_type", 1) != 1)
+    throw ctx.error("stash_type other than 1 (float) is not supported", ErrorCode::NotImplemented);
+  GroupNormPlan p;
+  p.batch = x.dim(0);
+  p.channels = x.dim(1);
+  for (int d = 2; d < x.rank(); ++d) p.spatial *= x.dim(d);
+  p.groups = ctx.node.attr_int("num_groups", 1);
+  if (p.groups < 1 || p.channels % p.groups != 0)
+    throw ctx.error("num_groups " + std::to_string(p.groups) + " does not divide the " + std::to_string(p.channels) +
+                    " channels of X " + shape_string(x.shape()));
+  p.epsilon = ctx.node.attr_float("epsilon", 1e-5f);
+  p.per_channel = static_cast<GroupAffine>(ctx.entry.variant) == GroupAffine::PerChannel;
+  const int64_t want = p.per_channel ? p.channels : p.groups;
+  require_channel_param(ctx, 1, want, "scale");
+  require_channel_param(ctx, 2, want, "bias");
+  return p;
+}
+
+LrnPlan plan_lrn(const KernelContext& ctx) {
+  require_float(ctx, 0);
+  const Tensor& x = ctx.input(0);
+  if (x.rank() < 2) throw ctx.error("X must have rank >= 2, got " + shape_string(x.shape()));
+  if (!ctx.node.has("size")) throw ctx.error("the attribute size is required");
+  const int64_t size = ctx.node.attr_int("size", 1);
+  if (size < 1) throw ctx.error("size must be >= 1, got " + std::to_string(size));
+  LrnPlan p;
+  p.batch = x.dim(0);
+  p.channels = x.dim(1);
+  for (int d = 2; d < x.rank(); ++d) p.spatial *= x.dim(d);
+  p.before = (size - 1) / 2;
+  p.after = size / 2;  // ceil((size - 1) / 2)
+  p.alpha_over_size = ctx.node.attr_float("alpha", 1e-4f) / static_cast<float>(size);
+  p.beta = ctx.node.attr_float("beta", 0.75f);
+  p.bias = ctx.node.attr_float("bias", 1.0f);
+  return p;
+}
+
 namespace {
 const OpEntry kRows[] = {
     {"LayerNormalization", 17, kNewestOpset, &cpu::layer_norm, LOCKSTEP_CUDA_KERNEL(layer_norm)},
     {"RMSNormalization", 23, kNewestOpset, &cpu::layer_norm, LOCKSTEP_CUDA_KERNEL(layer_norm), int(RowNormKind::Rms)},
     {"BatchNormalization", 7, kNewestOpset, &cpu::batch_norm, LOCKSTEP_CUDA_KERNEL(batch_norm)},
     {"InstanceNormalization", 7, kNewestOpset, &cpu::instance_norm, LOCKSTEP_CUDA_KERNEL(instance_norm)},
+    {"GroupNormalization", 18, 20, &cpu::group_norm, nullptr, int(GroupAffine::PerGroup)},
+    {"GroupNormalization", 21, kNewestOpset, &cpu::group_norm, nullptr, int(GroupAffine::PerChannel)},
+    {"LRN", 1, kNewestOpset, &cpu::lrn, nullptr},
 };
 }  // namespace
 

@@ -1,4 +1,5 @@
-// The normalization family (LayerNormalization, RMSNormalization, BatchNormalization in inference mode, InstanceNormalization):
+// The normalization family (LayerNormalization, RMSNormalization, BatchNormalization in inference mode,
+// InstanceNormalization, GroupNormalization, LRN):
 // attributes, validation, output shapes and the plans both devices follow. Contract: docs/arithmetic.md#normalization.
 #pragma once
 
@@ -59,10 +60,32 @@ struct ChannelPlan {
 ChannelPlan plan_batch_norm(const KernelContext& ctx);
 ChannelPlan plan_instance_norm(const KernelContext& ctx);
 
+/// Variants of group_norm: ctx.entry.variant. Opset 18 gives scale and bias per group, opset 21 per channel.
+enum class GroupAffine : int { PerGroup, PerChannel };
+
+/// GroupNormalization over X = [N, C, spatial...]: each (n, group) block of (C/G)*spatial contiguous elements is
+/// one row.
+struct GroupNormPlan {
+  int64_t batch = 0, channels = 0, groups = 1, spatial = 1;
+  float epsilon = 1e-5f;
+  bool per_channel = true;  // GroupAffine::PerChannel
+  int64_t row_length() const { return channels / groups * spatial; }
+};
+GroupNormPlan plan_group_norm(const KernelContext& ctx);
+
+/// LRN over X = [N, C, spatial...]: channel c sums the squares of channels [c - before, c + after].
+struct LrnPlan {
+  int64_t batch = 0, channels = 0, spatial = 1, before = 0, after = 0;
+  float alpha_over_size = 0, beta = 0, bias = 0;  // alpha_over_size = alpha / float(size), one rounding
+};
+LrnPlan plan_lrn(const KernelContext& ctx);
+
 namespace cpu {
 void layer_norm(KernelContext& ctx);
 void batch_norm(KernelContext& ctx);
 void instance_norm(KernelContext& ctx);
+void group_norm(KernelContext& ctx);
+void lrn(KernelContext& ctx);
 }  // namespace cpu
 namespace cuda {
 void layer_norm(KernelContext& ctx);

@@ -107,17 +107,27 @@ float host_scale(const KernelContext& ctx, int input, const char* name) {
   }
 }
 
-// A per-tensor zero point of type `type` (0 when absent).
-int32_t host_zero_point(const KernelContext& ctx, int input, DType type, const char* name) {
-  if (!ctx.has_input(input)) return 0;
+// The zero points of type `type` (one 0 when absent): one element, or `per` elements in one dim (per > 0).
+ZeroPoints host_zero_points(const KernelContext& ctx, int input, DType type, const char* name, int64_t per) {
+  ZeroPoints z;
+  if (!ctx.has_input(input)) return z;
   Tensor t = ctx.host_input(input);
   if (t.dtype() != type)
     throw ctx.error(std::string(name) + " has type " + dtype_name(t.dtype()) + ", its tensor " + dtype_name(type),
                     ErrorCode::InvalidGraph);
-  if (t.numel() != 1)
-    throw ctx.error(std::string(name) + " must hold one element (per-tensor), got shape " + shape_string(t.shape()),
+  const bool one_dim = per > 0 && t.rank() >= 1 && t.numel() == per && t.dim(-1) == per;
+  if (t.numel() != 1 && !one_dim)
+    throw ctx.error(std::string(name) + " has shape " + shape_string(t.shape()) + "; lockstep takes one element" +
+                        (per > 0 ? " or " + std::to_string(per) : std::string()),
                     ErrorCode::NotImplemented);
-  return static_cast<int32_t>(t.int_at(0));
+  z.values.resize(static_cast<size_t>(t.numel()));
+  for (int64_t i = 0; i < t.numel(); ++i) z.values[i] = static_cast<int32_t>(t.int_at(i));
+  return z;
+}
+
+// A per-tensor zero point of type `type` (0 when absent).
+int32_t host_zero_point(const KernelContext& ctx, int input, DType type, const char* name) {
+  return host_zero_points(ctx, input, type, name, 0).of(0);
 }
 
 }  // namespace
@@ -166,6 +176,25 @@ QLinearMatMulPlan qlinear_matmul_plan(const KernelContext& ctx) {
   return plan;
 }
 
+MatMulIntegerPlan matmul_integer_plan(const KernelContext& ctx) {
+  dispatch_integer_pair(ctx, "A", "B", [](auto, auto) {});
+  MatMulIntegerPlan p;
+  p.shapes = matmul_shapes(ctx);
+  const Tensor &a = ctx.input(0), &b = ctx.input(1);
+  p.a_zp = host_zero_points(ctx, 2, a.dtype(), "a_zero_point", a.rank() >= 2 ? p.shapes.M : 0);
+  p.b_zp = host_zero_points(ctx, 3, b.dtype(), "b_zero_point", b.rank() >= 2 ? p.shapes.N : 0);
+  return p;
+}
+
+ConvIntegerPlan conv_integer_plan(const KernelContext& ctx) {
+  dispatch_integer_pair(ctx, "x", "w", [](auto, auto) {});
+  ConvIntegerPlan p;
+  p.geom = conv_window_geometry(ctx);
+  p.x_zp = host_zero_point(ctx, 2, ctx.input(0).dtype(), "x_zero_point");
+  p.w_zp = host_zero_points(ctx, 3, ctx.input(1).dtype(), "w_zero_point", p.geom.c_out);
+  return p;
+}
+
 namespace {
 // One row per op: axis (13), blocks, int16 and output_dtype (21) and precision (25) are read when present.
 const OpEntry kRows[] = {
@@ -173,6 +202,8 @@ const OpEntry kRows[] = {
     {"DequantizeLinear", 10, kNewestOpset, &cpu::dequantize, LOCKSTEP_CUDA_KERNEL(dequantize)},
     {"DynamicQuantizeLinear", 11, kNewestOpset, &cpu::dynamic_quantize, LOCKSTEP_CUDA_KERNEL(dynamic_quantize)},
     {"QLinearMatMul", 10, kNewestOpset, &cpu::qlinear_matmul, LOCKSTEP_CUDA_KERNEL(qlinear_matmul)},
+    {"MatMulInteger", 10, kNewestOpset, &cpu::matmul_integer, nullptr},
+    {"ConvInteger", 10, kNewestOpset, &cpu::conv_integer, nullptr},
 };
 }  // namespace
 

@@ -1,4 +1,5 @@
-// The quantize family (QuantizeLinear, DequantizeLinear): attributes, validation, scale granularity and the drivers
+// The quantize family (QuantizeLinear, DequantizeLinear, DynamicQuantizeLinear, QLinearMatMul, MatMulInteger,
+// ConvInteger): attributes, validation, scale granularity and the drivers
 // shared by both devices. Per-element formulas: src/arith/quantize.h; contract: docs/arithmetic.md#quantize.
 #pragma once
 
@@ -8,6 +9,8 @@
 #include "arith/quantize.h"
 #include "arith/reduce_ops.h"
 #include "ops/common.h"
+#include "ops/conv.h"
+#include "ops/gemm.h"
 #include "runtime/kernel.h"
 
 namespace lockstep {
@@ -84,18 +87,54 @@ LOCKSTEP_HD Y qlinear_output(const QLinearDims& p, const A* a, const B* b, int64
                                [&](int64_t k) { return int32_t(col[k * p.N]); }, p.b_zp, p.multiplier, p.y_zp);
 }
 
+/// Calls fn(int8_t{}) or fn(uint8_t{}) for the type t of operand `what`; throws NotImplemented naming it otherwise.
+template <class Fn>
+void dispatch_eight_bit(const KernelContext& ctx, DType t, const char* what, Fn&& fn) {
+  if (t == DType::Int8) return fn(int8_t{});
+  if (t == DType::UInt8) return fn(uint8_t{});
+  throw ctx.error(ctx.node.op_type + " takes int8 or uint8, got " + what + " of type " + dtype_name(t),
+                  ErrorCode::NotImplemented);
+}
+
 /// Calls fn(A{}, B{}, Y{}) for QLinearMatMul's int8/uint8 operand types.
 template <class Fn>
 void dispatch_qlinear(const KernelContext& ctx, const QLinearMatMulPlan& p, Fn&& fn) {
-  auto eight_bit = [&](DType t, auto&& next) {
-    if (t == DType::Int8) return next(int8_t{});
-    if (t == DType::UInt8) return next(uint8_t{});
-    throw ctx.error(std::string("QLinearMatMul takes int8 or uint8, got ") + dtype_name(t), ErrorCode::NotImplemented);
-  };
-  eight_bit(p.a_type, [&](auto a) {
-    eight_bit(p.b_type, [&](auto b) { eight_bit(p.y_type, [&](auto y) { fn(a, b, y); }); });
+  dispatch_eight_bit(ctx, p.a_type, "a", [&](auto a) {
+    dispatch_eight_bit(ctx, p.b_type, "b", [&](auto b) {
+      dispatch_eight_bit(ctx, p.y_type, "y", [&](auto y) { fn(a, b, y); });
+    });
   });
 }
+
+/// Calls fn(A{}, B{}) for the int8/uint8 types of inputs 0 and 1 (MatMulInteger, ConvInteger), named first, second.
+template <class Fn>
+void dispatch_integer_pair(const KernelContext& ctx, const char* first, const char* second, Fn&& fn) {
+  dispatch_eight_bit(ctx, ctx.input(0).dtype(), first, [&](auto a) {
+    dispatch_eight_bit(ctx, ctx.input(1).dtype(), second, [&](auto b) { fn(a, b); });
+  });
+}
+
+/// The zero points of one integer operand, read on the host: one for the whole tensor, or one per row (A of
+/// MatMulInteger), per column (B) or per output channel (W of ConvInteger).
+struct ZeroPoints {
+  std::vector<int32_t> values{0};
+  int32_t of(int64_t i) const { return values.size() == 1 ? values[0] : values[i]; }
+};
+
+/// A validated MatMulInteger: A and B int8 or uint8 (each), numpy matmul shapes, an int32 output.
+struct MatMulIntegerPlan {
+  MatMulParams shapes;
+  ZeroPoints a_zp, b_zp;  // A: per tensor or per row (M values); B: per tensor or per column (N values)
+};
+MatMulIntegerPlan matmul_integer_plan(const KernelContext& ctx);
+
+/// A validated ConvInteger: x and w int8 or uint8 (each), Conv's geometry, an int32 output.
+struct ConvIntegerPlan {
+  ConvGeom geom;
+  int32_t x_zp = 0;
+  ZeroPoints w_zp;  // per tensor or per output channel
+};
+ConvIntegerPlan conv_integer_plan(const KernelContext& ctx);
 
 //   qmatmul<A, B, Y>(ctx, plan, a, b, y)   y[e] = arith::qlinear_dot for output e of batch*M*N
 template <class Dev>
@@ -135,6 +174,8 @@ void dynamic_quantize(KernelContext& ctx);
 void quantize(KernelContext& ctx);
 void dequantize(KernelContext& ctx);
 void qlinear_matmul(KernelContext& ctx);
+void matmul_integer(KernelContext& ctx);
+void conv_integer(KernelContext& ctx);
 }  // namespace cpu
 namespace cuda {
 void dynamic_quantize(KernelContext& ctx);

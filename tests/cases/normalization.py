@@ -112,3 +112,49 @@ CASES += [
     case("rmsnorm_empty_rows", "RMSNormalization",
          {"X": np.zeros((0, 8), np.float32), "scale": rand(8, seed=151)}, opset=23, reference=rms_reference()),
 ]
+
+def group_norm_f64(x, scale, bias, groups, epsilon=1e-5):
+    rows = x.astype(np.float64).reshape(x.shape[0], groups, -1)
+    y = (rows - rows.mean(-1, keepdims=True)) / np.sqrt(rows.var(-1, keepdims=True) + epsilon)
+    shape = (1, -1) + (1,) * (x.ndim - 2)
+    return (y.reshape(x.shape) * scale.reshape(shape) + bias.reshape(shape)).astype(np.float32)
+
+
+# GroupNormalization: each (n, group) block of channels is one row; scale and bias per group (18) or per channel (21).
+GN_SHAPES = [((2, 6, 5, 7), 3), ((1, 4, 100), 2), ((2, 6, 3, 4, 5), 6), ((3, 4, 9), 1), ((2, 8), 4)]
+for i, (shape, groups) in enumerate(GN_SHAPES):
+    for opset, params in ((18, groups), (21, shape[1])):
+        CASES.append(case(f"groupnorm_{i}_o{opset}", "GroupNormalization",
+                          {"X": rand(*shape, seed=130 + i), "scale": rand(params, seed=140 + i),
+                           "bias": rand(params, seed=150 + i)},
+                          attrs={"num_groups": groups}, opset=opset, const=("scale", "bias"), atol=1e-5, rtol=1e-4))
+CASES += [
+    case("groupnorm_eps_feeds", "GroupNormalization",
+         {"X": rand(2, 4, 6, seed=160), "scale": rand(4, seed=161), "bias": rand(4, seed=162)},
+         attrs={"num_groups": 2, "epsilon": 0.1}, opset=21, atol=1e-5, rtol=1e-4),
+    case("groupnorm_offset", "GroupNormalization",
+         {"X": rand(2, 4, 30, low=99, high=101, seed=163), "scale": rand(4, seed=164), "bias": rand(4, seed=165)},
+         attrs={"num_groups": 2}, opset=21, atol=1e-4, rtol=1e-3, reference=lambda X, scale, bias: [
+             group_norm_f64(X, scale, bias, 2)],
+         note="large mean: two-pass variance; onnxruntime's single-pass variance is 0.3% off, float64 reference"),
+]
+
+def lrn_f64(size, alpha=1e-4, beta=0.75, bias=1.0):
+    def ref(X):
+        x = X.astype(np.float64)
+        c = x.shape[1]
+        sums = np.stack([np.sum(x[:, max(0, i - (size - 1) // 2):min(c, i + size // 2 + 1)] ** 2, axis=1)
+                         for i in range(c)], axis=1)
+        return [(x / (bias + alpha / size * sums) ** beta).astype(np.float32)]
+    return ref
+
+
+# LRN: the squares of the channel window, added in ascending channel order. onnxruntime takes 4-D X and odd sizes
+# only; the other cases have a float64 numpy reference.
+for i, (shape, attrs) in enumerate([((2, 5, 4, 4), {"size": 3}), ((1, 7, 9), {"size": 4, "alpha": 0.01}),
+                                    ((2, 3, 2, 3, 4), {"size": 5, "beta": 0.5, "bias": 2.0}),
+                                    ((1, 16, 13, 13), {"size": 5, "alpha": 1e-3, "beta": 0.75, "bias": 1.0}),
+                                    ((2, 4), {"size": 1})]):
+    ort_ok = len(shape) == 4 and attrs["size"] % 2 == 1
+    CASES.append(case(f"lrn_{i}", "LRN", {"X": rand(*shape, low=-3, high=3, seed=170 + i)}, attrs=attrs, opset=13,
+                      reference="onnxruntime" if ort_ok else lrn_f64(**attrs)))

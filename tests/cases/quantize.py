@@ -128,3 +128,73 @@ CASES += [
     case("dynamic_quantize_negative", "DynamicQuantizeLinear", {"x": rand(2, 3, 5, low=-7, high=-1, seed=252)},
          outputs=3, opset=11, note="max(0, max x) = 0: zero point 255", **EXACT),
 ]
+
+
+# MatMulInteger and ConvInteger: exact int32 results, numpy references in int64 cast to int32 (which wraps).
+def matmul_integer_ref(A, B, a_zero_point=None, b_zero_point=None):
+    a = A.astype(np.int64) - (0 if a_zero_point is None else a_zero_point.astype(np.int64).reshape(-1, 1))
+    b = B.astype(np.int64) - (0 if b_zero_point is None else b_zero_point.astype(np.int64))
+    return [np.matmul(a, b).astype(np.int32)]
+
+
+def conv_integer_ref(pads=(0, 0, 0, 0), strides=(1, 1), dilations=(1, 1), group=1):
+    def ref(x, w, x_zero_point=None, w_zero_point=None):
+        xs = x.astype(np.int64) - (0 if x_zero_point is None else np.int64(x_zero_point))
+        ws = w.astype(np.int64) - (0 if w_zero_point is None else w_zero_point.astype(np.int64).reshape(-1, 1, 1, 1))
+        xs = np.pad(xs, ((0, 0), (0, 0), (pads[0], pads[2]), (pads[1], pads[3])))
+        n, c, h, wd = xs.shape
+        m, cg, kh, kw = ws.shape
+        oh = (h - (kh - 1) * dilations[0] - 1) // strides[0] + 1
+        ow = (wd - (kw - 1) * dilations[1] - 1) // strides[1] + 1
+        y = np.zeros((n, m, oh, ow), np.int64)
+        mg = m // group
+        for o in range(m):
+            g = o // mg
+            for i in range(kh):
+                for j in range(kw):
+                    patch = xs[:, g * cg:(g + 1) * cg, i * dilations[0]:i * dilations[0] + strides[0] * oh:strides[0],
+                               j * dilations[1]:j * dilations[1] + strides[1] * ow:strides[1]]
+                    y[:, o] += np.einsum("nchw,c->nhw", patch, ws[o, :, i, j])
+        return [y.astype(np.int32)]
+    return ref
+
+
+def qrand(*shape, dtype=np.uint8, seed=None):
+    info = np.iinfo(dtype)
+    return np.random.default_rng(seed).integers(info.min, int(info.max) + 1, size=shape).astype(dtype)
+
+
+for i, (ta, tb) in enumerate([(np.uint8, np.uint8), (np.uint8, np.int8), (np.int8, np.int8), (np.int8, np.uint8)]):
+    CASES.append(case(f"matmulinteger_{i}", "MatMulInteger",
+                      {"A": qrand(5, 33, dtype=ta, seed=300 + i), "B": qrand(33, 7, dtype=tb, seed=310 + i),
+                       "a_zero_point": qrand(dtype=ta, seed=320 + i), "b_zero_point": qrand(dtype=tb, seed=330 + i)},
+                      opset=10, reference=matmul_integer_ref, **EXACT))
+CASES += [
+    case("matmulinteger_batched_bcast", "MatMulInteger",
+         {"A": qrand(2, 3, 4, 16, seed=340), "B": qrand(3, 16, 5, dtype=np.int8, seed=341)}, opset=10,
+         reference=matmul_integer_ref, **EXACT),
+    case("matmulinteger_per_row_col", "MatMulInteger",
+         {"A": qrand(4, 9, seed=342), "B": qrand(9, 6, seed=343), "a_zero_point": qrand(4, seed=344),
+          "b_zero_point": qrand(6, seed=345)}, opset=10, reference=matmul_integer_ref, const=("b_zero_point",),
+         **EXACT, note="per-row a_zero_point: onnxruntime takes one element only; numpy reference"),
+    case("matmulinteger_vectors", "MatMulInteger", {"A": qrand(12, seed=346), "B": qrand(12, 3, seed=347)}, opset=10,
+         reference=matmul_integer_ref, **EXACT),
+]
+CI_CASES = [("plain", {}), ("pads", {"pads": (1, 2, 1, 0)}), ("strided", {"strides": (2, 1), "dilations": (1, 2)}),
+            ("group", {"group": 2, "pads": (1, 1, 1, 1)})]
+for i, (name, attrs) in enumerate(CI_CASES):
+    g = attrs.get("group", 1)
+    for tx, tw in ((np.uint8, np.uint8), (np.int8, np.uint8), (np.uint8, np.int8)):
+        tag = f"{np.dtype(tx).name}_{np.dtype(tw).name}"
+        CASES.append(case(f"convinteger_{name}_{tag}", "ConvInteger",
+                          {"x": qrand(2, 4, 7, 8, dtype=tx, seed=350 + i), "w": qrand(6, 4 // g, 3, 2, dtype=tw, seed=360 + i),
+                           "x_zero_point": qrand(dtype=tx, seed=370 + i), "w_zero_point": qrand(dtype=tw, seed=380 + i)},
+                          attrs={k: list(v) if isinstance(v, tuple) else v for k, v in attrs.items()}, opset=10,
+                          const=("w",), reference=conv_integer_ref(**attrs), **EXACT))
+CASES.append(case("convinteger_per_channel_zp", "ConvInteger",
+                  {"x": qrand(1, 3, 5, 5, seed=390), "w": qrand(4, 3, 2, 2, seed=391), "x_zero_point": None,
+                   "w_zero_point": qrand(4, seed=392)}, opset=10, reference=conv_integer_ref(), **EXACT))
+CASES.append(case("matmulinteger_accumulation_wraps", "MatMulInteger",
+                  {"A": np.full((2, 70000), 255, np.uint8), "B": np.full((70000, 3), 255, np.uint8)}, opset=10,
+                  reference=matmul_integer_ref, **EXACT,
+                  note="255*255*70000 exceeds 2^31: the int32 sum wraps, as numpy's int64 -> int32 cast does"))
