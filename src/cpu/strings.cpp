@@ -36,7 +36,7 @@ void append_utf8(std::string& out, char32_t cp) {
     return;
   }
   const int extra = cp < 0x800 ? 1 : cp < 0x10000 ? 2 : 3;
-  out += static_cast<char>((0xF00 >> extra) | (cp >> (6 * extra)));
+  out += static_cast<char>(((0xFF00 >> (extra + 1)) & 0xFF) | (cp >> (6 * extra)));
   for (int k = extra - 1; k >= 0; --k) out += static_cast<char>(0x80 | ((cp >> (6 * k)) & 0x3F));
 }
 

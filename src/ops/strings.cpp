@@ -141,10 +141,22 @@ struct PatternRewriter {
     i += n ? n : 1;
   }
 
+  // RE2 rejects a repetition of a repetition (`a**`, `a{2}+`), which std::regex would take; `a*?` is lazy.
+  void check_repetition(char c, int& after) const {
+    const bool repeats = c == '*' || c == '+' || c == '?' || (c == '{' && repetition_length() > 0);
+    if (repeats && after == 1 && c == '?')
+      after = 2;
+    else if (repeats && after != 0)
+      invalid("bad repetition operator at offset " + std::to_string(i));
+    else
+      after = repeats ? 1 : 0;
+  }
+
   RegexSettings rewrite() {
-    while (i < p.size()) {
+    for (int after = 0; i < p.size();) {  // after: 1 just after a repetition, 2 after its lazy `?`
       const char c = p[i];
       if (static_cast<unsigned char>(c) & 0x80) refuse("a non-ASCII character");
+      check_repetition(c, after);
       if (c == '\\') {
         escape(false);
       } else if (c == '[') {
