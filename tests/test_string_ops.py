@@ -209,3 +209,52 @@ def test_regex_full_match_refuses_a_numeric_input():
     m = model("RegexFullMatch", [("x", F)], [("y", B)], pattern="a")
     with pytest.raises(lockstep.InvalidArgument, match=r"Node 'n0' \(RegexFullMatch\).*input X must be a string"):
         run(m, {"x": np.ones(1, np.float32)})
+
+
+HAS_CUDA = lockstep.CUDA in lockstep.get_available_providers()
+
+
+def pipeline_model():
+    """Split, normalize, concat and match on one path, then a numeric Cast of the counts (which CUDA may run)."""
+    nodes = [
+        helper.make_node("StringSplit", ["x"], ["parts", "counts"], delimiter=","),
+        helper.make_node("Reshape", ["parts", "flat"], ["words"]),
+        helper.make_node("StringNormalizer", ["words"], ["upper"], case_change_action="UPPER"),
+        helper.make_node("StringConcat", ["upper", "suffix"], ["tagged"]),
+        helper.make_node("RegexFullMatch", ["tagged"], ["matched"], pattern=r"[A-Z]+!"),
+        helper.make_node("Cast", ["counts"], ["counts_f"], to=F),
+    ]
+    inits = [helper.make_tensor("flat", I64, [1], [-1]), helper.make_tensor("suffix", S, [], [b"!"])]
+    graph = helper.make_graph(nodes, "pipeline", [helper.make_tensor_value_info("x", S, None)],
+                              [helper.make_tensor_value_info(n, t, None) for n, t in
+                               [("tagged", S), ("matched", B), ("counts_f", F)]], initializer=inits)
+    m = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 20)])
+    m.ir_version = 9
+    return m.SerializeToString()
+
+
+def test_the_string_ops_compose_on_the_cpu():
+    tagged, matched, counts = run(pipeline_model(), {"x": strings("a,b", "c1")})
+    assert tagged.tolist() == ["A!", "B!", "C1!", "!"]
+    assert matched.tolist() == [True, True, False, False]
+    assert same_bits(counts, np.array([2, 1], np.float32))
+
+
+@pytest.mark.skipif(not HAS_CUDA, reason="no GPU on this machine")
+def test_a_cuda_session_runs_the_string_ops_on_the_cpu_with_the_cpu_results(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    options = lockstep.SessionOptions()
+    options.enable_profiling = True
+    s = lockstep.InferenceSession(pipeline_model(), options, providers=[lockstep.CUDA])
+    feeds = {"x": strings("a,b", "c1")}
+    ours, cpu = s.run(None, feeds), run(pipeline_model(), feeds)
+    assert all(same_values(a, b) for a, b in zip(ours, cpu))
+    placed = {e["op_type"]: e["provider"] for e in s.profile_events() if e["category"] == "Node"}
+    for op in ("StringSplit", "StringNormalizer", "StringConcat", "RegexFullMatch"):
+        assert placed[op] == lockstep.CPU
+    assert placed["Cast"] == lockstep.CUDA
+    s.end_profiling()
+    with pytest.raises(lockstep.NotImplemented, match="has no kernel for StringSplit and CPU fallback is disabled"):
+        options = lockstep.SessionOptions()
+        options.add_session_config_entry("session.disable_cpu_ep_fallback", "1")
+        lockstep.InferenceSession(pipeline_model(), options, providers=[lockstep.CUDA])

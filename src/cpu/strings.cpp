@@ -17,7 +17,7 @@ namespace {
 bool next_code_point(std::string_view s, size_t& i, char32_t& cp) {
   const unsigned char lead = static_cast<unsigned char>(s[i]);
   const int extra = lead < 0x80 ? 0 : (lead >> 5) == 0x6 ? 1 : (lead >> 4) == 0xE ? 2 : (lead >> 3) == 0x1E ? 3 : -1;
-  if (extra < 0 || i + extra >= s.size() + (extra == 0)) return false;
+  if (extra < 0 || i + extra >= s.size()) return false;
   cp = extra == 0 ? lead : lead & (0x3F >> extra);
   for (int k = 1; k <= extra; ++k) {
     const unsigned char c = static_cast<unsigned char>(s[i + k]);
