@@ -18,8 +18,14 @@ Executor::Executor(const Plan& plan, int64_t opset, Provider& provider, Provider
   for (const PlannedNode& pn : plan.nodes) {
     node_states_.push_back(std::make_unique<NodeState>());
     std::vector<bool> constant;
-    for (int id : pn.inputs) constant.push_back(id >= 0 && plan.constants.count(id) > 0);
+    std::vector<const Tensor*> host;
+    for (int id : pn.inputs) {
+      auto it = id >= 0 ? plan.constants.find(id) : plan.constants.end();
+      constant.push_back(it != plan.constants.end());
+      host.push_back(it != plan.constants.end() ? &it->second : nullptr);
+    }
     constant_inputs_.push_back(std::move(constant));
+    host_constants_.push_back(std::move(host));
     makes_strings_.push_back(makes_strings(*pn.node));
   }
   read_strings_ = std::make_unique<std::atomic<bool>[]>(plan.nodes.size());
@@ -109,6 +115,7 @@ void Executor::run_kernel(const PlannedNode& pn, size_t index, std::vector<Tenso
   ctx.max_tensor_bytes = control.max_tensor_bytes;
   ctx.state = node_states_[index].get();
   ctx.constant_inputs = &constant_inputs_[index];
+  ctx.host_constants = &host_constants_[index];
   for (int id : pn.inputs) ctx.inputs.push_back(id >= 0 ? &env[id] : nullptr);
   ctx.outputs.resize(pn.outputs.size());
   KernelFn fn = provider_.kernel(*pn.entry);
@@ -176,7 +183,8 @@ void Executor::run_on_host(const PlannedNode& pn, KernelContext& ctx, std::vecto
   std::vector<Tensor> host_inputs(ctx.inputs.size());
   for (size_t i = 0; i < ctx.inputs.size(); ++i)
     if (ctx.inputs[i]) {
-      host_inputs[i] = provider_.download(*ctx.inputs[i]);
+      const Tensor* host_constant = ctx.host_constants ? (*ctx.host_constants)[i] : nullptr;
+      host_inputs[i] = host_constant ? *host_constant : provider_.download(*ctx.inputs[i]);
       ctx.inputs[i] = &host_inputs[i];
     }
   ctx.device = Device::CPU;

@@ -82,6 +82,7 @@ class Executor {
   // By node index: what its kernel keeps between runs, and which of its inputs are constants.
   std::vector<std::unique_ptr<NodeState>> node_states_;
   std::vector<std::vector<bool>> constant_inputs_;
+  std::vector<std::vector<const Tensor*>> host_constants_;  // per node and input: plan_.constants' host tensor
   std::vector<bool> makes_strings_;  // by node index: a Constant with a string value
   std::unique_ptr<std::atomic<bool>[]> read_strings_;  // by node index: a run found it reads or makes strings
   mutable std::mutex fallback_mutex_;

@@ -12,7 +12,10 @@ const Tensor& KernelContext::input(int i) const {
 
 Tensor KernelContext::host_input(int i) const {
   const Tensor& t = input(i);
-  return t.device() == Device::CPU ? t : to_host(t);
+  if (t.device() == Device::CPU) return t;
+  if (host_constants && i < static_cast<int>(host_constants->size()) && (*host_constants)[i])
+    return *(*host_constants)[i];
+  return to_host(t);
 }
 
 uint64_t KernelContext::check_output(int i, DType dtype, const Shape& shape) const {
