@@ -193,3 +193,49 @@ def test_gelu_chain_fusion_keeps_the_bits(provider, tmp_path, monkeypatch):
     assert "GeluErfChain" not in other_ops and "Erf" in other_ops
     assert same_bits(other, results[False, lockstep.GraphOptimizationLevel.ORT_DISABLE_ALL][0])
     assert np.isnan(fused).any() and np.isfinite(fused).any()
+
+
+# (c_in, side, c_out, kernel, stride, group): every path of the CPU conv that applies the epilogue as tiles finish
+# (pointwise in place, 3x3 on phase planes, k taken in several blocks, gathered stride-2 taps, lanes on channels
+# for small images, grouped) and depthwise, whose epilogue is a pass after the product.
+CONV_PATHS = [(16, 40, 64, 1, 1, 1), (8, 23, 40, 3, 1, 1), (64, 14, 512, 3, 1, 1), (32, 15, 24, 3, 2, 1),
+              (256, 7, 64, 3, 1, 1), (8, 9, 12, 3, 1, 2), (24, 13, 24, 3, 1, 24)]
+
+
+def residual_conv(c_in, side, c_out, kernel, stride, group, addend_first):
+    """Conv -> Add(residual) -> Relu, and the same conv -> Relu alone."""
+    f = TensorProto.FLOAT
+    rng = np.random.default_rng(7)
+    w = numpy_helper.from_array(rng.standard_normal((c_out, c_in // group, kernel, kernel)).astype(np.float32), "w")
+    b = numpy_helper.from_array(rng.standard_normal(c_out).astype(np.float32), "b")
+    conv = dict(pads=[kernel // 2] * 4, strides=[stride] * 2, group=group)
+    nodes = [helper.make_node("Conv", ["x", "w", "b"], ["p"], **conv),
+             helper.make_node("Add", ["r", "p"] if addend_first else ["p", "r"], ["s"]),
+             helper.make_node("Relu", ["s"], ["y"]),
+             helper.make_node("Conv", ["x", "w"], ["q"], **conv), helper.make_node("Relu", ["q"], ["z"])]
+    out = (side + 2 * (kernel // 2) - kernel) // stride + 1
+    inputs = [helper.make_tensor_value_info("x", f, [1, c_in, side, side]),
+              helper.make_tensor_value_info("r", f, [1, c_out, out, out])]
+    graph = helper.make_graph(nodes, "residual", inputs, [helper.make_tensor_value_info(n, f, None) for n in "yz"],
+                              initializer=[w, b])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    model.ir_version = 9
+    x = rng.standard_normal((1, c_in, side, side)).astype(np.float32)
+    x[0, 0, 0, :3] = [np.nan, np.inf, -0.0]
+    r = rng.standard_normal((1, c_out, out, out)).astype(np.float32) * 10
+    r.flat[:4] = [-np.inf, -0.0, np.nan, 1e-40]
+    return model.SerializeToString(), {"x": x, "r": r}
+
+
+@pytest.mark.parametrize("provider", PROVIDERS)
+@pytest.mark.parametrize("shape", CONV_PATHS, ids=lambda s: "x".join(map(str, s)))
+def test_fused_conv_epilogue_on_every_conv_path_keeps_the_bits(provider, shape, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    for addend_first in (False, True):
+        model, feeds = residual_conv(*shape, addend_first)
+        unfused, _ = run_model(model, feeds, provider, lockstep.GraphOptimizationLevel.ORT_DISABLE_ALL)
+        fused, ops = run_model(model, feeds, provider, lockstep.GraphOptimizationLevel.ORT_ENABLE_ALL)
+        assert ops == ["FusedConv", "FusedConv"]
+        for a, b in zip(unfused, fused):
+            assert same_bits(a, b)
+        assert np.isnan(fused[0]).any() and (fused[0] == 0).any() and (fused[0] > 0).any()

@@ -171,7 +171,7 @@ void for_range(ThreadPool* pool, int64_t n, const std::function<void(int64_t, in
 /// kh, kw). The grid columns ow >= out_w are computed and dropped; no tap is gathered, so B is the input's size
 /// instead of K x pixels.
 void conv_on_grid(ThreadPool* pool, const ConvGeom& g, const PackedA& w, const float* xg, const float* bias,
-                  float* yg) {
+                  float* yg, const StoreEpilogue& epilogue) {
   const CopyRowsFn copy_rows = copy_rows_for(cpu_isa());
   std::vector<PhasePlanes> planes(static_cast<size_t>(g.cin_g), PhasePlanes(g, 1));
   for_range(pool, g.cin_g, [&](int64_t c0, int64_t c1) {
@@ -183,11 +183,15 @@ void conv_on_grid(ThreadPool* pool, const ConvGeom& g, const PackedA& w, const f
     for (int64_t kh = 0; kh < g.kernel[1]; ++kh)
       for (int64_t kw = 0; kw < g.kernel[2]; ++kw) rows.push_back(p.tap(g, kh, kw));
   const int64_t pitch = planes[0].pitch(), N = planes[0].pixels(), out_h = g.out[1], out_w = g.out[2];
-  if (pitch == out_w) return gemm_f32_packed_rows(pool, w, N, rows.data(), GemmOut{yg, N, 1, bias});
+  if (pitch == out_w) return gemm_f32_packed_rows(pool, w, N, rows.data(), GemmOut{yg, N, 1, bias, nullptr, epilogue});
   std::vector<float> grid(static_cast<size_t>(g.cout_g * N));
   gemm_f32_packed_rows(pool, w, N, rows.data(), GemmOut{grid.data(), N, 1, bias});
   for_range(pool, g.cout_g, [&](int64_t m0, int64_t m1) {
-    for (int64_t m = m0; m < m1; ++m) copy_rows(grid.data() + m * N, pitch, 1, yg + m * out_h * out_w, out_w, out_h, out_w);
+    for (int64_t m = m0; m < m1; ++m) {
+      float* ym = yg + m * out_h * out_w;
+      copy_rows(grid.data() + m * N, pitch, 1, ym, out_w, out_h, out_w);
+      apply_gemm_epilogue(GemmOut{yg, out_h * out_w, 1, nullptr, nullptr, epilogue}, ym, 0, 1, out_h * out_w, m, 0);
+    }
   });
 }
 
@@ -197,12 +201,21 @@ void conv_on_grid(ThreadPool* pool, const ConvGeom& g, const PackedA& w, const f
 void conv(KernelContext& ctx) {
   const ConvGeom g = conv_geometry(ctx);
   Tensor& y = ctx.output(0, DType::Float, g.out_shape);
-  if (y.numel() > 0) conv_into(ctx, g, y.data<float>());
+  if (y.numel() > 0) conv_into(ctx, g, y.data<float>(), {});
 }
 
-// Contract: as conv.
-void conv_into(KernelContext& ctx, const ConvGeom& g, float* yd) {
-  if (is_depthwise(g)) return depthwise_conv_f32(ctx, g, yd);
+// Contract: as conv, then absorbed_ops_f32 per element.
+void conv_into(KernelContext& ctx, const ConvGeom& g, float* yd, const StoreEpilogue& epilogue) {
+  if (is_depthwise(g)) {
+    depthwise_conv_f32(ctx, g, yd);
+    const int64_t P = g.out_pixels(), planes = g.batch * g.c_out;
+    const GemmOut out{yd, P, 1, nullptr, nullptr, epilogue};
+    if (epilogue.active())
+      ctx.pool->parallel_for(planes, [&](int64_t p0, int64_t p1) {
+        apply_gemm_epilogue(out, yd + p0 * P, P, p1 - p0, P, p0, 0);
+      }, std::max<int64_t>(1, (int64_t(1) << 14) / P));
+    return;
+  }
   const float* x = ctx.input(0).data<float>();
   const std::shared_ptr<const PackedWeights> weights = packed_weights(ctx, g);
   const float* bias = g.has_bias ? ctx.input(2).data<float>() : nullptr;
@@ -214,18 +227,21 @@ void conv_into(KernelContext& ctx, const ConvGeom& g, float* yd) {
     const float* xg = x + (img * g.c_in + grp * g.cin_g) * g.in_pixels();
     float* yg = yd + (img * g.c_out + grp * g.cout_g) * P;
     const float* bias_g = bias ? bias + grp * g.cout_g : nullptr;
+    StoreEpilogue epilogue_g = epilogue;  // its addend laid out as y: offset as yg
+    if (epilogue_g.addend) epilogue_g.addend += yg - yd;
     // The taps, pixel by pixel: B panels of the plain product, A panels of the transposed one.
     if (!weights->on_channels && runs_on_grid(g))
-      return conv_on_grid(pool, g, weights->groups[grp], xg, bias_g, yg);
+      return conv_on_grid(pool, g, weights->groups[grp], xg, bias_g, yg, epilogue_g);
     if (!weights->on_channels && pointwise) {
       // B(k, n) = x[c = k][n]: the input planes are B's rows already.
       std::vector<const float*> rows(static_cast<size_t>(K));
       for (int64_t c = 0; c < K; ++c) rows[c] = xg + c * P;
-      return gemm_f32_packed_rows(pool, weights->groups[grp], P, rows.data(), GemmOut{yg, P, 1, bias_g});
+      return gemm_f32_packed_rows(pool, weights->groups[grp], P, rows.data(), GemmOut{yg, P, 1, bias_g, nullptr, epilogue_g});
     }
     PanelFn taps = pointwise ? strided_panels({xg, 1, g.in_pixels()}, K) : conv_tap_panels(g, cols, xg);
-    if (weights->on_channels) gemm_f32_packed_b(pool, P, taps, weights->groups_t[grp], GemmOut{yg, 1, P, nullptr, bias_g});
-    else gemm_f32_packed(pool, weights->groups[grp], P, taps, GemmOut{yg, P, 1, bias_g});
+    if (weights->on_channels)
+      gemm_f32_packed_b(pool, P, taps, weights->groups_t[grp], GemmOut{yg, 1, P, nullptr, bias_g, epilogue_g});
+    else gemm_f32_packed(pool, weights->groups[grp], P, taps, GemmOut{yg, P, 1, bias_g, nullptr, epilogue_g});
   };
   const int64_t items = g.batch * g.group;
   if (items >= 2 * ctx.pool->size()) {

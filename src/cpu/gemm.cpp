@@ -221,6 +221,26 @@ PackedA pack_a_for(CpuIsa isa, ThreadPool* pool, int64_t M, int64_t K, const Pan
   return PackedA{isa, M, K, pack_panels(pool, M, K, kernels_for(isa).mr, a_panels)};
 }
 
+/// One row of finished outputs through a fused node's Add and Relu, the operations fixed at compile time so
+/// that the loop vectorises; the addend steps by `step` (1: laid out as the row).
+// Contract: absorbed_ops_f32 per element; see docs/arithmetic.md#graph-rewrites.
+template <bool kAddend, bool kAddendFirst, bool kRelu>
+void epilogue_row(float* row, int64_t cols, const float* addend, int64_t step) {
+  if (!kAddend || step == 1) {
+    for (int64_t j = 0; j < cols; ++j)
+      row[j] = absorbed_ops_f32(row[j], kAddend, kAddend ? addend[j] : 0.0f, kAddendFirst, kRelu);
+    return;
+  }
+  for (int64_t j = 0; j < cols; ++j)
+    row[j] = absorbed_ops_f32(row[j], true, addend[j * step], kAddendFirst, kRelu);
+}
+using EpilogueRowFn = void (*)(float*, int64_t, const float*, int64_t);
+// By (addend, addend_first, relu) as bits 2, 1, 0.
+constexpr EpilogueRowFn kEpilogueRows[8] = {
+    epilogue_row<false, false, false>, epilogue_row<false, false, true>, epilogue_row<false, true, false>,
+    epilogue_row<false, true, true>,   epilogue_row<true, false, false>, epilogue_row<true, false, true>,
+    epilogue_row<true, true, false>,   epilogue_row<true, true, true>};
+
 /// Where packed_product reads B: packed (prepacked_b, from pack_b for a.isa), as panels packed by the tasks
 /// (panels), or in place from pointed rows (rows, see gemm_f32_packed_rows).
 struct BSource {
@@ -303,6 +323,7 @@ void packed_product(ThreadPool* pool, const PackedA& a, int64_t N, const BSource
       const float* pk = (b.rows ? edge_b.data() : pb) + k0 * NR;
       ker.micro[r](k1 - k0, pa + k0 * MR, PackedRows{pk, NR}, c, ldc, init, ldi);
     }
+    if (!in_place || k1 == K) apply_gemm_epilogue(out, c, ldc, r, nr, m0, n0);  // the tile's outputs are final
     if (in_place) return;
     for (int i = 0; i < r; ++i) {
       float* dst = out.data + (m0 + i) * out.rs + n0 * out.cs;
@@ -347,6 +368,18 @@ void packed_product(ThreadPool* pool, const PackedA& a, int64_t N, const BSource
 
 }  // namespace
 
+void apply_gemm_epilogue(const GemmOut& out, float* c, int64_t ldc, int64_t rows, int64_t cols, int64_t m0,
+                         int64_t n0) {
+  const StoreEpilogue& e = out.epilogue;
+  if (!e.active()) return;
+  const EpilogueRowFn row_fn = kEpilogueRows[(e.addend ? 4 : 0) | (e.addend_first ? 2 : 0) | (e.relu ? 1 : 0)];
+  for (int64_t i = 0; i < rows; ++i) {
+    const float* addend = nullptr;
+    if (e.addend) addend = e.addend + (e.per_column ? n0 : (m0 + i) * out.rs + n0 * out.cs);
+    row_fn(c + i * ldc, cols, addend, e.per_column ? 1 : out.cs);
+  }
+}
+
 PackedA pack_a(ThreadPool* pool, int64_t M, int64_t K, const PanelFn& a_panels) {
   return pack_a_for(cpu_isa(), pool, M, K, a_panels);
 }
@@ -383,8 +416,8 @@ bool runs_transposed(int64_t M, int64_t N) { return N < 8 && M > N; }
 
 void gemm_f32_strided(ThreadPool* pool, int64_t M, int64_t N, int64_t K, const float* a, int64_t a_rs,
                       int64_t a_cs, const float* b, int64_t b_rs, int64_t b_cs, const GemmOut& out) {
-  if (runs_transposed(M, N) && out.init_row == nullptr) {
-    GemmOut t{out.data, out.cs, out.rs, out.init_col};
+  if (runs_transposed(M, N) && out.init_row == nullptr && !out.epilogue.per_column) {
+    GemmOut t{out.data, out.cs, out.rs, out.init_col, nullptr, out.epilogue};
     gemm_f32(pool, N, M, K, strided_panels({b, b_cs, b_rs}, K), strided_panels({a, a_rs, a_cs}, K), t);
     return;
   }

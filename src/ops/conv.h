@@ -58,8 +58,9 @@ Col2ImElement col2im_plan(const KernelContext& ctx, Shape* out_shape);
 namespace cpu {
 void conv(KernelContext& ctx);
 void col2im(KernelContext& ctx);
-/// Conv of geometry g into yd (g.out_shape elements, not empty), for Conv and FusedConv.
-void conv_into(KernelContext& ctx, const ConvGeom& g, float* yd);
+/// Conv of geometry g into yd (g.out_shape elements, not empty), each output through the epilogue (FusedConv; its
+/// addend, if any, has the output's layout).
+void conv_into(KernelContext& ctx, const ConvGeom& g, float* yd, const StoreEpilogue& epilogue);
 void conv_transpose(KernelContext& ctx);
 }  // namespace cpu
 

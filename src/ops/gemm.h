@@ -163,13 +163,22 @@ struct StridedOperand {
 PanelFn strided_panels(StridedOperand op, int64_t K);
 
 /// Where gemm_f32 writes: element (m, n) goes to data[m*rs + n*cs] and starts from init_row[m], else init_col[n]
-/// (a transposed Conv's bias), else +0.
+/// (a transposed Conv's bias), else +0. Once its last chunk is added, each element goes through `epilogue` (a
+/// fused node's Add and Relu) while its tile is still in cache; the addend of element (m, n) is read at
+/// epilogue.addend[m*rs + n*cs] (laid out as data), or at [n] when per_column.
 struct GemmOut {
   float* data;
   int64_t rs, cs;
   const float* init_row = nullptr;
   const float* init_col = nullptr;
+  StoreEpilogue epilogue = {};
 };
+
+/// Applies out.epilogue to a block of rows x cols elements of the output, element (m0 + i, n0 + j) held at
+/// c[i*ldc + j]: what gemm_f32 does to each tile as it finishes, for products computed some other way.
+// Contract: absorbed_ops_f32 per element; see docs/arithmetic.md#graph-rewrites.
+void apply_gemm_epilogue(const GemmOut& out, float* c, int64_t ldc, int64_t rows, int64_t cols, int64_t m0,
+                         int64_t n0);
 
 /// The CPU GEMM core. C(m,n) = dot_chunked_f32(K, init, A(m,k), B(k,n)) for m < M, n < N, vectorised across
 /// output columns, with the micro-kernel of cpu_isa() (src/cpu/isa.h). pool may be null (runs inline, e.g. from inside a parallel_for over images).
