@@ -108,6 +108,15 @@ class CudaProvider : public Provider {
     return t;
   }
 
+  Tensor upload_staged(const Tensor& host) override {
+    if (host.device() == Device::CUDA || host.dtype() == DType::String) return host;
+    Tensor t = Tensor::over(host.dtype(), host.shape(), allocator_->allocate(host.bytes()));
+    // Pageable source: cudaMemcpyAsync returns once it is staged, so no wait is needed before it is freed.
+    if (host.bytes())
+      check_cuda(cudaMemcpyAsync(t.raw(), host.raw(), host.bytes(), cudaMemcpyHostToDevice, stream_), "upload");
+    return t;
+  }
+
   Tensor download(const Tensor& t) override {
     if (t.device() == Device::CPU) return t;
     Tensor host = Tensor::empty(t.dtype(), t.shape());

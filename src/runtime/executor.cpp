@@ -2,6 +2,19 @@
 
 namespace lockstep {
 
+namespace {
+// Ops whose results a device session computes on the host when every input it reads is a small host value (a
+// constant, or another such result): shapes, axes and indices, which Reshape, Unsqueeze, Slice, Range and the
+// like then read on the host without waiting for the device. Shape and Size read only their input's shape.
+const std::set<std::string> kHostShapeOps = {
+    "Shape", "Size", "Constant", "Gather", "Unsqueeze", "Squeeze", "Concat", "Cast", "Slice", "Identity",
+    "Reshape", "Flatten", "Add", "Sub", "Mul", "Div", "Neg", "Min", "Max", "Equal", "Less", "Greater", "Not",
+    "And", "Or", "Where", "Range", "ReduceProd"};
+constexpr int64_t kMaxHostShapeElements = 4096;  // larger inputs run on the device, whatever they derive from
+
+bool reads_only_shapes(const onnx::Node& n) { return n.op_type == "Shape" || n.op_type == "Size"; }
+}  // namespace
+
 bool makes_strings(const onnx::Node& n) {
   if (n.op_type != "Constant") return false;
   const onnx::Attribute* value = n.find("value");
@@ -18,22 +31,34 @@ Executor::Executor(const Plan& plan, int64_t opset, Provider& provider, Provider
   for (const PlannedNode& pn : plan.nodes) {
     node_states_.push_back(std::make_unique<NodeState>());
     std::vector<bool> constant;
-    std::vector<const Tensor*> host;
-    for (int id : pn.inputs) {
-      auto it = id >= 0 ? plan.constants.find(id) : plan.constants.end();
-      constant.push_back(it != plan.constants.end());
-      host.push_back(it != plan.constants.end() ? &it->second : nullptr);
-    }
+    for (int id : pn.inputs) constant.push_back(id >= 0 && plan.constants.count(id) > 0);
     constant_inputs_.push_back(std::move(constant));
-    host_constants_.push_back(std::move(host));
     makes_strings_.push_back(makes_strings(*pn.node));
   }
+  mark_host_shape_nodes();
   read_strings_ = std::make_unique<std::atomic<bool>[]>(plan.nodes.size());
   for (size_t i = 0; i < plan.nodes.size(); ++i) {
     const PlannedNode& pn = plan.nodes[i];
     if (!pn.then_branch) continue;
     branches_[i] = {std::make_unique<Executor>(*pn.then_branch, opset, provider, cpu, pool, log),
                     std::make_unique<Executor>(*pn.else_branch, opset, provider, cpu, pool, log)};
+  }
+}
+
+void Executor::mark_host_shape_nodes() {
+  host_shape_node_.assign(plan_.nodes.size(), false);
+  if (provider_.device() == Device::CPU) return;
+  std::vector<bool> on_host(plan_.value_names.size(), false);  // a constant, or a host shape node's result
+  for (const auto& [id, t] : plan_.constants) on_host[id] = true;
+  for (size_t i = 0; i < plan_.nodes.size(); ++i) {
+    const PlannedNode& pn = plan_.nodes[i];
+    if (!pn.entry || !pn.node->domain.empty() || !kHostShapeOps.count(pn.node->op_type)) continue;
+    bool inputs_on_host = true;
+    for (int id : pn.inputs) inputs_on_host = inputs_on_host && (id < 0 || on_host[id]);
+    if (!inputs_on_host && !reads_only_shapes(*pn.node)) continue;
+    host_shape_node_[i] = true;
+    for (int id : pn.outputs)
+      if (id >= 0) on_host[id] = true;
   }
 }
 
@@ -60,7 +85,8 @@ std::vector<NodeAssignment> Executor::assignments() const {
   for (size_t i = 0; i < plan_.nodes.size(); ++i) {
     const PlannedNode& pn = plan_.nodes[i];
     // If has no kernel: the executor runs it, on the provider; its branches' nodes are not listed.
-    bool on_provider = !pn.entry || (provider_.kernel(*pn.entry) && !makes_strings_[i] && !read_strings_[i].load());
+    bool on_provider = !pn.entry || (provider_.kernel(*pn.entry) && !makes_strings_[i] && !read_strings_[i].load() &&
+                                     !host_shape_node_[i]);
     out.push_back({pn.node->name, pn.node->op_type, pn.node->domain, on_provider ? provider_.name() : cpu_.name()});
   }
   return out;
@@ -84,7 +110,12 @@ std::vector<Tensor> Executor::run(const std::vector<Tensor>& inputs, const std::
     if (it == outer.end()) throw Error(ErrorCode::Fail, "outer-scope value '" + name + "' is not available");
     env[plan_.id_of(name)] = it->second;
   }
-  for (size_t i = 0; i < plan_.nodes.size(); ++i) run_node(plan_.nodes[i], i, env, outer, control);
+  std::vector<Tensor> host;  // host copies, on a device provider: the constants, then the host shape nodes' results
+  if (provider_.device() != Device::CPU) {
+    host.resize(env.size());
+    for (const auto& [id, t] : plan_.constants) host[id] = t;
+  }
+  for (size_t i = 0; i < plan_.nodes.size(); ++i) run_node(plan_.nodes[i], i, env, host, outer, control);
   std::vector<Tensor> out;
   for (int id : plan_.graph_outputs) {
     if (!env[id].defined()) throw Error(ErrorCode::Fail, "graph output '" + plan_.value_names[id] + "' has no value");
@@ -93,7 +124,7 @@ std::vector<Tensor> Executor::run(const std::vector<Tensor>& inputs, const std::
   return out;
 }
 
-void Executor::run_node(const PlannedNode& pn, size_t index, std::vector<Tensor>& env,
+void Executor::run_node(const PlannedNode& pn, size_t index, std::vector<Tensor>& env, std::vector<Tensor>& host,
                         const std::map<std::string, Tensor>& outer, const RunControl& control) {
   if (control.terminate && control.terminate->load(std::memory_order_relaxed))
     throw Error(ErrorCode::Fail, kTerminated);
@@ -103,20 +134,28 @@ void Executor::run_node(const PlannedNode& pn, size_t index, std::vector<Tensor>
   if (!pn.entry)
     run_if(pn, index, env, outer, control);  // no event of its own: the nodes of the branch it runs record theirs
   else if (profiler_)
-    run_kernel_profiled(pn, index, env, control);
+    run_kernel_profiled(pn, index, env, host, control);
   else
-    run_kernel(pn, index, env, control);
-  for (int id : pn.release_after) env[id] = Tensor();
+    run_kernel(pn, index, env, host, control);
+  for (int id : pn.release_after) {
+    env[id] = Tensor();
+    if (!host.empty()) host[id] = Tensor();
+  }
 }
 
-void Executor::run_kernel(const PlannedNode& pn, size_t index, std::vector<Tensor>& env, const RunControl& control) {
+void Executor::run_kernel(const PlannedNode& pn, size_t index, std::vector<Tensor>& env, std::vector<Tensor>& host,
+                          const RunControl& control) {
   KernelContext ctx(*pn.node, *pn.entry);
   ctx.opset = opset_;
   ctx.max_tensor_bytes = control.max_tensor_bytes;
   ctx.state = node_states_[index].get();
   ctx.constant_inputs = &constant_inputs_[index];
-  ctx.host_constants = &host_constants_[index];
-  for (int id : pn.inputs) ctx.inputs.push_back(id >= 0 ? &env[id] : nullptr);
+  std::vector<const Tensor*> host_copies;
+  for (int id : pn.inputs) {
+    ctx.inputs.push_back(id >= 0 ? &env[id] : nullptr);
+    host_copies.push_back(id >= 0 && !host.empty() && host[id].defined() ? &host[id] : nullptr);
+  }
+  ctx.host_copies = &host_copies;
   ctx.outputs.resize(pn.outputs.size());
   KernelFn fn = provider_.kernel(*pn.entry);
   if (!fn) return run_on_cpu_fallback(pn, ctx, env);
@@ -124,6 +163,7 @@ void Executor::run_kernel(const PlannedNode& pn, size_t index, std::vector<Tenso
     read_strings_[index].store(true);
     return run_on_host(pn, ctx, env);
   }
+  if (host_shape_node_[index] && small_host_inputs(pn, host)) return run_host_shape_node(pn, ctx, env, host);
   ctx.device = provider_.device();
   ctx.allocator = &provider_.allocator();
   ctx.pool = &pool_;
@@ -144,17 +184,19 @@ std::vector<TypedShape> typed_shapes(const std::vector<int>& ids, const std::vec
 }  // namespace
 
 void Executor::run_kernel_profiled(const PlannedNode& pn, size_t index, std::vector<Tensor>& env,
-                                   const RunControl& control) {
+                                   std::vector<Tensor>& host, const RunControl& control) {
   ProfileEvent event;
   event.category = "Node";
   event.name = pn.node->name.empty() ? pn.node->op_type + "_" + std::to_string(index) : pn.node->name;
   event.op_type = pn.node->op_type;
-  event.provider = provider_.kernel(*pn.entry) && !handles_strings(pn, index, env) ? provider_.name() : cpu_.name();
+  const bool on_host = !provider_.kernel(*pn.entry) || handles_strings(pn, index, env) ||
+                       (host_shape_node_[index] && small_host_inputs(pn, host));
+  event.provider = on_host ? cpu_.name() : provider_.name();
   event.inputs = typed_shapes(pn.inputs, env);
   // Waiting for the device before and after makes the event time this node's kernel alone, not queued work.
   provider_.synchronize();
   event.start_ns = profiler_->now_ns();
-  run_kernel(pn, index, env, control);
+  run_kernel(pn, index, env, host, control);
   provider_.synchronize();
   event.duration_ns = profiler_->now_ns() - event.start_ns;
   event.outputs = typed_shapes(pn.outputs, env);
@@ -179,12 +221,41 @@ bool Executor::handles_strings(const PlannedNode& pn, size_t index, const std::v
   return false;
 }
 
+bool Executor::small_host_inputs(const PlannedNode& pn, const std::vector<Tensor>& host) const {
+  if (reads_only_shapes(*pn.node)) return true;
+  for (int id : pn.inputs)
+    if (id >= 0 && (!host[id].defined() || host[id].numel() > kMaxHostShapeElements)) return false;
+  return true;
+}
+
+void Executor::run_host_shape_node(const PlannedNode& pn, KernelContext& ctx, std::vector<Tensor>& env,
+                                   std::vector<Tensor>& host) {
+  std::vector<Tensor> host_inputs(ctx.inputs.size());
+  for (size_t i = 0; i < ctx.inputs.size(); ++i) {
+    const int id = pn.inputs[i];
+    if (id < 0) continue;
+    host_inputs[i] = host[id].defined() ? host[id] : env[id];  // Shape and Size read only the shape
+    ctx.inputs[i] = &host_inputs[i];
+  }
+  ctx.device = Device::CPU;
+  ctx.allocator = &cpu_.allocator();
+  ctx.pool = &pool_;
+  ctx.to_host = [](const Tensor& t) { return t; };
+  pn.entry->cpu(ctx);
+  for (size_t i = 0; i < pn.outputs.size(); ++i) {
+    const int id = pn.outputs[i];
+    if (id < 0 || !ctx.outputs[i].defined()) continue;
+    host[id] = ctx.outputs[i];
+    env[id] = provider_.upload_staged(ctx.outputs[i]);  // for the device kernels that read it
+  }
+}
+
 void Executor::run_on_host(const PlannedNode& pn, KernelContext& ctx, std::vector<Tensor>& env) {
   std::vector<Tensor> host_inputs(ctx.inputs.size());
   for (size_t i = 0; i < ctx.inputs.size(); ++i)
     if (ctx.inputs[i]) {
-      const Tensor* host_constant = ctx.host_constants ? (*ctx.host_constants)[i] : nullptr;
-      host_inputs[i] = host_constant ? *host_constant : provider_.download(*ctx.inputs[i]);
+      const Tensor* host_copy = ctx.host_copies ? (*ctx.host_copies)[i] : nullptr;
+      host_inputs[i] = host_copy ? *host_copy : provider_.download(*ctx.inputs[i]);
       ctx.inputs[i] = &host_inputs[i];
     }
   ctx.device = Device::CPU;

@@ -57,10 +57,20 @@ class Executor {
   void set_profiler(Profiler* profiler);
 
  private:
-  void run_node(const PlannedNode& pn, size_t index, std::vector<Tensor>& env,
+  // env: the run's values on the provider's device, by value id; host: their host copies where a device session
+  // has one (constants, host shape nodes' results), else empty.
+  void run_node(const PlannedNode& pn, size_t index, std::vector<Tensor>& env, std::vector<Tensor>& host,
                 const std::map<std::string, Tensor>& outer, const RunControl& control);
-  void run_kernel(const PlannedNode& pn, size_t index, std::vector<Tensor>& env, const RunControl& control);
-  void run_kernel_profiled(const PlannedNode& pn, size_t index, std::vector<Tensor>& env, const RunControl& control);
+  void run_kernel(const PlannedNode& pn, size_t index, std::vector<Tensor>& env, std::vector<Tensor>& host,
+                  const RunControl& control);
+  void run_kernel_profiled(const PlannedNode& pn, size_t index, std::vector<Tensor>& env, std::vector<Tensor>& host,
+                           const RunControl& control);
+  // Shape values on a device session: which nodes compute them on the host (see kHostShapeOps), whether this run's
+  // inputs allow it, and the run itself (CPU kernel on the host copies; the results kept on the host and uploaded).
+  void mark_host_shape_nodes();
+  bool small_host_inputs(const PlannedNode& pn, const std::vector<Tensor>& host) const;
+  void run_host_shape_node(const PlannedNode& pn, KernelContext& ctx, std::vector<Tensor>& env,
+                           std::vector<Tensor>& host);
   void run_on_cpu_fallback(const PlannedNode& pn, KernelContext& ctx, std::vector<Tensor>& env);
   // String tensors live on the host: a node that reads or makes one runs on the CPU whatever the provider.
   bool handles_strings(const PlannedNode& pn, size_t index, const std::vector<Tensor>& env) const;
@@ -82,7 +92,7 @@ class Executor {
   // By node index: what its kernel keeps between runs, and which of its inputs are constants.
   std::vector<std::unique_ptr<NodeState>> node_states_;
   std::vector<std::vector<bool>> constant_inputs_;
-  std::vector<std::vector<const Tensor*>> host_constants_;  // per node and input: plan_.constants' host tensor
+  std::vector<bool> host_shape_node_;  // by node index: computed on the host on a device provider
   std::vector<bool> makes_strings_;  // by node index: a Constant with a string value
   std::unique_ptr<std::atomic<bool>[]> read_strings_;  // by node index: a run found it reads or makes strings
   mutable std::mutex fallback_mutex_;

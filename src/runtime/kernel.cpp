@@ -13,8 +13,8 @@ const Tensor& KernelContext::input(int i) const {
 Tensor KernelContext::host_input(int i) const {
   const Tensor& t = input(i);
   if (t.device() == Device::CPU) return t;
-  if (host_constants && i < static_cast<int>(host_constants->size()) && (*host_constants)[i])
-    return *(*host_constants)[i];
+  if (host_copies && i < static_cast<int>(host_copies->size()) && (*host_copies)[i])
+    return *(*host_copies)[i];
   return to_host(t);
 }
 

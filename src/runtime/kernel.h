@@ -79,9 +79,10 @@ struct KernelContext {
   std::function<Tensor(const Tensor&)> to_host;
   NodeState* state = nullptr;                        // null where nothing is kept between runs (e.g. tests)
   const std::vector<bool>* constant_inputs = nullptr;  // per input: an initializer, the same tensor every run
-  // Per input: the host copy of a constant input, or nullptr. host_input() reads it instead of downloading the
-  // device copy, so a constant shape input (Unsqueeze's axes, Reshape's shape) costs no device synchronisation.
-  const std::vector<const Tensor*>* host_constants = nullptr;
+  // Per input: a host copy of the input (a constant, or a shape value the executor computed on the host), or
+  // nullptr. host_input() reads it instead of downloading the device copy, so a shape input (Unsqueeze's axes,
+  // Reshape's shape) costs no device synchronisation.
+  const std::vector<const Tensor*>* host_copies = nullptr;
 
   int num_inputs() const { return static_cast<int>(inputs.size()); }
   bool has_input(int i) const { return i < num_inputs() && inputs[i] != nullptr; }

@@ -22,6 +22,9 @@ class Provider {
   virtual KernelFn kernel(const OpEntry& entry) const = 0;
   /// Copies a host tensor onto this device (shares it when the device is the host).
   virtual Tensor upload(const Tensor& host) = 0;
+  /// upload() without waiting for the copy: for host memory lockstep allocated (pageable), which the copy has
+  /// staged when this returns.
+  virtual Tensor upload_staged(const Tensor& host) { return upload(host); }
   /// Copies a tensor of this device to the host (shares it when the device is the host).
   virtual Tensor download(const Tensor& t) = 0;
   /// A deep copy of a tensor of this device, on this device; returns once the copy is complete.
