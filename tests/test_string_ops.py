@@ -2,6 +2,8 @@
 onnxruntime where both follow the spec, and against the spec's examples where onnxruntime cannot run them here
 (StringNormalizer needs an en_US.UTF-8 locale in onnxruntime) or splits differently (whitespace)."""
 
+import time
+
 import numpy as np
 import onnxruntime
 import pytest
@@ -176,6 +178,54 @@ def regex(pattern):
 def test_regex_full_match_matches_onnxruntime(pattern, x):
     ours, theirs = run_both(regex(pattern), {"x": x})
     assert same_values(ours[0], theirs[0])
+
+
+@pytest.mark.parametrize("pattern, x", [
+    (r"((a|b)(c|d(e|f)))+", strings("ac", "adeadf", "bdfbc", "bd", "")),
+    (r"(?:x(?:y|z(?:w|))|q)*", strings("", "xy", "xzxzwq", "xzw", "xw")),
+    (r"a{2,3}", strings("a", "aa", "aaa", "aaaa")),
+    (r"(ab){0,2}c{1,}", strings("c", "ababc", "abababc", "ab", "cc")),
+    (r"a{1000}", strings("a" * 1000, "a" * 999, "a" * 1001)),
+    (r"(a{10}){100}", strings("a" * 1000, "a" * 990)),
+    (r"a{0}b{0,0}", strings("", "a", "b")),
+    (r"a{01}b{1,099}", strings("a{01}b{1,099}", "ab")),
+    (r"\bab\b", strings("ab", "ab ", " ab", "")),
+    (r"\Bx\B", strings("x")),
+    (r"\b", strings("")),
+    (r"\B", strings("")),
+    (r"a$b|^c", strings("ab", "c", "a")),
+    (r"(^a|b)+(a$)*", strings("ab", "ba", "aab", "a", "aa")),
+    (r"", strings("", "a")),
+    (r"(|a)+|()", strings("", "aa", "b")),
+    (r"[]a]+", strings("]", "a]a", "b", "")),
+    (r"[^]a]", strings("]", "b")),
+    (r"[-a-]+", strings("-", "a-a", "b")),
+    (r"[a-c-e]+", strings("-", "d", "abce-")),
+    (r"[\d-z\]]", strings("-", "5", "z", "y", "]")),
+    (r"^*a+?", strings("a", "aa")),
+])
+def test_regex_full_match_matches_onnxruntime_on_edge_cases(pattern, x):
+    ours, theirs = run_both(regex(pattern), {"x": x})
+    assert same_values(ours[0], theirs[0])
+
+
+@pytest.mark.parametrize("pattern, expected", [("(a|aa)*b", False), ("(a*)*c", False), ("(a|aa)*", True),
+                                               ("(a*)*", True), ("(?:a+a+)+a{2}", True)])
+def test_regex_full_match_is_linear_on_a_long_input(pattern, expected):
+    x = strings("a" * 200_000)
+    start = time.monotonic()
+    y = run(regex(pattern), {"x": x})[0]
+    assert time.monotonic() - start < 10
+    assert y.tolist() == [expected]
+
+
+@pytest.mark.parametrize("pattern", ["a{1001}", "a{1,1001}", "a{2,1}", "(a{2}){501}", "((a{3}){3}){112}", "*a",
+                                     "a|*", "{2}", "a)", "[z-a]", "[b-a]", r"[a-\d]", "x{1000}{1}", "a+*", "a?+"])
+def test_regex_full_match_refuses_what_re2_refuses(pattern):
+    with pytest.raises(lockstep.InvalidArgument, match=r"Node 'n0' \(RegexFullMatch\).*not a valid RE2 pattern"):
+        run(regex(pattern), {"x": strings("a")})
+    with pytest.raises(Exception):
+        onnxruntime.InferenceSession(regex(pattern), providers=["CPUExecutionProvider"])
 
 
 @pytest.mark.parametrize("pattern, message", [

@@ -2,7 +2,6 @@
 #include <clocale>
 #include <cwctype>
 #include <locale.h>
-#include <regex>
 #include <string_view>
 #include <vector>
 
@@ -169,32 +168,24 @@ void string_normalizer(KernelContext& ctx) {
   std::move(kept.begin(), kept.end(), y.data<std::string>());
 }
 
-// Contract: std::regex_match of each element with the pattern rewritten from RE2 (same language on the accepted
-// syntax); see docs/arithmetic.md#string-ops
+// Contract: RE2::FullMatch of each element, byte by byte, by lockstep's Thompson NFA simulation of the accepted
+// RE2 subset (src/ops/regex_program.h: linear in element length x program size, no recursion); see
+// docs/arithmetic.md#string-ops
 void regex_full_match(KernelContext& ctx) {
   require_string_input(ctx, 0, "X");
-  auto make = [&ctx] {
-    const RegexSettings s = regex_settings(ctx);
-    try {
-      return std::make_pair(std::regex(s.ecmascript, std::regex::ECMAScript), s.per_code_point);
-    } catch (const std::regex_error& e) {
-      throw ctx.error("RegexFullMatch pattern '" + ctx.node.attr_string("pattern", "") +
-                      "' is not a valid pattern: " + e.what());
-    }
-  };
-  using Compiled = std::pair<std::regex, bool>;
-  std::shared_ptr<const Compiled> compiled =
-      ctx.state ? ctx.state->get_or_make<Compiled>([](const Compiled&) { return true; }, make)
-                : std::make_shared<const Compiled>(make());
+  auto make = [&ctx] { return regex_program(ctx); };
+  std::shared_ptr<const RegexProgram> program =
+      ctx.state ? ctx.state->get_or_make<RegexProgram>([](const RegexProgram&) { return true; }, make)
+                : std::make_shared<const RegexProgram>(make());
   const Tensor& x = ctx.input(0);
   const std::string* in = x.data<std::string>();
   uint8_t* y = ctx.output(0, DType::Bool, x.shape()).data<uint8_t>();
   for (int64_t e = 0; e < x.numel(); ++e) {
-    if (compiled->second && has_non_ascii(in[e]))
+    if (program->per_code_point && has_non_ascii(in[e]))
       throw ctx.error("RegexFullMatch pattern '" + ctx.node.attr_string("pattern", "") + "' matches one code point " +
                       "with `.`, a negated class or \\W \\D \\S; lockstep matches bytes and refuses input X element " +
                       std::to_string(e) + ", which is not ASCII", ErrorCode::NotImplemented);
-    y[e] = std::regex_match(in[e], compiled->first);
+    y[e] = full_match(*program, in[e]);
   }
 }
 

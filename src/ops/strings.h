@@ -8,6 +8,7 @@
 #include <string>
 
 #include "ops/common.h"
+#include "ops/regex_program.h"
 #include "runtime/kernel.h"
 
 namespace lockstep {
@@ -32,13 +33,9 @@ struct NormalizerSettings {
 /// NotImplemented). The stopwords still need lowercasing when !case_sensitive (the kernel's case mapping).
 NormalizerSettings normalizer_settings(const KernelContext& ctx);
 
-struct RegexSettings {
-  std::string ecmascript;     // the RE2 pattern rewritten for std::regex (ECMAScript), matching the same strings
-  bool per_code_point = false;  // uses `.`, a negated class or \W \D \S: matches one code point, not one byte
-};
-/// Rewrites the node's RE2 `pattern` into ECMAScript syntax with the same meaning; throws NotImplemented naming
-/// the node for RE2 syntax outside the supported subset (docs/arithmetic.md#string-ops).
-RegexSettings regex_settings(const KernelContext& ctx);
+/// Compiles the node's RE2 `pattern` (src/ops/regex_program.h); throws NotImplemented naming the node for RE2
+/// syntax outside the supported subset and InvalidArgument for an invalid pattern (docs/arithmetic.md#string-ops).
+RegexProgram regex_program(const KernelContext& ctx);
 
 namespace cpu {
 void string_concat(KernelContext& ctx);
