@@ -94,11 +94,8 @@ void instance_norm(KernelContext& ctx) {
 // Contract: GroupNormalization, docs/arithmetic.md#normalization (each (n, group) block is one row).
 void group_norm(KernelContext& ctx) {
   const GroupNormPlan p = plan_group_norm(ctx);
-  const int64_t group_channels = p.channels / p.groups;
-  normalize_rows(ctx, p.batch * p.groups, p.row_length(), p.epsilon, [&](int64_t r, int64_t j) {
-    const int64_t group = r % p.groups;
-    return p.per_channel ? group * group_channels + j / p.spatial : group;
-  });
+  normalize_rows(ctx, p.batch * p.groups, p.row_length(), p.epsilon,
+                 [&](int64_t r, int64_t j) { return p.param_of(r, j); });
 }
 
 // Contract: LRN, docs/arithmetic.md#normalization: the window's squares added in ascending channel order.
@@ -111,16 +108,8 @@ void lrn(KernelContext& ctx) {
   ctx.pool->parallel_for(
       p.batch * p.channels,
       [&](int64_t begin, int64_t end) {
-        for (int64_t r = begin; r < end; ++r) {
-          const int64_t c = r % p.channels;
-          const int64_t lo = std::max<int64_t>(0, c - p.before), hi = std::min(p.channels - 1, c + p.after);
-          const float* plane = xd + (r - c) * p.spatial;
-          for (int64_t j = 0; j < p.spatial; ++j) {
-            float sum = 0.0f;
-            for (int64_t i = lo; i <= hi; ++i) sum = arith::lrn_square_sum_step_f32(sum, plane[i * p.spatial + j]);
-            yd[r * p.spatial + j] = arith::lrn_apply_f32(xd[r * p.spatial + j], sum, p.alpha_over_size, p.beta, p.bias);
-          }
-        }
+        for (int64_t r = begin; r < end; ++r)
+          for (int64_t j = 0; j < p.spatial; ++j) yd[r * p.spatial + j] = lrn_output(p, xd, r, j);
       },
       grain_for(p.spatial * (p.before + p.after + 1)));
 }

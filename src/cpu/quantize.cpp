@@ -39,11 +39,8 @@ void matmul_integer_into(KernelContext& ctx, const MatMulIntegerPlan& p, const A
   ctx.pool->parallel_for(s.batch * s.M * s.N, [&](int64_t begin, int64_t end) {
     for (int64_t e = begin; e < end; ++e) {
       const int64_t n = e % s.N, m = (e / s.N) % s.M, batch = e / (s.N * s.M);
-      const A* row = a + s.a_offset(batch) + m * s.K;
-      const B* col = b + s.b_offset(batch) + n;
-      const int32_t a_zp = p.a_zp.of(m), b_zp = p.b_zp.of(n);
-      y[e] = arith::integer_dot_i32(s.K, [&](int64_t k) { return int32_t(row[k]) - a_zp; },
-                                    [&](int64_t k) { return int32_t(col[k * s.N]) - b_zp; });
+      y[e] = matmul_integer_output(s.K, s.N, a + s.a_offset(batch) + m * s.K, p.a_zp.of(m),
+                                   b + s.b_offset(batch) + n, p.b_zp.of(n));
     }
   }, 256);
 }
@@ -51,28 +48,10 @@ void matmul_integer_into(KernelContext& ctx, const MatMulIntegerPlan& p, const A
 // Contract: arith::integer_dot_i32 per output over (c, kd, kh, kw), padding taps 0; docs/arithmetic.md#quantize.
 template <class X, class W>
 void conv_integer_into(KernelContext& ctx, const ConvIntegerPlan& p, const X* x, const W* w, int32_t* y) {
-  const ConvGeom& g = p.geom;
-  const int64_t K = g.K(), taps = g.taps(), out_pixels = g.out_pixels();
-  ctx.pool->parallel_for(g.batch * g.c_out * out_pixels, [&](int64_t begin, int64_t end) {
-    for (int64_t e = begin; e < end; ++e) {
-      const int64_t pixel = e % out_pixels, m = (e / out_pixels) % g.c_out, n = e / (out_pixels * g.c_out);
-      const int64_t o[3] = {pixel / (g.out[1] * g.out[2]), pixel / g.out[2] % g.out[1], pixel % g.out[2]};
-      const X* image = x + (n * g.c_in + m / g.cout_g * g.cin_g) * g.in_pixels();
-      const W* filter = w + m * K;
-      const int32_t w_zp = p.w_zp.of(m);
-      auto input_tap = [&](int64_t k) {
-        const int64_t c = k / taps, r[3] = {k % taps / (g.kernel[1] * g.kernel[2]), k / g.kernel[2] % g.kernel[1],
-                                             k % g.kernel[2]};
-        int64_t offset = c;
-        for (int d = 0; d < 3; ++d) {
-          const int64_t i = o[d] * g.stride[d] - g.pad[d] + r[d] * g.dilation[d];
-          if (i < 0 || i >= g.in[d]) return int32_t{0};  // a padding tap: x_zero_point less itself
-          offset = offset * g.in[d] + i;
-        }
-        return int32_t(image[offset]) - p.x_zp;
-      };
-      y[e] = arith::integer_dot_i32(K, input_tap, [&](int64_t k) { return int32_t(filter[k]) - w_zp; });
-    }
+  const arith::ConvDims g = p.geom.dims();
+  const ZeroPointView w_zp = p.w_zp.host_view();
+  ctx.pool->parallel_for(p.geom.batch * p.geom.c_out * p.geom.out_pixels(), [&](int64_t begin, int64_t end) {
+    for (int64_t e = begin; e < end; ++e) y[e] = conv_integer_output(g, x, p.x_zp, w, w_zp, e);
   }, 64);
 }
 

@@ -15,13 +15,16 @@ namespace {
 
 constexpr int kWarpsPerBlock = kThreadsPerBlock / 32;
 
-/// Scale and bias of a row's elements: per element through a BlockMap (LayerNorm) or per channel (InstanceNorm).
+/// Scale and bias of a row's elements: per element through a BlockMap (LayerNorm), per channel (InstanceNorm) or
+/// per channel or group of the row's (n, group) block (GroupNorm).
 struct RowParams {
   const float* scale;
   const float* bias;  // null: no bias (LayerNorm without B)
   BlockMap scale_map, bias_map;
   int64_t channels;   // > 0: InstanceNorm, the parameter index is row % channels
   bool rms;           // RMSNormalization: the mean is +0
+  bool grouped = false;  // GroupNorm: the parameter index is group.param_of(row, j)
+  GroupNormPlan group{};
 };
 
 // Contract: mean = S(x)/n (RMSNormalization: +0), var = S((x-mean)^2)/n, stddev = sqrt(var+eps),
@@ -48,7 +51,7 @@ __global__ void norm_rows_warp(const float* x, float* y, int64_t rows, int64_t n
     if (inv_out) inv_out[r] = 1.0f / st.stddev;
   }
   for (int64_t j = lane; j < n; j += 32) {
-    const int64_t c = q.channels > 0 ? r % q.channels : -1;
+    const int64_t c = q.grouped ? q.group.param_of(r, j) : q.channels > 0 ? r % q.channels : -1;
     const float sc = q.scale[c >= 0 ? c : block_offset(q.scale_map, j)];
     if (q.bias) {
       const float b = q.bias[c >= 0 ? c : block_offset(q.bias_map, j)];
@@ -65,6 +68,13 @@ void launch_rows(KernelContext& ctx, const float* x, float* y, int64_t rows, int
   unsigned blocks = static_cast<unsigned>((rows + kWarpsPerBlock - 1) / kWarpsPerBlock);
   norm_rows_warp<<<blocks, kThreadsPerBlock, 0, stream_of(ctx)>>>(x, y, rows, n, eps, q, mean_out, inv_out);
   check_launch(ctx);
+}
+
+// Contract: LRN, lrn_output per element (the window's squares in ascending channel order); one thread per element.
+__global__ void lrn_thread(const float* x, float* y, LrnPlan p, int64_t total) {
+  const int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (i >= total) return;
+  y[i] = lrn_output(p, x, i / p.spatial, i % p.spatial);
 }
 
 // Contract: BatchNormalization (inference), s = scale/sqrt(var+eps), y = (x-mean)*s + B; one thread per element.
@@ -96,6 +106,27 @@ void instance_norm(KernelContext& ctx) {
   Tensor& y = ctx.output(0, DType::Float, x.shape());
   RowParams q{ctx.input(1).data<float>(), ctx.input(2).data<float>(), BlockMap{}, BlockMap{}, p.channels, false};
   launch_rows(ctx, x.data<float>(), y.data<float>(), p.batch * p.channels, p.spatial, p.epsilon, q, nullptr, nullptr);
+}
+
+// Contract: GroupNormalization, docs/arithmetic.md#normalization (each (n, group) block is one row).
+void group_norm(KernelContext& ctx) {
+  const GroupNormPlan p = plan_group_norm(ctx);
+  const Tensor& x = ctx.input(0);
+  Tensor& y = ctx.output(0, DType::Float, x.shape());
+  RowParams q{ctx.input(1).data<float>(), ctx.input(2).data<float>(), BlockMap{}, BlockMap{}, 0, false, true, p};
+  launch_rows(ctx, x.data<float>(), y.data<float>(), p.batch * p.groups, p.row_length(), p.epsilon, q, nullptr,
+              nullptr);
+}
+
+// Contract: LRN, docs/arithmetic.md#normalization: the window's squares added in ascending channel order.
+void lrn(KernelContext& ctx) {
+  const LrnPlan p = plan_lrn(ctx);
+  const Tensor& x = ctx.input(0);
+  Tensor& y = ctx.output(0, DType::Float, x.shape());
+  const int64_t n = x.numel();
+  if (n == 0) return;
+  lrn_thread<<<blocks_for(n), kThreadsPerBlock, 0, stream_of(ctx)>>>(x.data<float>(), y.data<float>(), p, n);
+  check_launch(ctx);
 }
 
 // Contract: BatchNormalization (inference), docs/arithmetic.md#normalization.

@@ -170,9 +170,11 @@ const OpEntry kRows[] = {
     {"RMSNormalization", 23, kNewestOpset, &cpu::layer_norm, LOCKSTEP_CUDA_KERNEL(layer_norm), int(RowNormKind::Rms)},
     {"BatchNormalization", 7, kNewestOpset, &cpu::batch_norm, LOCKSTEP_CUDA_KERNEL(batch_norm)},
     {"InstanceNormalization", 7, kNewestOpset, &cpu::instance_norm, LOCKSTEP_CUDA_KERNEL(instance_norm)},
-    {"GroupNormalization", 18, 20, &cpu::group_norm, nullptr, int(GroupAffine::PerGroup)},
-    {"GroupNormalization", 21, kNewestOpset, &cpu::group_norm, nullptr, int(GroupAffine::PerChannel)},
-    {"LRN", 1, kNewestOpset, &cpu::lrn, nullptr},
+    {"GroupNormalization", 18, 20, &cpu::group_norm, LOCKSTEP_CUDA_KERNEL(group_norm),
+     int(GroupAffine::PerGroup)},
+    {"GroupNormalization", 21, kNewestOpset, &cpu::group_norm, LOCKSTEP_CUDA_KERNEL(group_norm),
+     int(GroupAffine::PerChannel)},
+    {"LRN", 1, kNewestOpset, &cpu::lrn, LOCKSTEP_CUDA_KERNEL(lrn)},
 };
 }  // namespace
 

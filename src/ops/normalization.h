@@ -6,6 +6,7 @@
 #include <cstdint>
 
 #include "arith/hd.h"
+#include "arith/normalization.h"
 #include "ops/common.h"
 #include "runtime/kernel.h"
 
@@ -69,7 +70,12 @@ struct GroupNormPlan {
   int64_t batch = 0, channels = 0, groups = 1, spatial = 1;
   float epsilon = 1e-5f;
   bool per_channel = true;  // GroupAffine::PerChannel
-  int64_t row_length() const { return channels / groups * spatial; }
+  LOCKSTEP_HD int64_t row_length() const { return channels / groups * spatial; }
+  /// The scale and bias index of element j of row r (both devices): its channel, or its group (opset 18).
+  LOCKSTEP_HD int64_t param_of(int64_t r, int64_t j) const {
+    const int64_t group = r % groups;
+    return per_channel ? group * (channels / groups) + j / spatial : group;
+  }
 };
 GroupNormPlan plan_group_norm(const KernelContext& ctx);
 
@@ -78,6 +84,18 @@ struct LrnPlan {
   int64_t batch = 0, channels = 0, spatial = 1, before = 0, after = 0;
   float alpha_over_size = 0, beta = 0, bias = 0;  // alpha_over_size = alpha / float(size), one rounding
 };
+
+/// LRN's element j of plane r = (n, c), on either device: the squares of channels [c - before, c + after] clipped
+/// to [0, C) added in ascending channel order from +0 (arith::lrn_square_sum_step_f32), then arith::lrn_apply_f32.
+LOCKSTEP_HD float lrn_output(const LrnPlan& p, const float* x, int64_t r, int64_t j) {
+  const int64_t c = r % p.channels;
+  const int64_t lo = c - p.before < 0 ? 0 : c - p.before;
+  const int64_t hi = c + p.after > p.channels - 1 ? p.channels - 1 : c + p.after;
+  const float* plane = x + (r - c) * p.spatial;  // channel 0 of this image
+  float sum = 0.0f;
+  for (int64_t i = lo; i <= hi; ++i) sum = arith::lrn_square_sum_step_f32(sum, plane[i * p.spatial + j]);
+  return arith::lrn_apply_f32(x[r * p.spatial + j], sum, p.alpha_over_size, p.beta, p.bias);
+}
 LrnPlan plan_lrn(const KernelContext& ctx);
 
 namespace cpu {
@@ -91,6 +109,8 @@ namespace cuda {
 void layer_norm(KernelContext& ctx);
 void batch_norm(KernelContext& ctx);
 void instance_norm(KernelContext& ctx);
+void group_norm(KernelContext& ctx);
+void lrn(KernelContext& ctx);
 }  // namespace cuda
 
 }  // namespace lockstep

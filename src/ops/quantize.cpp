@@ -202,8 +202,8 @@ const OpEntry kRows[] = {
     {"DequantizeLinear", 10, kNewestOpset, &cpu::dequantize, LOCKSTEP_CUDA_KERNEL(dequantize)},
     {"DynamicQuantizeLinear", 11, kNewestOpset, &cpu::dynamic_quantize, LOCKSTEP_CUDA_KERNEL(dynamic_quantize)},
     {"QLinearMatMul", 10, kNewestOpset, &cpu::qlinear_matmul, LOCKSTEP_CUDA_KERNEL(qlinear_matmul)},
-    {"MatMulInteger", 10, kNewestOpset, &cpu::matmul_integer, nullptr},
-    {"ConvInteger", 10, kNewestOpset, &cpu::conv_integer, nullptr},
+    {"MatMulInteger", 10, kNewestOpset, &cpu::matmul_integer, LOCKSTEP_CUDA_KERNEL(matmul_integer)},
+    {"ConvInteger", 10, kNewestOpset, &cpu::conv_integer, LOCKSTEP_CUDA_KERNEL(conv_integer)},
 };
 }  // namespace
 

@@ -116,9 +116,16 @@ void dispatch_integer_pair(const KernelContext& ctx, const char* first, const ch
 
 /// The zero points of one integer operand, read on the host: one for the whole tensor, or one per row (A of
 /// MatMulInteger), per column (B) or per output channel (W of ConvInteger).
+/// The same values as plain data for either device's loop (values on that device): count 1 is one for the tensor.
+struct ZeroPointView {
+  const int32_t* values = nullptr;
+  int64_t count = 1;
+  LOCKSTEP_HD int32_t of(int64_t i) const { return count == 1 ? values[0] : values[i]; }
+};
 struct ZeroPoints {
   std::vector<int32_t> values{0};
   int32_t of(int64_t i) const { return values.size() == 1 ? values[0] : values[i]; }
+  ZeroPointView host_view() const { return {values.data(), static_cast<int64_t>(values.size())}; }
 };
 
 /// A validated MatMulInteger: A and B int8 or uint8 (each), numpy matmul shapes, an int32 output.
@@ -135,6 +142,41 @@ struct ConvIntegerPlan {
   ZeroPoints w_zp;  // per tensor or per output channel
 };
 ConvIntegerPlan conv_integer_plan(const KernelContext& ctx);
+
+/// MatMulInteger's output (m, n) of one matrix product, on either device: row is A's row m, col B's column n
+/// (stride N), a_zp and b_zp the zero points of that row and column.
+template <class A, class B>
+LOCKSTEP_HD int32_t matmul_integer_output(int64_t K, int64_t N, const A* row, int32_t a_zp, const B* col,
+                                          int32_t b_zp) {
+  return arith::integer_dot_i32(K, [&](int64_t k) { return int32_t(row[k]) - a_zp; },
+                                [&](int64_t k) { return int32_t(col[k * N]) - b_zp; });
+}
+
+/// ConvInteger's output e (row-major over N, C_out, out...), on either device: arith::integer_dot_i32 over
+/// k = (c, kd, kh, kw) ascending, a padding tap contributing 0 (x_zero_point less itself).
+template <class X, class W>
+LOCKSTEP_HD int32_t conv_integer_output(const arith::ConvDims& g, const X* x, int32_t x_zp, const W* w,
+                                        ZeroPointView w_zp, int64_t e) {
+  const int64_t taps = g.kernel[0] * g.kernel[1] * g.kernel[2], K = g.cin_g * taps;
+  const int64_t out_pixels = g.out[0] * g.out[1] * g.out[2], in_pixels = g.in[0] * g.in[1] * g.in[2];
+  const int64_t pixel = e % out_pixels, m = (e / out_pixels) % g.c_out, n = e / (out_pixels * g.c_out);
+  const int64_t o[3] = {pixel / (g.out[1] * g.out[2]), pixel / g.out[2] % g.out[1], pixel % g.out[2]};
+  const X* image = x + (n * g.c_in + m / g.cout_g * g.cin_g) * in_pixels;
+  const W* filter = w + m * K;
+  const int32_t filter_zp = w_zp.of(m);
+  auto input_tap = [&](int64_t k) {
+    const int64_t c = k / taps, r[3] = {k % taps / (g.kernel[1] * g.kernel[2]), k / g.kernel[2] % g.kernel[1],
+                                         k % g.kernel[2]};
+    int64_t offset = c;
+    for (int d = 0; d < 3; ++d) {
+      const int64_t i = o[d] * g.stride[d] - g.pad[d] + r[d] * g.dilation[d];
+      if (i < 0 || i >= g.in[d]) return int32_t{0};  // a padding tap: x_zero_point less itself
+      offset = offset * g.in[d] + i;
+    }
+    return int32_t(int32_t(image[offset]) - x_zp);
+  };
+  return arith::integer_dot_i32(K, input_tap, [&](int64_t k) { return int32_t(filter[k]) - filter_zp; });
+}
 
 //   qmatmul<A, B, Y>(ctx, plan, a, b, y)   y[e] = arith::qlinear_dot for output e of batch*M*N
 template <class Dev>
@@ -182,6 +224,8 @@ void dynamic_quantize(KernelContext& ctx);
 void quantize(KernelContext& ctx);
 void dequantize(KernelContext& ctx);
 void qlinear_matmul(KernelContext& ctx);
+void matmul_integer(KernelContext& ctx);
+void conv_integer(KernelContext& ctx);
 }  // namespace cuda
 
 }  // namespace lockstep
