@@ -11,6 +11,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -56,6 +57,15 @@ struct SessionOptions {
   /// an initializer of the main graph and have its element type and shape (Error InvalidArgument otherwise). The
   /// tensors must be host tensors; the session reads their memory, so the caller keeps it alive and unchanged.
   std::map<std::string, Tensor> initializer_overrides;
+  /// Values for the main graph's initializers whose data is in external files (onnxruntime's
+  /// AddExternalInitializers), by name: the file is not read, so it need not exist. Each must name such an
+  /// initializer and have its element type and shape (Error InvalidArgument otherwise); host tensors, shared as
+  /// initializer_overrides are.
+  std::map<std::string, Tensor> external_initializers;
+  /// The contents of external data files by the location the model's tensors give (onnxruntime's
+  /// AddExternalInitializersFromFilesInMemory): such tensors are copied from this memory, not read from disk, which
+  /// also lets a model loaded from bytes have external data. The memory need only outlive session creation.
+  std::map<std::string, std::string_view> external_files_in_memory;
 };
 
 /// Per-run settings, as onnxruntime's RunOptions. `terminate` may be set from another thread while a run that was

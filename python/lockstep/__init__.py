@@ -130,6 +130,30 @@ class ModelMetadata:
         self.custom_metadata_map = dict(d["custom_metadata_map"])
 
 
+def _native_options(o, provider, opts):
+    """The native Session's options from SessionOptions and the chosen provider's options."""
+    o.check_config_entries()
+    severity = o.log_severity_level if o.log_severity_level >= 0 else _default_logger["severity"]
+    return {
+        "provider": "cuda" if provider == CUDA else "cpu",
+        "device_id": int(opts.get("device_id", 0)),
+        "intra_op_num_threads": int(o.intra_op_num_threads or 0),
+        "graph_optimization_level": int(o.graph_optimization_level),
+        "log_severity_level": int(severity),
+        "enable_profiling": bool(o.enable_profiling),
+        "profile_file_prefix": str(o.profile_file_prefix),
+        "free_dimension_overrides_by_name": dict(o._free_dims_by_name),
+        "free_dimension_overrides_by_denotation": dict(o._free_dims_by_denotation),
+        "disable_cpu_fallback": o.config_entries().get("session.disable_cpu_ep_fallback") == "1",
+        "optimized_model_filepath": os.fspath(o.optimized_model_filepath),
+        "initializers": {name: v._tensor for name, v in o._initializers.items()},
+        "external_initializers": {name: v._tensor for name, v in o._external_initializers.items()},
+        "external_files_in_memory": dict(o._memory_files),
+        "max_tensor_bytes": int(o.config_entries().get("session.lockstep.max_tensor_bytes", "0")),
+        "max_cached_host_bytes": int(o.config_entries().get("session.lockstep.max_cached_host_bytes", "-1")),
+    }
+
+
 def _provider_name(p):
     return p[0] if isinstance(p, tuple) else p
 
@@ -166,24 +190,7 @@ class InferenceSession:
     def _create(self, providers, provider_options, from_model_config=False):
         provider, opts = _resolve_providers(providers, provider_options)
         o = self._sess_options
-        o.check_config_entries()
-        severity = o.log_severity_level if o.log_severity_level >= 0 else _default_logger["severity"]
-        native_options = {
-            "provider": "cuda" if provider == CUDA else "cpu",
-            "device_id": int(opts.get("device_id", 0)),
-            "intra_op_num_threads": int(o.intra_op_num_threads or 0),
-            "graph_optimization_level": int(o.graph_optimization_level),
-            "log_severity_level": int(severity),
-            "enable_profiling": bool(o.enable_profiling),
-            "profile_file_prefix": str(o.profile_file_prefix),
-            "free_dimension_overrides_by_name": dict(o._free_dims_by_name),
-            "free_dimension_overrides_by_denotation": dict(o._free_dims_by_denotation),
-            "disable_cpu_fallback": o.config_entries().get("session.disable_cpu_ep_fallback") == "1",
-            "optimized_model_filepath": os.fspath(o.optimized_model_filepath),
-            "initializers": {name: v._tensor for name, v in o._initializers.items()},
-            "max_tensor_bytes": int(o.config_entries().get("session.lockstep.max_tensor_bytes", "0")),
-            "max_cached_host_bytes": int(o.config_entries().get("session.lockstep.max_cached_host_bytes", "-1")),
-        }
+        native_options = _native_options(o, provider, opts)
         source = self._model_path if self._model_path is not None else self._model_bytes
         self._sess = _core.Session(source, native_options)
         config = self._sess.metadata()["custom_metadata_map"].get("ort_config")

@@ -197,6 +197,17 @@ nb::list infos(const std::vector<ValueInfo>& values) {
   return out;
 }
 
+// In-memory external data files, by location: uint8 arrays that the options dict keeps alive while the session is
+// created (it copies what it reads).
+std::map<std::string, std::string_view> memory_files(nb::handle files) {
+  std::map<std::string, std::string_view> out;
+  for (auto [name, buffer] : nb::cast<nb::dict>(files)) {
+    auto bytes = nb::cast<nb::ndarray<nb::ro, uint8_t, nb::ndim<1>, nb::c_contig, nb::device::cpu>>(buffer);
+    out[nb::cast<std::string>(name)] = std::string_view(reinterpret_cast<const char*>(bytes.data()), bytes.size());
+  }
+  return out;
+}
+
 SessionOptions options_from(const nb::dict& d) {
   SessionOptions o;
   if (d.contains("provider")) o.provider = nb::cast<std::string>(d["provider"]) == "cuda" ? Device::CUDA : Device::CPU;
@@ -211,6 +222,9 @@ SessionOptions options_from(const nb::dict& d) {
     o.initializer_overrides = nb::cast<std::map<std::string, Tensor>>(d["initializers"]);
   if (d.contains("optimized_model_filepath"))
     o.optimized_model_filepath = nb::cast<std::string>(d["optimized_model_filepath"]);
+  if (d.contains("external_initializers"))
+    o.external_initializers = nb::cast<std::map<std::string, Tensor>>(d["external_initializers"]);
+  if (d.contains("external_files_in_memory")) o.external_files_in_memory = memory_files(d["external_files_in_memory"]);
   if (d.contains("max_tensor_bytes")) o.max_tensor_bytes = nb::cast<size_t>(d["max_tensor_bytes"]);
   if (d.contains("max_cached_host_bytes")) o.max_cached_host_bytes = nb::cast<int64_t>(d["max_cached_host_bytes"]);
   if (d.contains("free_dimension_overrides_by_name"))

@@ -116,7 +116,8 @@ SESSION_CONFIG_KEYS = {
 class SessionOptions(_ConfigEntries):
     """Session settings, as onnxruntime.SessionOptions. Thread counts never change a bit of the results."""
 
-    __slots__ = ("_free_dims_by_name", "_free_dims_by_denotation", "_initializers")
+    __slots__ = ("_free_dims_by_name", "_free_dims_by_denotation", "_initializers", "_external_initializers",
+                 "_memory_files")
 
     intra_op_num_threads = _Attribute(_as_int, 0)
     inter_op_num_threads = _Attribute(_as_int, 0)
@@ -144,6 +145,8 @@ class SessionOptions(_ConfigEntries):
         self._free_dims_by_name = {}
         self._free_dims_by_denotation = {}
         self._initializers = {}
+        self._external_initializers = {}
+        self._memory_files = {}
 
     def add_session_config_entry(self, key, value):
         self._add_entry(key, value)
@@ -162,12 +165,24 @@ class SessionOptions(_ConfigEntries):
     def add_initializer(self, name, ort_value):
         """Replaces the model's initializer `name` with a host OrtValue of the same type and shape, which the caller
         keeps alive while sessions use it (the session reads its memory; no copy)."""
-        from ._values import OrtValue
-        if not isinstance(ort_value, OrtValue):
-            raise TypeError(f"add_initializer: '{name}' must be an OrtValue, got {type(ort_value).__name__}")
-        if ort_value.device_name() != "cpu":
-            raise ValueError(f"add_initializer: '{name}' must be an OrtValue on the CPU, as in onnxruntime")
-        self._initializers[_as_str("name", name)] = ort_value
+        self._initializers[_as_str("name", name)] = _host_ortvalue("add_initializer", name, ort_value)
+
+    def add_external_initializers(self, names, ort_values):
+        """Gives the values of initializers whose data the model keeps in external files, as onnxruntime does: the
+        files are not read (they need not exist). Each name must be such an initializer of the main graph, and each
+        value a host OrtValue of its type and shape (checked when a session is created). The session reads the
+        values' memory, as add_initializer's."""
+        for name, value in _rows("add_external_initializers", names, ort_values=ort_values):
+            _add_once("add_external_initializers", self._external_initializers, name,
+                      _host_ortvalue("add_external_initializers", name, value))
+
+    def add_external_initializers_from_files_in_memory(self, names, buffers, lengths):
+        """Gives the contents of external data files, by the location the model's tensors name (a model loaded from
+        bytes can then have external data). Each buffer is any bytes-like object; its first `length` bytes are the
+        file. Sessions copy what they read, so a buffer need only live until the sessions are created."""
+        what = "add_external_initializers_from_files_in_memory"
+        for name, buffer, length in _rows(what, names, buffers=buffers, lengths=lengths):
+            _add_once(what, self._memory_files, name, _file_bytes(name, buffer, length))
 
     def apply_model_config(self, config, what):
         """Sets the attributes a model's embedded onnxruntime config ("ort_config" metadata, read when the
@@ -192,6 +207,48 @@ class SessionOptions(_ConfigEntries):
             expected = ", ".join(accepted) if isinstance(accepted, tuple) else "a non-negative integer"
             raise ValueError(f"session config entry '{key}' = '{value}' is not supported by lockstep "
                              f"(accepted: {expected})")
+
+
+def _host_ortvalue(api, name, value):
+    from ._values import OrtValue
+    if not isinstance(value, OrtValue):
+        raise TypeError(f"{api}: '{name}' must be an OrtValue, got {type(value).__name__}")
+    if value.device_name() != "cpu":
+        raise ValueError(f"{api}: '{name}' must be an OrtValue on the CPU, as in onnxruntime")
+    return value
+
+
+def _rows(api, names, **columns):
+    """(name, value...) rows of equal-length lists, as onnxruntime takes them."""
+    names, columns = list(names), {key: list(values) for key, values in columns.items()}
+    for key, values in columns.items():
+        if len(values) != len(names):
+            raise ValueError(f"{api}: {len(names)} names and {len(values)} {key}; they must pair up")
+    for name in names:
+        _as_str(f"{api}: a name", name)
+    return list(zip(names, *columns.values()))
+
+
+def _add_once(api, table, name, value):
+    if name in table:
+        raise _core.InvalidArgument(f"{api}: an entry for '{name}' has already been added")
+    table[name] = value
+
+
+def _file_bytes(name, buffer, length):
+    """The first `length` bytes of `buffer` as a uint8 array over its memory (no copy)."""
+    what = f"add_external_initializers_from_files_in_memory: file '{name}'"
+    try:
+        view = memoryview(buffer)
+    except TypeError:
+        raise TypeError(f"{what}: the buffer must be bytes-like (bytes, bytearray, memoryview, mmap, numpy array), "
+                        f"got {type(buffer).__name__}") from None
+    if not view.c_contiguous:
+        raise ValueError(f"{what}: the buffer is not contiguous")
+    length = _as_int(f"{what}: length", length)
+    if not 0 <= length <= view.nbytes:
+        raise _core.InvalidArgument(f"{what}: length {length} is outside its buffer of {view.nbytes} bytes")
+    return np.frombuffer(view, np.uint8, count=length)
 
 
 class RunOptions(_ConfigEntries):

@@ -7,6 +7,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "lockstep/error.h"
@@ -111,11 +112,25 @@ struct Model {
   int64_t default_opset() const;
 };
 
+/// External data supplied by the caller instead of the model's folder (onnxruntime's AddExternalInitializers and
+/// AddExternalInitializersFromFilesInMemory). Null maps supply nothing.
+struct ExternalSources {
+  /// Values for main-graph initializers whose data is external, by initializer name: the file is not read.
+  const std::map<std::string, Tensor>* initializers = nullptr;
+  /// File contents by location as the model's tensors name it (compared after lexical normalization).
+  const std::map<std::string, std::string_view>* files = nullptr;
+};
+
 /// Parses a serialized ModelProto. `model_dir` resolves external data; external files must stay inside it.
-/// Throws Error(InvalidGraph) on malformed bytes, Error(NoSuchFile) on missing external files.
-Model parse_model(const void* bytes, size_t size, const std::string& model_dir);
+/// Throws Error(InvalidGraph) on malformed bytes, Error(NoSuchFile) on missing external files, and
+/// Error(InvalidArgument) for a supplied initializer that names no external initializer or does not fit it.
+Model parse_model(const void* bytes, size_t size, const std::string& model_dir, const ExternalSources& sources = {});
 /// Reads and parses a model file.
-Model load_model_file(const std::string& path);
+Model load_model_file(const std::string& path, const ExternalSources& sources = {});
+
+/// Throws Error(InvalidArgument) "<api>: '<name>' is <type>[dims], the model's initializer <type>[dims]" unless
+/// `given` has the element type and shape of the initializer it replaces.
+void check_replacement(const char* api, const std::string& name, const Tensor& given, DType dtype, const Shape& dims);
 
 /// Serializes a model as onnx.proto bytes (src/onnx/writer.cpp); every tensor inline. Throws NotImplemented for
 /// attributes the reader kept without their value, and for a model of 2 GiB or more.

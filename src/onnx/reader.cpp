@@ -13,6 +13,7 @@
 #include <filesystem>
 #include <limits>
 #include <new>
+#include <set>
 #include <utility>
 
 #include "onnx/model.h"
@@ -163,11 +164,17 @@ Tensor map_external(int fd, DType dtype, const Shape& dims, uint64_t offset, uin
   return Tensor::wrap(dtype, dims, static_cast<char*>(base) + (offset - start), Device::CPU, 0, std::move(mapping));
 }
 
+// "./w.bin" and "w.bin" name the same in-memory file, as in onnxruntime.
+std::string normal_location(const std::string& location) { return fs::path(location).lexically_normal().string(); }
+
 class Parser {
  public:
-  Parser(const uint8_t* data, size_t size, std::string model_dir)
-      : data_(data), size_(size), model_dir_(std::move(model_dir)),
-        dense_budget_(kDenseSlackBytes + saturating_mul(kDenseRatio, size)) {}
+  Parser(const uint8_t* data, size_t size, std::string model_dir, const ExternalSources& sources)
+      : data_(data), size_(size), model_dir_(std::move(model_dir)), supplied_(sources.initializers),
+        dense_budget_(kDenseSlackBytes + saturating_mul(kDenseRatio, size)) {
+    if (sources.files)
+      for (const auto& [location, bytes] : *sources.files) memory_files_[normal_location(location)] = bytes;
+  }
 
   Model model();
 
@@ -227,7 +234,7 @@ class Parser {
   OpsetImport read_opset(Span s);
   std::pair<std::string, std::string> read_string_pair(Span s);
 
-  NamedTensor read_tensor(Span s);
+  NamedTensor read_tensor(Span s, bool replaceable = false);
   TensorFields scan_tensor(Span s);
   void count_tensor_data(const Field& f, TensorFields& tf);
   DType tensor_dtype(const TensorFields& tf) const;
@@ -236,7 +243,13 @@ class Parser {
   Tensor string_data(Span s, const TensorFields& tf, uint64_t numel);
   Tensor inline_data(Span s, const TensorFields& tf, DType dtype, uint64_t numel);
   void decode_typed(Span s, uint32_t number, DType dtype, uint8_t* out);
-  Tensor external_data(const TensorFields& tf, DType dtype, uint64_t numel);
+  Tensor external_data(const TensorFields& tf, DType dtype, uint64_t numel, bool replaceable);
+  Tensor supplied_initializer(const TensorFields& tf, DType dtype);
+  Tensor memory_file_data(const TensorFields& tf, DType dtype, const std::string& location, uint64_t offset,
+                          uint64_t nbytes, uint64_t want_bytes) const;
+  void check_range(const std::string& tensor, const std::string& file, uint64_t offset, uint64_t nbytes,
+                   uint64_t file_size) const;
+  void check_supplied_used(const Graph& main) const;
   fs::path resolve_external(const std::string& tensor, const std::string& location) const;
   uint64_t parse_decimal(const std::string& tensor, const std::string& key, const std::string& text) const;
 
@@ -246,6 +259,9 @@ class Parser {
   const uint8_t* data_;
   size_t size_;
   std::string model_dir_;
+  const std::map<std::string, Tensor>* supplied_;  // add_external_initializers' values, or null
+  std::set<std::string> used_;                     // the names of supplied_ that replaced an initializer
+  std::map<std::string, std::string_view> memory_files_;  // by normal_location
   std::vector<std::string> where_;
   uint64_t dense_budget_;  // bytes sparse tensors may still densify to
 };
@@ -420,6 +436,7 @@ Model Parser::model() {
     }
   }
   if (!has_graph) model_error(ErrorCode::InvalidGraph, "model has no graph");
+  check_supplied_used(m.graph);
   return m;
 }
 
@@ -455,7 +472,8 @@ void Parser::read_graph(Span s, int depth, Graph& g) {
     switch (f.number) {
       case 1: g.nodes.push_back(read_node(as_message(f, "node"), depth)); break;
       case 2: g.name = as_string(f, "name"); break;
-      case 5: add_initializer(g, read_tensor(as_message(f, "initializer")), f.at); break;
+      // onnxruntime replaces only the main graph's external initializers.
+      case 5: add_initializer(g, read_tensor(as_message(f, "initializer"), depth == 1), f.at); break;
       case 15: add_initializer(g, read_sparse(as_message(f, "sparse_initializer")), f.at); break;
       case 10: g.doc_string = as_string(f, "doc_string"); break;
       case 11: g.inputs.push_back(read_value_info(as_message(f, "input"))); break;
@@ -630,7 +648,7 @@ Dim Parser::read_dim(Span s) {
 
 // ---- tensors ----
 
-NamedTensor Parser::read_tensor(Span s) {
+NamedTensor Parser::read_tensor(Span s, bool replaceable) {
   Scope scope(*this, "TensorProto '" + peek_string(s, 8) + "'");
   TensorFields tf = scan_tensor(s);
   if (tf.segmented)
@@ -640,7 +658,7 @@ NamedTensor Parser::read_tensor(Span s) {
   if (tf.data_location == 1 && dtype == DType::String)
     model_error(ErrorCode::InvalidGraph, "string tensor '" + tf.name + "' has external data (onnx keeps strings in "
                                          "string_data)");
-  if (tf.data_location == 1) return {tf.name, external_data(tf, dtype, numel)};
+  if (tf.data_location == 1) return {tf.name, external_data(tf, dtype, numel, replaceable)};
   if (tf.data_location != 0)
     model_error(ErrorCode::InvalidGraph,
                 "tensor '" + tf.name + "' has unknown data_location " + std::to_string(tf.data_location));
@@ -771,11 +789,13 @@ void Parser::decode_typed(Span s, uint32_t number, DType dtype, uint8_t* out) {
 
 // ---- external data ----
 
-Tensor Parser::external_data(const TensorFields& tf, DType dtype, uint64_t numel) {
+Tensor Parser::external_data(const TensorFields& tf, DType dtype, uint64_t numel, bool replaceable) {
   const std::string& name = tf.name;
   bool inline_too = tf.has_raw;
   for (uint64_t c : tf.count) inline_too = inline_too || c > 0;
   if (inline_too) model_error(ErrorCode::InvalidGraph, "tensor '" + name + "' has both external and inline data");
+  if (replaceable)
+    if (Tensor t = supplied_initializer(tf, dtype); t.defined()) return t;
   std::string location;
   uint64_t offset = 0;
   std::optional<uint64_t> length;
@@ -786,9 +806,14 @@ Tensor Parser::external_data(const TensorFields& tf, DType dtype, uint64_t numel
   }
   if (location.empty())
     model_error(ErrorCode::InvalidGraph, "tensor '" + name + "' has external data without a location");
+  uint64_t want_bytes = saturating_mul(numel, dtype_size(dtype));
+  uint64_t nbytes = length.value_or(want_bytes);
+  if (memory_files_.count(normal_location(location)))
+    return memory_file_data(tf, dtype, location, offset, nbytes, want_bytes);
   if (model_dir_.empty())
     model_error(ErrorCode::InvalidGraph, "tensor '" + name + "' stores its data in external file '" + location +
-                                             "'; the model must be loaded from a path to resolve it");
+                                             "'; the model must be loaded from a path to resolve it, or the file "
+                                             "given with add_external_initializers_from_files_in_memory");
   fs::path path = resolve_external(name, location);
   Fd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
   if (fd.get() < 0) {
@@ -801,13 +826,7 @@ Tensor Parser::external_data(const TensorFields& tf, DType dtype, uint64_t numel
   if (::fstat(fd.get(), &st) != 0 || !S_ISREG(st.st_mode))
     model_error(ErrorCode::InvalidGraph,
                 "external data file '" + path.string() + "' of tensor '" + name + "' is not a regular file");
-  uint64_t file_size = static_cast<uint64_t>(st.st_size);
-  uint64_t want_bytes = saturating_mul(numel, dtype_size(dtype));
-  uint64_t nbytes = length.value_or(want_bytes);
-  if (offset > file_size || nbytes > file_size - offset)
-    model_error(ErrorCode::InvalidGraph, "tensor '" + name + "' reads " + std::to_string(nbytes) + " bytes at offset " +
-                                             std::to_string(offset) + " of '" + path.string() + "', which has only " +
-                                             std::to_string(file_size) + " bytes");
+  check_range(name, "'" + path.string() + "'", offset, nbytes, static_cast<uint64_t>(st.st_size));
   if (nbytes != want_bytes)
     dims_mismatch(tf, dtype,
                   std::to_string(want_bytes) + " bytes expected, external data has " + std::to_string(nbytes));
@@ -817,6 +836,51 @@ Tensor Parser::external_data(const TensorFields& tf, DType dtype, uint64_t numel
     model_error(ErrorCode::InvalidGraph, "reading " + std::to_string(nbytes) + " bytes of tensor '" + name +
                                              "' from '" + path.string() + "' failed");
   return t;
+}
+
+void Parser::check_range(const std::string& tensor, const std::string& file, uint64_t offset, uint64_t nbytes,
+                         uint64_t file_size) const {
+  if (offset > file_size || nbytes > file_size - offset)
+    model_error(ErrorCode::InvalidGraph, "tensor '" + tensor + "' reads " + std::to_string(nbytes) +
+                                             " bytes at offset " + std::to_string(offset) + " of " + file +
+                                             ", which has only " + std::to_string(file_size) + " bytes");
+}
+
+// add_external_initializers' value for this initializer, or an undefined Tensor when none was given.
+Tensor Parser::supplied_initializer(const TensorFields& tf, DType dtype) {
+  if (!supplied_) return {};
+  auto it = supplied_->find(tf.name);
+  if (it == supplied_->end()) return {};
+  check_replacement("add_external_initializers", tf.name, it->second, dtype, tf.dims);
+  used_.insert(tf.name);
+  return it->second;
+}
+
+// The session copies what it reads, so the caller's buffer need only outlive session creation.
+Tensor Parser::memory_file_data(const TensorFields& tf, DType dtype, const std::string& location, uint64_t offset,
+                                uint64_t nbytes, uint64_t want_bytes) const {
+  std::string_view file = memory_files_.at(normal_location(location));
+  check_range(tf.name, "in-memory external file '" + location + "'", offset, nbytes, file.size());
+  if (nbytes != want_bytes)
+    dims_mismatch(tf, dtype,
+                  std::to_string(want_bytes) + " bytes expected, external data has " + std::to_string(nbytes));
+  Tensor t = Tensor::empty(dtype, tf.dims);
+  if (nbytes > 0) std::memcpy(t.raw(), file.data() + offset, nbytes);
+  return t;
+}
+
+// Every supplied value must have replaced a main-graph initializer with external data, as in onnxruntime.
+void Parser::check_supplied_used(const Graph& main) const {
+  if (!supplied_) return;
+  for (const auto& [name, t] : *supplied_) {
+    if (used_.count(name)) continue;
+    if (main.initializers.count(name))
+      throw Error(ErrorCode::InvalidArgument, "add_external_initializers: the model's initializer '" + name +
+                                                  "' has its data inline, not in an external file (add_initializer "
+                                                  "replaces such an initializer)");
+    throw Error(ErrorCode::InvalidArgument,
+                "add_external_initializers: the model has no initializer '" + name + "' in its main graph");
+  }
 }
 
 // The external file must lie inside the model folder once ".." and symlinks are resolved.
@@ -943,20 +1007,29 @@ std::vector<uint8_t> read_whole_file(const std::string& path) {
 
 }  // namespace
 
-Model parse_model(const void* bytes, size_t size, const std::string& model_dir) {
+Model parse_model(const void* bytes, size_t size, const std::string& model_dir, const ExternalSources& sources) {
   if (bytes == nullptr || size == 0) throw Error(ErrorCode::InvalidGraph, "model parse error: empty model");
   try {
-    return Parser(static_cast<const uint8_t*>(bytes), size, model_dir).model();
+    return Parser(static_cast<const uint8_t*>(bytes), size, model_dir, sources).model();
   } catch (const std::bad_alloc&) {
     throw Error(ErrorCode::RuntimeError, "out of memory while reading the model");
   }
 }
 
-Model load_model_file(const std::string& path) {
+Model load_model_file(const std::string& path, const ExternalSources& sources) {
   std::vector<uint8_t> bytes = read_whole_file(path);
   std::string dir = fs::path(path).parent_path().string();
   if (bytes.empty()) throw Error(ErrorCode::InvalidGraph, "model parse error: empty model file '" + path + "'");
-  return parse_model(bytes.data(), bytes.size(), dir.empty() ? "." : dir);
+  return parse_model(bytes.data(), bytes.size(), dir.empty() ? "." : dir, sources);
+}
+
+void check_replacement(const char* api, const std::string& name, const Tensor& given, DType dtype, const Shape& dims) {
+  if (given.device() != Device::CPU)
+    throw Error(ErrorCode::InvalidArgument, std::string(api) + ": '" + name + "' must be a host tensor");
+  if (given.dtype() != dtype || given.shape() != dims)
+    throw Error(ErrorCode::InvalidArgument, std::string(api) + ": '" + name + "' is " + dtype_name(given.dtype()) +
+                                                shape_string(given.shape()) + ", the model's initializer " +
+                                                dtype_name(dtype) + shape_string(dims));
 }
 
 }  // namespace lockstep::onnx

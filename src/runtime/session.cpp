@@ -75,12 +75,7 @@ void apply_initializer_overrides(onnx::Graph& graph, const SessionOptions& optio
     auto it = graph.initializers.find(name);
     if (it == graph.initializers.end())
       throw Error(ErrorCode::InvalidArgument, "add_initializer: the model has no initializer '" + name + "'");
-    if (t.device() != Device::CPU)
-      throw Error(ErrorCode::InvalidArgument, "add_initializer: '" + name + "' must be a host tensor");
-    if (t.dtype() != it->second.dtype() || t.shape() != it->second.shape())
-      throw Error(ErrorCode::InvalidArgument, "add_initializer: '" + name + "' is " + dtype_name(t.dtype()) +
-                                                  shape_string(t.shape()) + ", the model's initializer " +
-                                                  dtype_name(it->second.dtype()) + shape_string(it->second.shape()));
+    onnx::check_replacement("add_initializer", name, t, it->second.dtype(), it->second.shape());
     it->second = t;
   }
 }
@@ -103,6 +98,10 @@ void check_no_cpu_fallback(const Plan& plan, const Provider& provider, const std
     if (pn.then_branch) check_no_cpu_fallback(*pn.then_branch, provider, strings);
     if (pn.else_branch) check_no_cpu_fallback(*pn.else_branch, provider, strings);
   }
+}
+
+onnx::ExternalSources external_sources(const SessionOptions& options) {
+  return {&options.external_initializers, &options.external_files_in_memory};
 }
 
 std::string dims_text(const ValueInfo& v) {
@@ -324,9 +323,9 @@ class SessionImpl {
 };
 
 Session::Session(const std::string& model_path, const SessionOptions& options)
-    : impl_(std::make_unique<SessionImpl>(onnx::load_model_file(model_path), options)) {}
+    : impl_(std::make_unique<SessionImpl>(onnx::load_model_file(model_path, external_sources(options)), options)) {}
 Session::Session(const void* bytes, size_t size, const SessionOptions& options)
-    : impl_(std::make_unique<SessionImpl>(onnx::parse_model(bytes, size, ""), options)) {}
+    : impl_(std::make_unique<SessionImpl>(onnx::parse_model(bytes, size, "", external_sources(options)), options)) {}
 Session::~Session() = default;
 Session::Session(Session&&) noexcept = default;
 Session& Session::operator=(Session&&) noexcept = default;
