@@ -146,3 +146,122 @@ def test_a_sparse_constant_is_written_as_the_dense_value_it_holds(tmp_path):
     assert not written.graph.sparse_initializer and len(written.graph.initializer) == 1  # densified at load
     x = {"x": np.arange(12, dtype=np.float32).reshape(3, 4)}
     assert same_bits(original.run(None, x)[0], lockstep.InferenceSession(str(path)).run(None, x)[0])
+
+
+
+EXTERNAL_FILE = "session.optimized_model_external_initializers_file_name"
+EXTERNAL_MIN_SIZE = "session.optimized_model_external_initializers_min_size_in_bytes"
+
+
+def weights_model():
+    """y = x * W + B and, in an If branch, z = x * V: W and V take 2048 bytes, B 16; S is 300 strings."""
+    f = TensorProto.FLOAT
+    rng = np.random.default_rng(5)
+    w, v = (rng.standard_normal(512).astype(np.float32) for _ in range(2))
+    b = np.float32([0.5, -1, 2, 3])
+    then_graph = helper.make_graph([helper.make_node("Mul", ["x", "V"], ["t"])], "then", [],
+                                   [helper.make_tensor_value_info("t", f, ["N", 512])],
+                                   initializer=[numpy_helper.from_array(v, "V")])
+    else_graph = helper.make_graph([helper.make_node("Neg", ["x"], ["e"])], "else", [],
+                                   [helper.make_tensor_value_info("e", f, ["N", 512])])
+    nodes = [helper.make_node("Mul", ["x", "W"], ["m"]), helper.make_node("Add", ["m", "B"], ["y"]),
+             helper.make_node("If", ["c"], ["z"], then_branch=then_graph, else_branch=else_graph),
+             helper.make_node("Identity", ["S"], ["s"])]
+    initializers = [numpy_helper.from_array(w, "W"), numpy_helper.from_array(np.tile(b, 128), "B"),
+                    numpy_helper.from_array(b, "small"),
+                    numpy_helper.from_array(np.array(["lockstep"] * 300, dtype=object), "S")]
+    nodes.append(helper.make_node("Add", ["c_f", "small"], ["q"]))
+    graph = helper.make_graph(
+        nodes, "weights",
+        [helper.make_tensor_value_info("x", f, ["N", 512]), helper.make_tensor_value_info("c", TensorProto.BOOL, []),
+         helper.make_tensor_value_info("c_f", f, [4])],
+        [helper.make_tensor_value_info(n, f, ["N", 512]) for n in ("y", "z")]
+        + [helper.make_tensor_value_info("s", TensorProto.STRING, [300]), helper.make_tensor_value_info("q", f, [4])],
+        initializer=initializers)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    model.ir_version = 9
+    return model.SerializeToString()
+
+
+def weights_feeds():
+    x = np.random.default_rng(6).standard_normal((2, 512)).astype(np.float32)
+    return [{"x": x, "c": np.array(flag), "c_f": np.float32([1, 2, 3, 4])} for flag in (True, False)]
+
+
+def write_with_external(path, min_size=None, level=lockstep.GraphOptimizationLevel.ORT_DISABLE_ALL,
+                        file_name="weights.bin"):
+    options = lockstep.SessionOptions()
+    options.graph_optimization_level = level
+    options.optimized_model_filepath = str(path)
+    options.add_session_config_entry(EXTERNAL_FILE, file_name)
+    if min_size is not None:
+        options.add_session_config_entry(EXTERNAL_MIN_SIZE, min_size)
+    return lockstep.InferenceSession(weights_model(), options)
+
+
+def initializers_of(model):
+    """Every initializer of the model's graphs (the If's branches included), by name."""
+    graphs = [model.graph] + [a.g for n in model.graph.node for a in n.attribute if a.type == onnx.AttributeProto.GRAPH]
+    return {t.name: t for g in graphs for t in g.initializer}
+
+
+def external_names(path):
+    tensors = initializers_of(onnx.load(str(path), load_external_data=False))
+    return {name for name, t in tensors.items() if t.data_location == TensorProto.EXTERNAL}
+
+
+def assert_same_outputs(a, b):
+    for feeds in weights_feeds():
+        for x, y in zip(a.run(None, feeds), b.run(None, feeds)):
+            assert x.dtype == y.dtype and x.shape == y.shape
+            # An object array's bytes are pointers: its strings are compared instead.
+            assert x.tolist() == y.tolist() if x.dtype == object else x.tobytes() == y.tobytes()
+
+
+@pytest.mark.parametrize("level", [lockstep.GraphOptimizationLevel.ORT_DISABLE_ALL,
+                                   lockstep.GraphOptimizationLevel.ORT_ENABLE_ALL])
+def test_large_initializers_go_to_the_external_file_and_the_model_loads_back(tmp_path, level):
+    path = tmp_path / "opt.onnx"
+    original = write_with_external(path, level=level)
+    assert external_names(path) == {"W", "B", "V"}  # 2048 bytes each; "small" (16) and the strings stay inline
+    stored = initializers_of(onnx.load(str(path), load_external_data=False))
+    assert {e.key: e.value for e in stored["W"].external_data}["location"] == "weights.bin"
+    assert stored["S"].data_location == TensorProto.DEFAULT
+    assert (tmp_path / "weights.bin").stat().st_size == 3 * 2048
+    loaded = initializers_of(onnx.load(str(path)))  # onnx reads the external file back
+    expected = initializers_of(onnx.load_from_string(weights_model()))
+    for name in ("W", "B", "V"):
+        assert numpy_helper.to_array(loaded[name]).tobytes() == numpy_helper.to_array(expected[name]).tobytes()
+    assert_same_outputs(original, lockstep.InferenceSession(str(path)))
+
+
+def test_the_written_model_with_external_data_runs_on_onnxruntime_with_the_same_bytes(tmp_path):
+    path = tmp_path / "opt.onnx"
+    write_with_external(path)
+    # Only exact ops (Mul, Add, Neg, Identity): onnxruntime agrees bit for bit.
+    theirs = onnxruntime.InferenceSession(str(path), providers=["CPUExecutionProvider"])
+    assert_same_outputs(lockstep.InferenceSession(weights_model()), theirs)
+
+
+def test_the_min_size_entry_moves_small_initializers_too_but_never_strings(tmp_path):
+    path = tmp_path / "opt.onnx"
+    original = write_with_external(path, min_size="0")
+    assert external_names(path) == {"W", "B", "V", "small"}
+    assert_same_outputs(original, lockstep.InferenceSession(str(path)))
+    write_with_external(path, min_size="4096")
+    assert external_names(path) == set()
+
+
+def test_the_external_file_entry_without_an_optimized_model_path_writes_nothing(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    options = lockstep.SessionOptions()
+    options.add_session_config_entry(EXTERNAL_FILE, "weights.bin")
+    lockstep.InferenceSession(weights_model(), options)
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_an_absolute_external_file_name_or_a_bad_min_size_is_a_clear_error(tmp_path):
+    with pytest.raises(lockstep.InvalidArgument, match="external initializers file '/.*' must be a path relative"):
+        write_with_external(tmp_path / "opt.onnx", file_name=str(tmp_path / "weights.bin"))
+    with pytest.raises(ValueError, match=f"'{EXTERNAL_MIN_SIZE}' = 'big' is not supported"):
+        write_with_external(tmp_path / "opt.onnx", min_size="big")

@@ -53,6 +53,11 @@ struct SessionOptions {
   /// metadata entry lockstep.fused_graph = "1"), so the file loads back in lockstep and gives the same bits; other
   /// runtimes load it only when it has no fused node (e.g. with graph_optimization_level 0).
   std::string optimized_model_filepath;
+  /// With optimized_model_filepath: the file, in the optimized model's folder, that receives the graphs'
+  /// initializers of at least optimized_model_external_initializers_min_size_in_bytes (string tensors excepted) as
+  /// external data (onnxruntime's session.optimized_model_external_initializers_file_name); empty keeps all inline.
+  std::string optimized_model_external_initializers_file_name;
+  uint64_t optimized_model_external_initializers_min_size_in_bytes = 1024;
   /// Replaces model initializers by name before the session is built (onnxruntime's AddInitializer): each must name
   /// an initializer of the main graph and have its element type and shape (Error InvalidArgument otherwise). The
   /// tensors must be host tensors; the session reads their memory, so the caller keeps it alive and unchanged.

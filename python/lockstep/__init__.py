@@ -117,6 +117,8 @@ class EpAssignedSubgraph:
 
 
 RECORD_ASSIGNMENTS = "session.record_ep_graph_assignment_info"
+OPTIMIZED_EXTERNAL_FILE = "session.optimized_model_external_initializers_file_name"
+OPTIMIZED_EXTERNAL_MIN_SIZE = "session.optimized_model_external_initializers_min_size_in_bytes"
 
 
 class ModelMetadata:
@@ -149,6 +151,9 @@ def _native_options(o, provider, opts):
         "initializers": {name: v._tensor for name, v in o._initializers.items()},
         "external_initializers": {name: v._tensor for name, v in o._external_initializers.items()},
         "external_files_in_memory": dict(o._memory_files),
+        "optimized_model_external_initializers_file_name": o.config_entries().get(OPTIMIZED_EXTERNAL_FILE, ""),
+        "optimized_model_external_initializers_min_size_in_bytes": int(
+            o.config_entries().get(OPTIMIZED_EXTERNAL_MIN_SIZE, "1024")),
         "max_tensor_bytes": int(o.config_entries().get("session.lockstep.max_tensor_bytes", "0")),
         "max_cached_host_bytes": int(o.config_entries().get("session.lockstep.max_cached_host_bytes", "-1")),
     }

@@ -222,6 +222,12 @@ SessionOptions options_from(const nb::dict& d) {
     o.initializer_overrides = nb::cast<std::map<std::string, Tensor>>(d["initializers"]);
   if (d.contains("optimized_model_filepath"))
     o.optimized_model_filepath = nb::cast<std::string>(d["optimized_model_filepath"]);
+  if (d.contains("optimized_model_external_initializers_file_name"))
+    o.optimized_model_external_initializers_file_name =
+        nb::cast<std::string>(d["optimized_model_external_initializers_file_name"]);
+  if (d.contains("optimized_model_external_initializers_min_size_in_bytes"))
+    o.optimized_model_external_initializers_min_size_in_bytes =
+        nb::cast<uint64_t>(d["optimized_model_external_initializers_min_size_in_bytes"]);
   if (d.contains("external_initializers"))
     o.external_initializers = nb::cast<std::map<std::string, Tensor>>(d["external_initializers"]);
   if (d.contains("external_files_in_memory")) o.external_files_in_memory = memory_files(d["external_files_in_memory"]);

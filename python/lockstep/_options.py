@@ -110,6 +110,10 @@ SESSION_CONFIG_KEYS = {
     # lockstep's own: the most bytes of freed host memory a session keeps for reuse (C++
     # SessionOptions::max_cached_host_bytes; unset: twice the most its host tensors have held at once).
     "session.lockstep.max_cached_host_bytes": str.isdigit,
+    # With optimized_model_filepath: the file (relative to the optimized model's folder) its initializers of at least
+    # ..._min_size_in_bytes (default 1024) go to as external data; strings stay inline. Any name is taken here.
+    "session.optimized_model_external_initializers_file_name": lambda name: True,
+    "session.optimized_model_external_initializers_min_size_in_bytes": str.isdigit,
 }
 
 

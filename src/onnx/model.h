@@ -132,10 +132,18 @@ Model load_model_file(const std::string& path, const ExternalSources& sources = 
 /// `given` has the element type and shape of the initializer it replaces.
 void check_replacement(const char* api, const std::string& name, const Tensor& given, DType dtype, const Shape& dims);
 
+/// Where serialize_model puts large initializers: an external data file next to the model (onnxruntime's
+/// session.optimized_model_external_initializers_file_name). An empty file_name keeps every tensor inline.
+struct ExternalWrite {
+  std::string file_name;    // relative to the model's folder, written as each tensor's location
+  uint64_t min_bytes = 1024;  // initializers smaller than this stay inline
+};
+
 /// Serializes a model as onnx.proto bytes (src/onnx/writer.cpp); every tensor inline. Throws NotImplemented for
 /// attributes the reader kept without their value, and for a model of 2 GiB or more.
 std::string serialize_model(const Model& model);
-/// Writes serialize_model(model) to `path` (NoSuchFile when it cannot be opened).
-void save_model_file(const Model& model, const std::string& path);
+/// Writes the model to `path` (NoSuchFile when it cannot be opened), with the graphs' non-string initializers of at
+/// least `external.min_bytes` in the file `external.file_name` of the same folder when that is set.
+void save_model_file(const Model& model, const std::string& path, const ExternalWrite& external = {});
 
 }  // namespace lockstep::onnx

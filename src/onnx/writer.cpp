@@ -1,6 +1,7 @@
 // Serializes the in-memory model back to onnx.proto bytes: the graph a session runs, after its rewrites
-// (SessionOptions::optimized_model_filepath). Every tensor is written inline (raw_data, or string_data for
-// strings), so the file does not depend on the original's external data.
+// (SessionOptions::optimized_model_filepath). Tensors are written inline (raw_data, or string_data for strings),
+// except initializers an ExternalWrite sends to its file, so the file does not depend on the original's external data.
+#include <filesystem>
 #include <fstream>
 
 #include "onnx/model.h"
@@ -47,14 +48,21 @@ class Message {
 };
 
 // TensorProto fields.
-enum : uint32_t { kDims = 1, kDataType = 2, kStringData = 6, kTensorName = 8, kRawData = 9 };
+enum : uint32_t {
+  kDims = 1, kDataType = 2, kStringData = 6, kTensorName = 8, kRawData = 9, kExternalData = 13, kDataLocation = 14
+};
 
-Message tensor_message(const Tensor& t, const std::string& name) {
+Message tensor_header(const Tensor& t, const std::string& name) {
   if (t.device() != Device::CPU) throw Error(ErrorCode::Fail, "tensor '" + name + "' is not on the host");
   Message m;
   for (int64_t d : t.shape()) m.varint(kDims, static_cast<uint64_t>(d));
   m.varint(kDataType, static_cast<uint64_t>(t.dtype()));
   m.text(kTensorName, name);
+  return m;
+}
+
+Message tensor_message(const Tensor& t, const std::string& name) {
+  Message m = tensor_header(t, name);
   if (t.dtype() == DType::String) {
     for (int64_t i = 0; i < t.numel(); ++i) m.bytes(kStringData, t.data<std::string>()[i]);
   } else {
@@ -63,9 +71,50 @@ Message tensor_message(const Tensor& t, const std::string& name) {
   return m;
 }
 
-Message graph_message(const Graph& g);
+// The external data file of an ExternalWrite: initializers are appended to it as the graphs are serialized.
+class ExternalFile {
+ public:
+  ExternalFile(const ExternalWrite& spec, const std::string& model_path) : spec_(spec) {
+    if (std::filesystem::path(spec.file_name).is_absolute())
+      throw Error(ErrorCode::InvalidArgument, "the optimized model's external initializers file '" + spec.file_name +
+                                                  "' must be a path relative to the model's folder");
+    path_ = (std::filesystem::path(model_path).parent_path() / spec.file_name).string();
+    out_.open(path_, std::ios::binary | std::ios::trunc);
+    if (!out_) throw Error(ErrorCode::NoSuchFile, "cannot open '" + path_ + "' to write the external initializers");
+  }
 
-Message attribute_message(const Node& n, const Attribute& a) {
+  // Strings stay inline: onnx keeps them in string_data, never in external files.
+  bool takes(const Tensor& t) const { return t.dtype() != DType::String && t.bytes() >= spec_.min_bytes; }
+
+  Message tensor_message(const Tensor& t, const std::string& name) {
+    Message m = tensor_header(t, name);
+    entry(m, "location", spec_.file_name);
+    entry(m, "offset", std::to_string(offset_));
+    entry(m, "length", std::to_string(t.bytes()));
+    m.varint(kDataLocation, 1);
+    out_.write(static_cast<const char*>(t.raw()), static_cast<std::streamsize>(t.bytes()));
+    offset_ += t.bytes();
+    return m;
+  }
+
+  void close() {
+    if (!out_.flush()) throw Error(ErrorCode::Fail, "writing the external initializers to '" + path_ + "' failed");
+  }
+
+ private:
+  static void entry(Message& m, const char* key, const std::string& value) {
+    m.message(kExternalData, Message().bytes(1, key).bytes(2, value));
+  }
+
+  const ExternalWrite& spec_;
+  std::string path_;
+  std::ofstream out_;
+  uint64_t offset_ = 0;
+};
+
+Message graph_message(const Graph& g, ExternalFile* external);
+
+Message attribute_message(const Node& n, const Attribute& a, ExternalFile* external) {
   Message m;
   // The reader keeps a Constant's sparse_value densified; a dense `value` holds the same elements.
   const bool densified = n.op_type == "Constant" && a.name == "sparse_value";
@@ -75,12 +124,12 @@ Message attribute_message(const Node& n, const Attribute& a) {
     case Attribute::Int: m.varint(3, static_cast<uint64_t>(a.i)); break;
     case Attribute::String: m.bytes(4, a.s); break;
     case Attribute::TensorT: m.message(5, tensor_message(a.t, "")); break;
-    case Attribute::GraphT: m.message(6, graph_message(*a.g)); break;
+    case Attribute::GraphT: m.message(6, graph_message(*a.g, external)); break;
     case Attribute::Floats: for (float f : a.floats) m.fixed32(7, f); break;
     case Attribute::Ints: for (int64_t i : a.ints) m.varint(8, static_cast<uint64_t>(i)); break;
     case Attribute::Strings: for (const auto& s : a.strings) m.bytes(9, s); break;
     case Attribute::Tensors: for (const auto& t : a.tensors) m.message(10, tensor_message(t, "")); break;
-    case Attribute::Graphs: for (const auto& sub : a.graphs) m.message(11, graph_message(*sub)); break;
+    case Attribute::Graphs: for (const auto& sub : a.graphs) m.message(11, graph_message(*sub, external)); break;
     default:
       // sparse_tensors, tp and type_protos are read as a type code without their payload.
       throw n.error(ErrorCode::NotImplemented, "attribute '" + a.name + "' of type " + std::to_string(a.type) +
@@ -90,12 +139,12 @@ Message attribute_message(const Node& n, const Attribute& a) {
   return m;
 }
 
-Message node_message(const Node& n) {
+Message node_message(const Node& n, ExternalFile* external) {
   Message m;
   for (const auto& i : n.inputs) m.bytes(1, i);
   for (const auto& o : n.outputs) m.bytes(2, o);
   m.text(3, n.name).bytes(4, n.op_type);
-  for (const auto& [name, a] : n.attributes) m.message(5, attribute_message(n, a));
+  for (const auto& [name, a] : n.attributes) m.message(5, attribute_message(n, a, external));
   m.text(7, n.domain);
   return m;
 }
@@ -123,11 +172,12 @@ Message value_info_message(const ValueInfo& v) {
   return m;
 }
 
-Message graph_message(const Graph& g) {
+Message graph_message(const Graph& g, ExternalFile* external) {
   Message m;
-  for (const auto& n : g.nodes) m.message(1, node_message(n));
+  for (const auto& n : g.nodes) m.message(1, node_message(n, external));
   m.text(2, g.name);
-  for (const auto& [name, t] : g.initializers) m.message(5, tensor_message(t, name));
+  for (const auto& [name, t] : g.initializers)
+    m.message(5, external && external->takes(t) ? external->tensor_message(t, name) : tensor_message(t, name));
   m.text(10, g.doc_string);
   for (const auto& v : g.inputs) m.message(11, value_info_message(v));
   for (const auto& v : g.outputs) m.message(12, value_info_message(v));
@@ -135,27 +185,33 @@ Message graph_message(const Graph& g) {
   return m;
 }
 
-}  // namespace
-
-std::string serialize_model(const Model& model) {
+std::string serialize(const Model& model, ExternalFile* external) {
   Message m;
   m.varint(1, static_cast<uint64_t>(model.ir_version));
   m.text(2, model.producer_name).text(3, model.producer_version).text(4, model.domain);
   if (model.model_version) m.varint(5, static_cast<uint64_t>(model.model_version));
   m.text(6, model.doc_string);
-  m.message(7, graph_message(model.graph));
+  m.message(7, graph_message(model.graph, external));
   for (const auto& o : model.opset_imports) m.message(8, Message().text(1, o.domain).varint(2, static_cast<uint64_t>(o.version)));
   for (const auto& [key, value] : model.metadata) m.message(14, Message().bytes(1, key).bytes(2, value));
   // protobuf refuses to parse a message of 2 GiB or more, so such a file would not load anywhere.
   if (m.str().size() >= (size_t{1} << 31))
     throw Error(ErrorCode::NotImplemented, "the optimized model takes " + std::to_string(m.str().size()) +
-                                               " bytes; models of 2 GiB or more cannot be written (external data "
-                                               "is not written yet)");
+                                               " bytes; models of 2 GiB or more cannot be written (set "
+                                               "session.optimized_model_external_initializers_file_name to move "
+                                               "initializers out of it)");
   return m.str();
 }
 
-void save_model_file(const Model& model, const std::string& path) {
-  std::string bytes = serialize_model(model);
+}  // namespace
+
+std::string serialize_model(const Model& model) { return serialize(model, nullptr); }
+
+void save_model_file(const Model& model, const std::string& path, const ExternalWrite& external) {
+  std::optional<ExternalFile> file;
+  if (!external.file_name.empty()) file.emplace(external, path);
+  std::string bytes = serialize(model, file ? &*file : nullptr);
+  if (file) file->close();
   std::ofstream out(path, std::ios::binary | std::ios::trunc);
   if (!out) throw Error(ErrorCode::NoSuchFile, "cannot open '" + path + "' to write the optimized model");
   out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));

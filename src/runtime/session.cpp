@@ -128,7 +128,10 @@ class SessionImpl {
       fuse_nodes(model_.graph);
       mark_fused_domain(model_);
     }
-    if (!options.optimized_model_filepath.empty()) onnx::save_model_file(model_, options.optimized_model_filepath);
+    if (!options.optimized_model_filepath.empty())
+      onnx::save_model_file(model_, options.optimized_model_filepath,
+                            {options.optimized_model_external_initializers_file_name,
+                             options.optimized_model_external_initializers_min_size_in_bytes});
     plan_ = build_plan(model_.graph, opset_, {});
     cpu_ = make_cpu_provider(options.max_cached_host_bytes < 0
                                  ? CacheBound::twice_peak()
