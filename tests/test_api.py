@@ -75,6 +75,51 @@ def test_bad_feed_names_the_input_and_session_stays_usable(feed, pattern):
     np.testing.assert_array_equal(y, np.arange(3, dtype=np.float32)[None])
 
 
+class NotAnArray:
+    """An object numpy can only wrap, not convert."""
+
+
+def string_identity_model():
+    graph = helper.make_graph([helper.make_node("Identity", ["s"], ["t"])], "g",
+                              [helper.make_tensor_value_info("s", TensorProto.STRING, [None])],
+                              [helper.make_tensor_value_info("t", TensorProto.STRING, [None])])
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+
+
+BAD_FEEDS = [
+    ([[1, 2, 3], [4, 5]], "list \\[\\[1, 2, 3\\], \\[4, 5\\]\\]: its rows differ in length"),
+    ([[[1, 2, 3]], [[4, 5, 6], [7, 8, 9]]], "list .*: its rows differ in length"),
+    ({"x": [1, 2, 3]}, "a dict"),
+    (None, "None"),
+    (NotAnArray(), "NotAnArray <.*>"),
+    (np.array([[1, 2], [3]], dtype=object), "an object array of sequences"),
+]
+
+
+@pytest.mark.parametrize("value, pattern", BAD_FEEDS)
+def test_a_feed_that_is_no_tensor_is_a_clear_error_naming_the_input(value, pattern):
+    s = session_of(add_model())
+    declared = "input 'x' \\(declared tensor\\(float\\)\\) cannot be fed "
+    with pytest.raises(lockstep.InvalidArgument, match=declared + pattern):
+        s.run(None, {"x": value})
+    # Beside an OrtValue, the feed takes the OrtValue path (_values._feed_tensors), with the same error.
+    graph = helper.make_graph([helper.make_node("Add", ["x", "b"], ["y"])], "g",
+                              [helper.make_tensor_value_info(n, TensorProto.FLOAT, [3]) for n in ("x", "b")],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [3])])
+    two = session_of(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]))
+    with pytest.raises(lockstep.InvalidArgument, match=declared + pattern):
+        two.run(None, {"b": lockstep.OrtValue.ortvalue_from_numpy(np.zeros(3, np.float32)), "x": value})
+
+
+@pytest.mark.parametrize("value, pattern", BAD_FEEDS[:4] + [(NotAnArray(), "NotAnArray <.*>, which is not array-like")])
+def test_a_string_input_refuses_the_same_feeds(value, pattern):
+    s = session_of(string_identity_model())
+    declared = "input 's' \\(declared tensor\\(string\\)\\) cannot be fed "
+    with pytest.raises(lockstep.InvalidArgument, match=declared + pattern):
+        s.run(None, {"s": value})
+    assert s.run(None, {"s": ["a", "b"]})[0].tolist() == ["a", "b"]
+
+
 def test_invalid_output_name():
     with pytest.raises(lockstep.InvalidArgument, match="Invalid output name: nope"):
         session_of(add_model()).run(["nope"], {"x": np.ones((1, 3), np.float32)})

@@ -10,6 +10,7 @@ import numpy as np
 
 from . import _core, _values
 from ._core import Fail, InvalidArgument, InvalidGraph, NoSuchFile, NotImplemented, RuntimeException
+from ._feeds import feed_array
 from ._allocators import OrtArenaCfg, create_and_register_allocator, create_and_register_allocator_v2
 from ._providers import check_and_normalize_provider_args
 from ._sparse import OrtSparseFormat, SparseTensor
@@ -277,7 +278,7 @@ class InferenceSession:
         if any(isinstance(value, OrtValue) for value in input_feed.values()):
             return _values.run_with_values_in_feed(self, output_names, input_feed, native)
         declared = {i.name: i.type for i in self._inputs}
-        feeds = {name: _feed_array(name, value, declared.get(name)) for name, value in input_feed.items()}
+        feeds = {name: feed_array(name, value, declared.get(name)) for name, value in input_feed.items()}
         return self._sess.run(list(output_names or []), feeds, native)
 
     def run_with_ort_values(self, output_names, input_dict_ort_values, run_options=None):
@@ -323,41 +324,6 @@ def _native_run_options(run_options):
     if not isinstance(run_options, RunOptions):
         raise TypeError(f"run_options must be a lockstep.RunOptions, got {type(run_options).__name__}")
     return run_options._native
-
-
-_NUMPY_TYPES = {
-    "tensor(float)": np.float32, "tensor(double)": np.float64, "tensor(float16)": np.float16,
-    "tensor(int8)": np.int8, "tensor(int16)": np.int16, "tensor(int32)": np.int32, "tensor(int64)": np.int64,
-    "tensor(uint8)": np.uint8, "tensor(uint16)": np.uint16, "tensor(uint32)": np.uint32,
-    "tensor(uint64)": np.uint64, "tensor(bool)": np.bool_,
-}
-
-
-def _string_element(value):
-    """The bytes of one element of a string feed: str as UTF-8, bytes as they are, anything else as str(value)
-    (onnxruntime's conversion of an object array)."""
-    if isinstance(value, (bytes, np.void)):
-        return bytes(value)
-    return str(value).encode("utf-8")
-
-
-def _feed_array(name, value, declared_type):
-    """A C-contiguous array for a feed, or a native string tensor for str, bytes and object arrays. Lists and scalars
-    take the input's declared type, as in onnxruntime; an array keeps its own (a mismatch is reported by the
-    session, naming the input)."""
-    if isinstance(value, SparseTensor):
-        value = value.to_dense(f"input '{name}'")
-    if not isinstance(value, np.ndarray):
-        value = np.asarray(value, dtype=object if declared_type == "tensor(string)" else _NUMPY_TYPES.get(declared_type))
-    # Plain void arrays hold bytes; structured dtypes and ml_dtypes' (bfloat16, float8) are kind "V" too.
-    if value.dtype.kind in "OSU" or (value.dtype.type is np.void and value.dtype.fields is None):
-        return _core.Tensor.from_strings([_string_element(v) for v in value.reshape(-1).tolist()], list(value.shape))
-    if value.dtype.type not in _NUMPY_TYPES.values():
-        supported = ", ".join(t[len("tensor("):-1] for t in _NUMPY_TYPES) + ", string"
-        raise NotImplemented(f"input '{name}' has numpy dtype {value.dtype} (declared {declared_type}), which "
-                             f"lockstep does not support (supported: {supported})")
-    # np.ascontiguousarray would turn a rank-0 feed into rank 1.
-    return np.asarray(value, order="C")
 
 
 __all__ = [

@@ -12,6 +12,7 @@ import numpy as np
 
 from . import _core
 from ._core import InvalidArgument, NotImplemented as _NotImplemented
+from ._feeds import feed_tensor
 from ._sparse import SparseTensor
 
 CUDA_PROVIDER = "CUDAExecutionProvider"
@@ -504,6 +505,7 @@ def _feed_tensors(session, feeds, what):
     missing = [n for n in required if n not in feeds]
     if missing:
         raise ValueError(f"Required inputs ({missing}) are missing from input feed ({list(feeds)}).")
+    declared = {i.name: i.type for i in session.get_inputs()}
     tensors = {}
     for name, value in feeds.items():
         if isinstance(value, SparseTensor):
@@ -511,7 +513,7 @@ def _feed_tensors(session, feeds, what):
         if isinstance(value, OrtValue):
             tensors[name] = value._tensor
         elif what == "run":
-            tensors[name] = _core.Tensor.from_numpy(_host_array(np.asarray(value, order="C"), f"input '{name}'"), False)
+            tensors[name] = feed_tensor(name, value, declared.get(name))
         else:
             raise TypeError(f"{what}: input '{name}' must be an OrtValue, got {type(value).__name__}")
     return tensors

@@ -1,0 +1,94 @@
+"""Feeds as the session takes them: numpy arrays of a supported dtype, or native string tensors. Lists and scalars take
+the input's declared type, as in onnxruntime; what cannot be a tensor is refused with an error naming the input."""
+
+import numpy as np
+
+from . import _core
+from ._core import InvalidArgument, NotImplemented
+from ._sparse import SparseTensor
+
+NUMPY_TYPES = {
+    "tensor(float)": np.float32, "tensor(double)": np.float64, "tensor(float16)": np.float16,
+    "tensor(int8)": np.int8, "tensor(int16)": np.int16, "tensor(int32)": np.int32, "tensor(int64)": np.int64,
+    "tensor(uint8)": np.uint8, "tensor(uint16)": np.uint16, "tensor(uint32)": np.uint32,
+    "tensor(uint64)": np.uint64, "tensor(bool)": np.bool_,
+}
+
+
+def _string_element(value):
+    """The bytes of one element of a string feed: str as UTF-8, bytes as they are, anything else as str(value)
+    (onnxruntime's conversion of an object array)."""
+    if isinstance(value, (bytes, np.void)):
+        return bytes(value)
+    return str(value).encode("utf-8")
+
+
+def _refuse(name, declared_type, why):
+    return InvalidArgument(f"input '{name}' (declared {declared_type}) cannot be fed {why}; give a numpy array, "
+                           "a (nested) list of equal-length rows or a scalar")
+
+
+def _is_ragged(array):
+    # An object array of lists is what numpy makes of rows of unequal lengths when asked for dtype=object.
+    return array.dtype == object and any(isinstance(v, (list, tuple)) for v in array.reshape(-1).tolist())
+
+
+def _short(value):
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def _why_not(value, error):
+    """What is wrong with a value np.asarray refused: ragged rows, or numpy's own reason."""
+    try:
+        ragged = _is_ragged(np.asarray(value, dtype=object))
+    except (ValueError, TypeError):
+        ragged = False
+    what = f"{type(value).__name__} {_short(value)}"
+    return f"{what}: its rows differ in length" if ragged else f"{what} ({error})"
+
+
+_SCALARS = (str, bytes, int, float, complex, np.generic)
+
+
+def _as_array(name, value, declared_type):
+    """np.asarray of a list, scalar or other array-like, in the declared type; numpy's errors name the input."""
+    if value is None or isinstance(value, (dict, set, frozenset)):
+        raise _refuse(name, declared_type, "None" if value is None else f"a {type(value).__name__}")
+    dtype = object if declared_type == "tensor(string)" else NUMPY_TYPES.get(declared_type)
+    try:
+        array = np.asarray(value, dtype=dtype)
+    except (ValueError, TypeError) as e:
+        raise _refuse(name, declared_type, _why_not(value, e)) from None
+    if _is_ragged(array):
+        raise _refuse(name, declared_type, f"{type(value).__name__} {_short(value)}: its rows differ in length")
+    # np.asarray wraps any object in a rank-0 object array; only scalars are rank-0 feeds.
+    if array.dtype == object and array.ndim == 0 and not isinstance(value, _SCALARS):
+        raise _refuse(name, declared_type, f"{type(value).__name__} {_short(value)}, which is not array-like")
+    return array
+
+
+def feed_array(name, value, declared_type):
+    """A C-contiguous array for a feed, or a native string tensor for str, bytes and object arrays. An array keeps its
+    own dtype (a mismatch is reported by the session, naming the input)."""
+    if isinstance(value, SparseTensor):
+        value = value.to_dense(f"input '{name}'")
+    if not isinstance(value, np.ndarray):
+        value = _as_array(name, value, declared_type)
+    # Plain void arrays hold bytes; structured dtypes and ml_dtypes' (bfloat16, float8) are kind "V" too.
+    if value.dtype.kind in "OSU" or (value.dtype.type is np.void and value.dtype.fields is None):
+        if _is_ragged(value):
+            raise _refuse(name, declared_type, "an object array of sequences")
+        return _core.Tensor.from_strings([_string_element(v) for v in value.reshape(-1).tolist()], list(value.shape))
+    if value.dtype.type not in NUMPY_TYPES.values():
+        supported = ", ".join(t[len("tensor("):-1] for t in NUMPY_TYPES) + ", string"
+        raise NotImplemented(f"input '{name}' has numpy dtype {value.dtype} (declared {declared_type}), which "
+                             f"lockstep does not support (supported: {supported})")
+    # np.ascontiguousarray would turn a rank-0 feed into rank 1.
+    return np.asarray(value, order="C")
+
+
+def feed_tensor(name, value, declared_type):
+    """feed_array as a native Tensor (a copy of the array)."""
+    array = feed_array(name, value, declared_type)
+    return array if isinstance(array, _core.Tensor) else _core.Tensor.from_numpy(array, False)
