@@ -186,6 +186,17 @@ def test_module_functions():
         lockstep.set_default_logger_severity(7)
 
 
+def test_get_device_says_gpu_exactly_when_the_cuda_provider_is_usable(monkeypatch):
+    device = lockstep.get_device()
+    assert device == ("GPU" if lockstep.CUDA in lockstep.get_available_providers() else "CPU")
+    if device == "CPU":
+        assert onnxruntime.get_device() == "CPU"  # a CPU-only machine: both say so
+    monkeypatch.setattr(lockstep, "get_available_providers", lambda: [lockstep.CUDA, lockstep.CPU])
+    assert lockstep.get_device() == "GPU"
+    monkeypatch.setattr(lockstep, "get_available_providers", lambda: [lockstep.CPU])
+    assert lockstep.get_device() == "CPU"
+
+
 def test_default_logger_severity_applies_to_sessions_left_at_minus_one(capfd):
     # Session creation logs one line at severity info (1), hidden at the default warning (2).
     capfd.readouterr()
