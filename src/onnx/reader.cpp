@@ -245,8 +245,10 @@ class Parser {
   void decode_typed(Span s, uint32_t number, DType dtype, uint8_t* out);
   Tensor external_data(const TensorFields& tf, DType dtype, uint64_t numel, bool replaceable);
   Tensor supplied_initializer(const TensorFields& tf, DType dtype);
+  Tensor file_data(const TensorFields& tf, DType dtype, const std::string& location, uint64_t offset,
+                   uint64_t nbytes) const;
   Tensor memory_file_data(const TensorFields& tf, DType dtype, const std::string& location, uint64_t offset,
-                          uint64_t nbytes, uint64_t want_bytes) const;
+                          uint64_t nbytes) const;
   void check_range(const std::string& tensor, const std::string& file, uint64_t offset, uint64_t nbytes,
                    uint64_t file_size) const;
   void check_supplied_used(const Graph& main) const;
@@ -806,14 +808,20 @@ Tensor Parser::external_data(const TensorFields& tf, DType dtype, uint64_t numel
   }
   if (location.empty())
     model_error(ErrorCode::InvalidGraph, "tensor '" + name + "' has external data without a location");
-  uint64_t want_bytes = saturating_mul(numel, dtype_size(dtype));
-  uint64_t nbytes = length.value_or(want_bytes);
-  if (memory_files_.count(normal_location(location)))
-    return memory_file_data(tf, dtype, location, offset, nbytes, want_bytes);
+  uint64_t nbytes = saturating_mul(numel, dtype_size(dtype));
+  if (length && *length != nbytes)
+    dims_mismatch(tf, dtype, std::to_string(nbytes) + " bytes expected, external data has " + std::to_string(*length));
+  if (memory_files_.count(normal_location(location))) return memory_file_data(tf, dtype, location, offset, nbytes);
   if (model_dir_.empty())
     model_error(ErrorCode::InvalidGraph, "tensor '" + name + "' stores its data in external file '" + location +
                                              "'; the model must be loaded from a path to resolve it, or the file "
                                              "given with add_external_initializers_from_files_in_memory");
+  return file_data(tf, dtype, location, offset, nbytes);
+}
+
+Tensor Parser::file_data(const TensorFields& tf, DType dtype, const std::string& location, uint64_t offset,
+                         uint64_t nbytes) const {
+  const std::string& name = tf.name;
   fs::path path = resolve_external(name, location);
   Fd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
   if (fd.get() < 0) {
@@ -827,9 +835,6 @@ Tensor Parser::external_data(const TensorFields& tf, DType dtype, uint64_t numel
     model_error(ErrorCode::InvalidGraph,
                 "external data file '" + path.string() + "' of tensor '" + name + "' is not a regular file");
   check_range(name, "'" + path.string() + "'", offset, nbytes, static_cast<uint64_t>(st.st_size));
-  if (nbytes != want_bytes)
-    dims_mismatch(tf, dtype,
-                  std::to_string(want_bytes) + " bytes expected, external data has " + std::to_string(nbytes));
   if (Tensor mapped = map_external(fd.get(), dtype, tf.dims, offset, nbytes); mapped.defined()) return mapped;
   Tensor t = Tensor::empty(dtype, tf.dims);
   if (nbytes > 0 && !pread_all(fd.get(), t.raw(), nbytes, offset))
@@ -858,12 +863,9 @@ Tensor Parser::supplied_initializer(const TensorFields& tf, DType dtype) {
 
 // The session copies what it reads, so the caller's buffer need only outlive session creation.
 Tensor Parser::memory_file_data(const TensorFields& tf, DType dtype, const std::string& location, uint64_t offset,
-                                uint64_t nbytes, uint64_t want_bytes) const {
+                                uint64_t nbytes) const {
   std::string_view file = memory_files_.at(normal_location(location));
   check_range(tf.name, "in-memory external file '" + location + "'", offset, nbytes, file.size());
-  if (nbytes != want_bytes)
-    dims_mismatch(tf, dtype,
-                  std::to_string(want_bytes) + " bytes expected, external data has " + std::to_string(nbytes));
   Tensor t = Tensor::empty(dtype, tf.dims);
   if (nbytes > 0) std::memcpy(t.raw(), file.data() + offset, nbytes);
   return t;

@@ -9,8 +9,10 @@
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <map>
 #include <random>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "onnx/model.h"
@@ -672,6 +674,47 @@ TEST(ReaderExternal, MissingShortAndMalformed) {
   // From bytes without a folder there is nothing to resolve against.
   expect_error([] { parse(model_with_initializer(external_tensor("w", {1}, "w.bin"))); }, ErrorCode::InvalidGraph,
                "must be loaded from a path");
+}
+
+// SessionOptions::external_files_in_memory: read instead of the folder, so a model from bytes may have external data.
+TEST(ReaderExternal, FilesInMemory) {
+  const std::string data = "PAD!" + floats_bytes({1, 2, 3});
+  const std::map<std::string, std::string_view> files{{"w.bin", data}};
+  auto parse_with = [&](const Msg& tensor) {
+    std::string bytes = model_with_initializer(tensor);
+    return parse_model(bytes.data(), bytes.size(), "", {nullptr, &files});
+  };
+  EXPECT_EQ(values_of<float>(parse_with(external_tensor("w", {3}, "./w.bin", "4")).graph.initializers.at("w")),
+            (std::vector<float>{1, 2, 3}));
+  expect_error([&] { parse_with(external_tensor("w", {4}, "w.bin", "4")); }, ErrorCode::InvalidGraph,
+               "tensor 'w' reads 16 bytes at offset 4 of in-memory external file 'w.bin', which has only 16 bytes");
+  expect_error([&] { parse_with(external_tensor("w", {1}, "w.bin", "0", "8")); }, ErrorCode::InvalidGraph,
+               "disagree with the data");
+  expect_error([&] { parse_with(external_tensor("w", {1}, "x.bin")); }, ErrorCode::InvalidGraph,
+               "add_external_initializers_from_files_in_memory");
+}
+
+// SessionOptions::external_initializers: main-graph initializers with external data, whose file is then not read.
+TEST(ReaderExternal, SuppliedInitializers) {
+  const std::vector<float> seven_eight{7, 8};
+  const std::map<std::string, Tensor> given{{"w", Tensor::from_bytes(DType::Float, {2}, seven_eight.data())}};
+  auto parse_with = [&](const Msg& tensor) {
+    std::string bytes = model_with_initializer(tensor);
+    return parse_model(bytes.data(), bytes.size(), "", {&given, nullptr});
+  };
+  EXPECT_EQ(values_of<float>(parse_with(external_tensor("w", {2}, "missing.bin")).graph.initializers.at("w")),
+            seven_eight);
+  expect_error([&] { parse_with(external_tensor("w", {3}, "missing.bin")); }, ErrorCode::InvalidArgument,
+               "add_external_initializers: 'w' is float[2], the model's initializer float[3]");
+  auto inline_tensor = [&](const std::string& name) {
+    Msg t = tensor_header(name, DType::Float, {2});
+    t.str(9, floats_bytes({1, 2}));
+    return t;
+  };
+  expect_error([&] { parse_with(inline_tensor("v")); }, ErrorCode::InvalidArgument,
+               "the model has no initializer 'w' in its main graph");
+  expect_error([&] { parse_with(inline_tensor("w")); }, ErrorCode::InvalidArgument,
+               "initializer 'w' has its data inline");
 }
 
 TEST(ReaderExternal, OffsetsBeyondTwoGigabytes) {
