@@ -265,3 +265,27 @@ def test_an_absolute_external_file_name_or_a_bad_min_size_is_a_clear_error(tmp_p
         write_with_external(tmp_path / "opt.onnx", file_name=str(tmp_path / "weights.bin"))
     with pytest.raises(ValueError, match=f"'{EXTERNAL_MIN_SIZE}' = 'big' is not supported"):
         write_with_external(tmp_path / "opt.onnx", min_size="big")
+
+
+def test_rewriting_the_loaded_model_and_its_mapped_external_file_keeps_the_data(tmp_path):
+    # 1 MiB: the reader maps such a tensor from the file the second session then writes again.
+    w = np.random.default_rng(7).standard_normal(1 << 18).astype(np.float32)
+    graph = helper.make_graph([helper.make_node("Mul", ["x", "W"], ["y"])], "g",
+                              [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 1 << 18])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 1 << 18])],
+                              initializer=[numpy_helper.from_array(w, "W")])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    model.ir_version = 9
+
+    def write_from(source):
+        options = lockstep.SessionOptions()
+        options.optimized_model_filepath = str(tmp_path / "opt.onnx")
+        options.add_session_config_entry(EXTERNAL_FILE, "weights.bin")
+        return lockstep.InferenceSession(source, options)
+
+    x = {"x": np.ones((1, 1 << 18), np.float32)}
+    first = write_from(model.SerializeToString()).run(None, x)[0]
+    again = write_from(str(tmp_path / "opt.onnx"))  # reads opt.onnx and weights.bin, then writes both again
+    assert again.run(None, x)[0].tobytes() == first.tobytes() == w.tobytes()
+    assert lockstep.InferenceSession(str(tmp_path / "opt.onnx")).run(None, x)[0].tobytes() == w.tobytes()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["opt.onnx", "weights.bin"]  # no temporary left

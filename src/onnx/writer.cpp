@@ -71,7 +71,9 @@ Message tensor_message(const Tensor& t, const std::string& name) {
   return m;
 }
 
-// The external data file of an ExternalWrite: initializers are appended to it as the graphs are serialized.
+// The external data file of an ExternalWrite: initializers are appended to it as the graphs are serialized. They
+// go to a temporary file renamed over the target at the end, because the model being written may be the one the
+// session loaded, its tensors mapped from the target: truncating that would destroy the data being written.
 class ExternalFile {
  public:
   ExternalFile(const ExternalWrite& spec, const std::string& model_path) : spec_(spec) {
@@ -79,8 +81,15 @@ class ExternalFile {
       throw Error(ErrorCode::InvalidArgument, "the optimized model's external initializers file '" + spec.file_name +
                                                   "' must be a path relative to the model's folder");
     path_ = (std::filesystem::path(model_path).parent_path() / spec.file_name).string();
-    out_.open(path_, std::ios::binary | std::ios::trunc);
-    if (!out_) throw Error(ErrorCode::NoSuchFile, "cannot open '" + path_ + "' to write the external initializers");
+    temp_ = path_ + ".lockstep-partial";
+    out_.open(temp_, std::ios::binary | std::ios::trunc);
+    if (!out_) throw Error(ErrorCode::NoSuchFile, "cannot open '" + temp_ + "' to write the external initializers");
+  }
+  ExternalFile(const ExternalFile&) = delete;
+  ExternalFile& operator=(const ExternalFile&) = delete;
+  ~ExternalFile() {
+    std::error_code ec;  // a destructor must not throw; a leftover temporary is harmless
+    if (!done_) std::filesystem::remove(temp_, ec);
   }
 
   // Strings stay inline: onnx keeps them in string_data, never in external files.
@@ -97,8 +106,13 @@ class ExternalFile {
     return m;
   }
 
-  void close() {
-    if (!out_.flush()) throw Error(ErrorCode::Fail, "writing the external initializers to '" + path_ + "' failed");
+  void commit() {
+    out_.close();
+    if (!out_) throw Error(ErrorCode::Fail, "writing the external initializers to '" + temp_ + "' failed");
+    std::error_code ec;
+    std::filesystem::rename(temp_, path_, ec);
+    if (ec) throw Error(ErrorCode::Fail, "renaming '" + temp_ + "' to '" + path_ + "' failed: " + ec.message());
+    done_ = true;
   }
 
  private:
@@ -107,9 +121,10 @@ class ExternalFile {
   }
 
   const ExternalWrite& spec_;
-  std::string path_;
+  std::string path_, temp_;
   std::ofstream out_;
   uint64_t offset_ = 0;
+  bool done_ = false;
 };
 
 Message graph_message(const Graph& g, ExternalFile* external);
@@ -211,7 +226,7 @@ void save_model_file(const Model& model, const std::string& path, const External
   std::optional<ExternalFile> file;
   if (!external.file_name.empty()) file.emplace(external, path);
   std::string bytes = serialize(model, file ? &*file : nullptr);
-  if (file) file->close();
+  if (file) file->commit();
   std::ofstream out(path, std::ios::binary | std::ios::trunc);
   if (!out) throw Error(ErrorCode::NoSuchFile, "cannot open '" + path + "' to write the optimized model");
   out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
