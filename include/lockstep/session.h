@@ -128,7 +128,8 @@ class Session {
  public:
   /// Loads a model file. Throws Error (NoSuchFile, InvalidGraph, NotImplemented...) naming what is wrong.
   Session(const std::string& model_path, const SessionOptions& options = {});
-  /// Loads a serialized model from memory. External data is not allowed for models loaded this way.
+  /// Loads a serialized model from memory. Its external data must come from options.external_initializers or
+  /// options.external_files_in_memory: there is no folder to read files from.
   Session(const void* model_bytes, size_t size, const SessionOptions& options = {});
   ~Session();
   Session(Session&&) noexcept;
