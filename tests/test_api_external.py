@@ -191,3 +191,14 @@ def test_external_initializers_and_files_in_memory_on_cuda_give_the_cpus_bytes(t
     from_disk = run(str(path))
     assert run(model_bytes, with_initializers({"W": W, "B": B}), lockstep.CUDA).tobytes() == from_disk.tobytes()
     assert run(model_bytes, with_files({"weights.bin": weights}), lockstep.CUDA).tobytes() == from_disk.tobytes()
+
+
+def test_an_mmap_may_be_closed_once_the_session_exists_as_in_onnxruntime(tmp_path):
+    path, model_bytes, weights = save_external(tmp_path)
+    options = lockstep.SessionOptions()
+    with open(tmp_path / "weights.bin", "rb") as f:
+        buffer = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
+    options.add_external_initializers_from_files_in_memory(["weights.bin"], [buffer], [len(weights)])
+    session = lockstep.InferenceSession(model_bytes, options)
+    buffer.close()  # BufferError if the options still held a view of it
+    assert session.run(None, {"X": X})[0].tobytes() == run(str(path)).tobytes()

@@ -151,7 +151,7 @@ def _native_options(o, provider, opts):
         "optimized_model_filepath": os.fspath(o.optimized_model_filepath),
         "initializers": {name: v._tensor for name, v in o._initializers.items()},
         "external_initializers": {name: v._tensor for name, v in o._external_initializers.items()},
-        "external_files_in_memory": dict(o._memory_files),
+        "external_files_in_memory": o._memory_file_views(),
         "optimized_model_external_initializers_file_name": o.config_entries().get(OPTIMIZED_EXTERNAL_FILE, ""),
         "optimized_model_external_initializers_min_size_in_bytes": int(
             o.config_entries().get(OPTIMIZED_EXTERNAL_MIN_SIZE, "1024")),

@@ -186,7 +186,13 @@ class SessionOptions(_ConfigEntries):
         file. Sessions copy what they read, so a buffer need only live until the sessions are created."""
         what = "add_external_initializers_from_files_in_memory"
         for name, buffer, length in _rows(what, names, buffers=buffers, lengths=lengths):
-            _add_once(what, self._memory_files, name, _file_bytes(name, buffer, length))
+            _file_bytes(name, buffer, length)  # checked now; viewed again only while a session is created
+            _add_once(what, self._memory_files, name, (buffer, length))
+
+    def _memory_file_views(self):
+        """The in-memory files as uint8 arrays over the buffers. Only a session's creation holds them: an exported
+        view would stop the caller from closing an mmap (BufferError) once the sessions exist."""
+        return {name: _file_bytes(name, buffer, length) for name, (buffer, length) in self._memory_files.items()}
 
     def apply_model_config(self, config, what):
         """Sets the attributes a model's embedded onnxruntime config ("ort_config" metadata, read when the

@@ -121,6 +121,7 @@ class SessionImpl {
     check_opsets(model_);
     apply_free_dimension_overrides(model_.graph, options);
     apply_initializer_overrides(model_.graph, options);
+    options_.external_files_in_memory.clear();  // read by now; the caller's memory need not outlive creation
     refuse_fused_domain(model_);
     opset_ = model_.default_opset();
     if (options.graph_optimization_level > 0) {
