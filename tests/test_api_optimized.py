@@ -223,6 +223,7 @@ def assert_same_outputs(a, b):
 def test_large_initializers_go_to_the_external_file_and_the_model_loads_back(tmp_path, level):
     path = tmp_path / "opt.onnx"
     original = write_with_external(path, level=level)
+    onnx.checker.check_model(str(path))  # from the path, so that it checks the external data's locations too
     assert external_names(path) == {"W", "B", "V"}  # 2048 bytes each; "small" (16) and the strings stay inline
     stored = initializers_of(onnx.load(str(path), load_external_data=False))
     assert {e.key: e.value for e in stored["W"].external_data}["location"] == "weights.bin"
