@@ -111,6 +111,21 @@ def test_a_feed_that_is_no_tensor_is_a_clear_error_naming_the_input(value, patte
         two.run(None, {"b": lockstep.OrtValue.ortvalue_from_numpy(np.zeros(3, np.float32)), "x": value})
 
 
+@pytest.mark.parametrize("value, pattern", BAD_FEEDS[:5])
+def test_binding_a_feed_that_is_no_tensor_is_the_same_clear_error(value, pattern):
+    s = session_of(add_model())
+    binding = s.io_binding()
+    declared = "input 'x' \\(declared tensor\\(float\\)\\) cannot be fed "
+    with pytest.raises(lockstep.InvalidArgument, match=declared + pattern):
+        binding.bind_cpu_input("x", value)
+    with pytest.raises(lockstep.NotImplemented, match="bind_cpu_input\\('x'\\): .*no string or object tensors"):
+        binding.bind_cpu_input("x", np.array([[1, 2], [3]], dtype=object))
+    binding.bind_cpu_input("x", [[1, 2, 3]])  # a list takes the declared type, as in run()
+    binding.bind_output("y")
+    s.run_with_iobinding(binding)
+    assert binding.copy_outputs_to_cpu()[0].tobytes() == s.run(None, {"x": [[1, 2, 3]]})[0].tobytes()
+
+
 @pytest.mark.parametrize("value, pattern", BAD_FEEDS[:4] + [(NotAnArray(), "NotAnArray <.*>, which is not array-like")])
 def test_a_string_input_refuses_the_same_feeds(value, pattern):
     s = session_of(string_identity_model())

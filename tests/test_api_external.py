@@ -90,7 +90,7 @@ def test_only_some_initializers_from_memory_the_others_from_disk(tmp_path):
 @pytest.mark.parametrize("name, array, message", [
     ("V", B, "add_external_initializers: the model has no initializer 'V' in its main graph"),
     ("W", W.T.copy(), "add_external_initializers: 'W' is float\\[3,4\\], the model's initializer float\\[4,3\\]"),
-    ("B", B.astype(np.float64), "add_external_initializers: 'B' is double\\[3\\], the model's initializer float\\[3\\]"),
+    ("B", B.astype(np.float64), "'B' is double\\[3\\], the model's initializer float\\[3\\]"),
 ])
 def test_an_external_initializer_that_does_not_fit_names_it(tmp_path, name, array, message):
     path, _, _ = save_external(tmp_path)

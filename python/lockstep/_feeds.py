@@ -51,7 +51,7 @@ def _why_not(value, error):
 _SCALARS = (str, bytes, int, float, complex, np.generic)
 
 
-def _as_array(name, value, declared_type):
+def as_array(name, value, declared_type):
     """np.asarray of a list, scalar or other array-like, in the declared type; numpy's errors name the input."""
     if value is None or isinstance(value, (dict, set, frozenset)):
         raise _refuse(name, declared_type, "None" if value is None else f"a {type(value).__name__}")
@@ -74,7 +74,7 @@ def feed_array(name, value, declared_type):
     if isinstance(value, SparseTensor):
         value = value.to_dense(f"input '{name}'")
     if not isinstance(value, np.ndarray):
-        value = _as_array(name, value, declared_type)
+        value = as_array(name, value, declared_type)
     # Plain void arrays hold bytes; structured dtypes and ml_dtypes' (bfloat16, float8) are kind "V" too.
     if value.dtype.kind in "OSU" or (value.dtype.type is np.void and value.dtype.fields is None):
         if _is_ragged(value):

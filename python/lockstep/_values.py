@@ -12,7 +12,7 @@ import numpy as np
 
 from . import _core
 from ._core import InvalidArgument, NotImplemented as _NotImplemented
-from ._feeds import feed_tensor
+from ._feeds import as_array, feed_tensor
 from ._sparse import SparseTensor
 
 CUDA_PROVIDER = "CUDAExecutionProvider"
@@ -411,8 +411,16 @@ class IOBinding:
         self._inputs[name] = value
 
     def bind_cpu_input(self, name, arr_on_cpu):
-        """Binds an input to a numpy array, whose memory is read by the run (no copy where it can be shared)."""
-        self._bind_input_value(name, OrtValue.ortvalue_from_numpy(arr_on_cpu), "bind_cpu_input")
+        """Binds an input to a numpy array, whose memory is read by the run (no copy where it can be shared); a list
+        or scalar takes the input's declared type, as run() converts it."""
+        if not isinstance(arr_on_cpu, np.ndarray):
+            declared = {i.name: i.type for i in self._session.get_inputs()}.get(name)
+            arr_on_cpu = as_array(name, arr_on_cpu, declared)
+        try:
+            value = OrtValue.ortvalue_from_numpy(arr_on_cpu)
+        except _core.Fail as e:
+            raise _with_context(e, f"bind_cpu_input('{name}')") from None
+        self._bind_input_value(name, value, "bind_cpu_input")
 
     def bind_input(self, name, device_type, device_id, element_type, shape, buffer_ptr):
         """Binds an input to memory at `buffer_ptr` on `device_type` (the caller keeps it alive and unchanged until the
