@@ -171,6 +171,7 @@ struct InitTile {
 constexpr int64_t kGroupBytes = 192 * 1024;  // the k-block slices of the B panels a thread runs together
 constexpr int64_t kSmallProduct = int64_t(1) << 22;  // fmas of a product too small to split over threads
 constexpr int64_t kABlockBytes = 256 * 1024;  // the A panels' slice of one k-block (kept in L2)
+constexpr int64_t kAPanelBytes = 16 * 1024;  // at most one A panel's slice of one k-block, when kc_l2 is short
 
 const IsaKernels& kernels_for(CpuIsa isa) {
   switch (isa) {
@@ -280,10 +281,16 @@ void packed_product(ThreadPool* pool, const PackedA& a, int64_t N, const BSource
     b_packed = true;
   }
   // K is taken in blocks of kc (a multiple of kDotChunk, so every chunk lies in one block and C holds the running
-  // total between blocks): the A panels' slice of one block stays in L2 while the B panels run across it.
-  const int64_t kc = std::max<int64_t>(
-      1, std::min(K, std::max<int64_t>(kDotChunk, kABlockBytes / (m_panels * MR * int64_t(sizeof(float))) /
-                                                      kDotChunk * kDotChunk)));
+  // total between blocks). Where the A panels' slices of one block fit in L2 together, that sets kc; otherwise
+  // (many rows) kc is as long as one A panel's slice in L1 allows, in blocks of equal length: a short kc would
+  // make C (read and written once per block) the traffic that bounds the product (1024^3 on Zen 3: kc = 64 ran
+  // 18% longer than kc = 512; docs/performance.md, 2026-12-04).
+  const int64_t row_bytes = MR * int64_t(sizeof(float));
+  const int64_t kc_l2 = kABlockBytes / (m_panels * row_bytes) / kDotChunk * kDotChunk;
+  const int64_t kc_l1 = std::max<int64_t>(kDotChunk, kAPanelBytes / row_bytes / kDotChunk * kDotChunk);
+  const int64_t blocks_l1 = std::max<int64_t>(1, ceil_div(K, kc_l1));
+  const int64_t kc_even = ceil_div(ceil_div(K, blocks_l1), kDotChunk) * kDotChunk;
+  const int64_t kc = std::max<int64_t>(1, std::min(K, std::max(kc_l2, kc_even)));
   const int64_t k_blocks = std::max<int64_t>(1, ceil_div(K, kc));  // one when K = 0: C still gets its init
   // B panel np of packed panels from panel 0 at base (null: B is read from pointed rows, or K = 0).
   auto panel = [&](const float* base, int64_t np) { return base ? base + np * K * NR : nullptr; };
