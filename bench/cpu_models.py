@@ -46,7 +46,8 @@ def model_bytes(name):
 def print_row(name, threads, r):
     ours, theirs = r["lockstep"], r["onnxruntime"]
     print(f"{name:<20}{threads:>4}{ours['p50_ms']:>9.1f}{ours['p90_ms']:>9.1f}{theirs['p50_ms']:>9.1f}"
-          f"{theirs['p90_ms']:>9.1f}{ours['p50_ms'] / theirs['p50_ms']:>8.2f}{ours['create_ms']:>9.0f}"
+          f"{theirs['p90_ms']:>9.1f}{ours['p50_ms'] / theirs['p50_ms']:>8.2f}{ours['paired_ratio']:>8.2f}"
+          f"{ours['create_ms']:>9.0f}"
           f"{theirs['create_ms']:>9.0f}{ours['rss_mib']:>8.0f}{theirs['rss_mib']:>8.0f}")
 
 
@@ -92,8 +93,8 @@ def main():
              "onnxruntime": onnxruntime.__version__, "runs": args.runs, "warmup": args.warmup}
     print(f"# {about['date']}, {about['machine']['cpu']}, nproc {about['machine']['nproc']}, commit {about['commit']}, "
           f"onnxruntime {about['onnxruntime']}; batch 1, {args.runs} interleaved runs after {args.warmup} warm-up")
-    print(f"{'':<24}{'lockstep':>18}{'onnxruntime':>18}{'':>8}{'create ms':>18}{'RSS MiB':>16}")
-    print(f"{'model':<20}{'thr':>4}{'p50':>9}{'p90':>9}{'p50':>9}{'p90':>9}{'ratio':>8}"
+    print(f"{'':<24}{'lockstep':>18}{'onnxruntime':>18}{'':>16}{'create ms':>18}{'RSS MiB':>16}")
+    print(f"{'model':<20}{'thr':>4}{'p50':>9}{'p90':>9}{'p50':>9}{'p90':>9}{'ratio':>8}{'paired':>8}"
           f"{'ours':>9}{'ort':>9}{'ours':>8}{'ort':>8}")
     results = []
     for name in args.models.split(","):
@@ -102,7 +103,8 @@ def main():
             r = bench.measure(data, lambda session: inputs_for(name), "cpu", threads, args.runs, args.warmup, True)
             print_row(name, threads, r)
             results.append({"model": name, "threads": threads, **r})
-    print("ratio: lockstep p50 / onnxruntime p50. " + bench.MEMORY_NOTE)
+    print("ratio: lockstep p50 / onnxruntime p50; paired: the median over rounds of lockstep's run / onnxruntime's "
+          "run of the same round. " + bench.MEMORY_NOTE)
     if args.profile:
         for name in args.models.split(","):
             print(f"\n## {name}, {thread_counts[0]} thread(s)")

@@ -112,6 +112,14 @@ def test_bench_against_onnxruntime(model_path, capsys):
     assert set(rows) == {"lockstep", "onnxruntime"}
     ratio = float(re.search(r"lockstep/onnxruntime: p50 ([0-9.]+)", out).group(1))
     assert ratio == pytest.approx(rows["lockstep"][0] / rows["onnxruntime"][0], rel=0.05, abs=0.01)
+    assert float(re.search(r"paired ([0-9.]+)", out).group(1)) > 0
+
+
+def test_paired_ratio_is_the_median_of_the_rounds_ratios():
+    from lockstep import bench
+    # Round 2 ran on a machine twice as slow for both runtimes: its ratio is still 2, and so is the median.
+    assert bench.paired_ratio([2.0, 8.0, 3.0], [1.0, 4.0, 1.0]) == 2.0
+    assert bench.summarize([3.0, 1.0, 2.0])["min_ms"] == 1.0
 
 
 def test_bench_without_onnxruntime_is_a_clear_error(model_path, monkeypatch):

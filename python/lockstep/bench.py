@@ -108,12 +108,20 @@ def onnxruntime_session(onnxruntime, model, provider="cpu", threads=0):
 
 def summarize(times_ms):
     return {"p50_ms": float(np.percentile(times_ms, 50)), "p90_ms": float(np.percentile(times_ms, 90)),
-            "runs": len(times_ms)}
+            "min_ms": float(np.min(times_ms)), "runs": len(times_ms)}
+
+
+def paired_ratio(ours_ms, theirs_ms):
+    """The median over rounds of (our run / their run of the same round). On a machine whose speed drifts during a
+    measurement (other tenants, clocks), two runs next to each other see nearly the same machine, so this ratio
+    moves less between repeated measurements than the ratio of the two medians."""
+    return float(np.median(np.asarray(ours_ms) / np.asarray(theirs_ms)))
 
 
 def measure(model, feeds_for, provider="cpu", threads=1, runs=10, warmup=2, against_onnxruntime=False):
     """Times lockstep (and onnxruntime, interleaved) on one model. feeds_for(lockstep_session) gives the feeds.
-    Returns {"lockstep": {...}, "onnxruntime": {...}}: p50_ms, p90_ms, runs, create_ms, rss_mib, peak_mib."""
+    Returns {"lockstep": {...}, "onnxruntime": {...}}: p50_ms, p90_ms, min_ms, runs, create_ms, rss_mib, peak_mib;
+    with onnxruntime, lockstep's also holds paired_ratio (see paired_ratio)."""
     onnxruntime = import_onnxruntime() if against_onnxruntime else None
     ours, results = create_measured(lambda: lockstep_session(model, provider, threads))
     measured = {"lockstep": (ours, results)}
@@ -122,7 +130,10 @@ def measure(model, feeds_for, provider="cpu", threads=1, runs=10, warmup=2, agai
     feeds = feeds_for(ours)
     names = list(measured)
     times = time_interleaved([measured[n][0] for n in names], feeds, runs, warmup)
-    return {name: {**summarize(t), **measured[name][1]} for name, t in zip(names, times)}
+    results = {name: {**summarize(t), **measured[name][1]} for name, t in zip(names, times)}
+    if onnxruntime:
+        results["lockstep"]["paired_ratio"] = paired_ratio(times[0], times[1])
+    return results
 
 
 def profile(model, feeds_for, provider="cpu", threads=1, runs=10, warmup=2):

@@ -199,7 +199,8 @@ def cmd_bench(args):
     if against:
         ours, theirs = results["lockstep"], results["onnxruntime"]
         print(f"lockstep/onnxruntime: p50 {ours['p50_ms'] / theirs['p50_ms']:.2f}, "
-              f"p90 {ours['p90_ms'] / theirs['p90_ms']:.2f}")
+              f"p90 {ours['p90_ms'] / theirs['p90_ms']:.2f}, paired {ours['paired_ratio']:.2f} (the median of the "
+              f"rounds' run-by-run ratios)")
     print(bench.MEMORY_NOTE)
     if args.profile:
         events, run_ms, trace_path = bench.profile(args.model, feeds_for, args.provider, threads, args.runs, args.warmup)
