@@ -391,6 +391,9 @@ std::vector<SupportedOp> supported_ops() {
   std::vector<SupportedOp> out;
   for (const RegisteredOp& r : all_ops())
     out.push_back({r.family, r.entry->op_type, r.entry->since, r.entry->until, r.entry->cuda != nullptr});
+  // Control flow has no row in the op table: the executor runs it, on whichever provider the session has.
+  for (const char* op : {"If", "Loop", "Scan"})
+    out.push_back({"control flow", op, op == std::string("Scan") ? 8 : 1, kNewestOpset, LOCKSTEP_WITH_CUDA != 0});
   return out;
 }
 
