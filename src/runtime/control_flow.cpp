@@ -233,8 +233,8 @@ int64_t scan_length(const onnx::Node& node, const std::vector<Tensor>& inputs, c
     if (inputs[j].shape()[axes[j]] != length)
       throw node.error(ErrorCode::InvalidArgument, "scan input " + std::to_string(j) + " (" + value_text(inputs[j]) +
                                                        ") has " + std::to_string(inputs[j].shape()[axes[j]]) +
-                                                       " elements along its scan axis, scan input 0 (" +
-                                                       value_text(inputs[0]) + ") " + std::to_string(length));
+                                                       " elements along its scan axis but scan input 0 (" +
+                                                       value_text(inputs[0]) + ") has " + std::to_string(length));
   return length;
 }
 
