@@ -300,6 +300,12 @@ def test_body_with_the_wrong_number_of_inputs_is_refused_naming_the_node():
                 [info("M", I64, []), info("v0", F, [1])], [info("v", F, [1])])
     with pytest.raises(lockstep.InvalidGraph, match=r"Node 'short' \(Loop\).*the body has inputs: 2, expected 3"):
         lockstep.InferenceSession(bad)
+    fitting = h.make_graph([h.make_node("Identity", ["c"], ["c_out"])], "body",
+                           [info("i", I64, []), info("c", B, []), info("v", F, [1])], [info("c_out", B, []), info("v", F, [1])])
+    given = model([h.make_node("Loop", ["M", "", ""], ["v"], body=fitting, name="blank")],
+                  [info("M", I64, [])], [info("v", F, [1])])
+    with pytest.raises(lockstep.InvalidGraph, match=r"Node 'blank' \(Loop\).*input 2 feeds the body and must be given"):
+        lockstep.InferenceSession(given)
 
 
 # ---------------------------------------------------------------- optionals

@@ -55,6 +55,13 @@ void check_count(const onnx::Node& node, const std::string& what, size_t got, si
     throw node.error(ErrorCode::InvalidGraph, what + " " + std::to_string(got) + ", expected " + std::to_string(expected));
 }
 
+// Inputs from `first` on feed the body: each must be given.
+void check_given(const onnx::Node& node, size_t first) {
+  for (size_t i = first; i < node.inputs.size(); ++i)
+    if (node.inputs[i].empty())
+      throw node.error(ErrorCode::InvalidGraph, "input " + std::to_string(i) + " feeds the body and must be given");
+}
+
 // Loop: inputs (M, cond, N carried), body inputs (iteration, cond, N carried), body outputs (cond, N carried,
 // K scan outputs), node outputs (N carried, K scan outputs).
 void check_loop(const onnx::Node& node, const onnx::Graph& body) {
@@ -67,6 +74,7 @@ void check_loop(const onnx::Node& node, const onnx::Graph& body) {
                                                   " outputs, fewer than cond and the " + std::to_string(n) +
                                                   " loop-carried values");
   check_count(node, "the node has outputs:", node.outputs.size(), body.outputs.size() - 1);
+  check_given(node, 2);
 }
 
 // Scan: inputs ([sequence_lens before opset 9,] N states, M scan inputs), body inputs (N states, M scan elements),
@@ -77,6 +85,7 @@ void check_scan(const onnx::Node& node, const onnx::Graph& body, int64_t opset) 
   if (m < 1 || node.inputs.size() < lens + static_cast<size_t>(m))
     throw node.error(ErrorCode::InvalidGraph, "num_scan_inputs must be between 1 and the number of inputs, got " +
                                                   std::to_string(m));
+  check_given(node, lens);
   const size_t n = node.inputs.size() - lens - static_cast<size_t>(m);
   check_count(node, "the body has inputs:", body.inputs.size(), n + static_cast<size_t>(m));
   check_count(node, "the node has outputs:", node.outputs.size(), body.outputs.size());

@@ -221,11 +221,6 @@ std::vector<int64_t> ints_or(const onnx::Node& node, const char* attr, size_t co
   return node.has(attr) ? node.attr_ints(attr) : std::vector<int64_t>(count, 0);
 }
 
-void require_inputs(const onnx::Node& node, const std::vector<Tensor>& values, size_t from) {
-  for (size_t i = from; i < values.size(); ++i)
-    if (!values[i].defined()) throw node.error(ErrorCode::InvalidGraph, "input " + std::to_string(i) + " is missing");
-}
-
 // The number of iterations: every scan input's length along its scan axis, which must agree.
 int64_t scan_length(const onnx::Node& node, const std::vector<Tensor>& inputs, const std::vector<int64_t>& axes) {
   const int64_t length = inputs[0].shape()[axes[0]];
@@ -333,8 +328,7 @@ void Executor::run_scan(const PlannedNode& pn, size_t index, std::vector<Tensor>
                         const std::map<std::string, Tensor>& outer, const RunControl& control) {
   std::vector<Tensor> args;
   for (int id : pn.inputs) args.push_back(id >= 0 ? env[id] : Tensor());
-  const bool batched = opset_ <= kLastBatchedScan;
-  require_inputs(*pn.node, args, batched ? 1 : 0);
+  const bool batched = opset_ <= kLastBatchedScan;  // inputs that feed the body are given (build_plan checks)
   const std::map<std::string, Tensor> scope = scope_of(*pn.subgraphs[0], env, outer);
   std::vector<Tensor> results = batched ? scan_batched(pn, index, args, scope, control)
                                         : scan_unbatched(pn, index, args, scope, control);
