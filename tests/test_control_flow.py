@@ -298,7 +298,7 @@ def test_body_with_the_wrong_number_of_inputs_is_refused_naming_the_node():
                         [info("c_out", B, []), info("c_out2", B, [])])
     bad = model([h.make_node("Loop", ["M", "", "v0"], ["v"], body=body, name="short")],
                 [info("M", I64, []), info("v0", F, [1])], [info("v", F, [1])])
-    with pytest.raises(lockstep.InvalidGraph, match=r"Node 'short' \(Loop\).*the body has inputs: 2, expected 3"):
+    with pytest.raises(lockstep.InvalidGraph, match=r"Node 'short' \(Loop\).*the body has 2 inputs, expected 3"):
         lockstep.InferenceSession(bad)
     fitting = h.make_graph([h.make_node("Identity", ["c"], ["c_out"])], "body",
                            [info("i", I64, []), info("c", B, []), info("v", F, [1])], [info("c_out", B, []), info("v", F, [1])])

@@ -50,9 +50,11 @@ const onnx::Graph& subgraph(const onnx::Node& node, const char* attr) {
   return *g;
 }
 
-void check_count(const onnx::Node& node, const std::string& what, size_t got, size_t expected) {
+// "<who> has <got> <what>, expected <expected>".
+void check_count(const onnx::Node& node, const std::string& who, const char* what, size_t got, size_t expected) {
   if (got != expected)
-    throw node.error(ErrorCode::InvalidGraph, what + " " + std::to_string(got) + ", expected " + std::to_string(expected));
+    throw node.error(ErrorCode::InvalidGraph, who + " has " + std::to_string(got) + " " + what + ", expected " +
+                                                  std::to_string(expected));
 }
 
 // Inputs from `first` on feed the body: each must be given.
@@ -68,12 +70,12 @@ void check_loop(const onnx::Node& node, const onnx::Graph& body) {
   if (node.inputs.size() < 2)
     throw node.error(ErrorCode::InvalidGraph, "Loop needs the inputs M and cond (either may be empty)");
   const size_t n = node.inputs.size() - 2;
-  check_count(node, "the body has inputs:", body.inputs.size(), n + 2);
+  check_count(node, "the body", "inputs", body.inputs.size(), n + 2);
   if (body.outputs.size() < n + 1)
     throw node.error(ErrorCode::InvalidGraph, "the body has " + std::to_string(body.outputs.size()) +
                                                   " outputs, fewer than cond and the " + std::to_string(n) +
                                                   " loop-carried values");
-  check_count(node, "the node has outputs:", node.outputs.size(), body.outputs.size() - 1);
+  check_count(node, "the node", "outputs", node.outputs.size(), body.outputs.size() - 1);
   check_given(node, 2);
 }
 
@@ -87,8 +89,8 @@ void check_scan(const onnx::Node& node, const onnx::Graph& body, int64_t opset) 
                                                   std::to_string(m));
   check_given(node, lens);
   const size_t n = node.inputs.size() - lens - static_cast<size_t>(m);
-  check_count(node, "the body has inputs:", body.inputs.size(), n + static_cast<size_t>(m));
-  check_count(node, "the node has outputs:", node.outputs.size(), body.outputs.size());
+  check_count(node, "the body", "inputs", body.inputs.size(), n + static_cast<size_t>(m));
+  check_count(node, "the node", "outputs", node.outputs.size(), body.outputs.size());
   if (body.outputs.size() < n)
     throw node.error(ErrorCode::InvalidGraph, "the body has fewer outputs than the " + std::to_string(n) + " states");
   const size_t k = body.outputs.size() - n, ms = static_cast<size_t>(m);
@@ -96,7 +98,7 @@ void check_scan(const onnx::Node& node, const onnx::Graph& body, int64_t opset) 
                                                   {"scan_input_directions", ms}, {"scan_output_axes", k},
                                                   {"scan_output_directions", k}};
   for (const auto& [attr, count] : lists)
-    if (node.has(attr)) check_count(node, std::string("attribute '") + attr + "' has entries:", node.attr_ints(attr).size(), count);
+    if (node.has(attr)) check_count(node, std::string("attribute '") + attr + "'", "entries", node.attr_ints(attr).size(), count);
 }
 
 void plan_subgraphs(PlannedNode& pn, int64_t opset, const std::set<std::string>& visible) {
