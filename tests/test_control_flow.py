@@ -327,3 +327,16 @@ def test_empty_optional_is_refused_naming_the_node():
     m = model(nodes, [], [info("has", B, [])], opset=18)
     with pytest.raises(lockstep.NotImplemented, match=r"Node 'nothing' \(Optional\).*empty optional"):
         run(m, {})
+
+
+def test_scan_over_strings_matches_onnxruntime():
+    """String tensors live on the host: the elements are cut and stacked by the CPU kernels, on any provider."""
+    S = T.STRING
+    body = h.make_graph([h.make_node("Identity", ["x"], ["o"]), h.make_node("Identity", ["x"], ["s_out"])], "body",
+                        [info("s", S, [2]), info("x", S, [2])], [info("s_out", S, [2]), info("o", S, [2])])
+    m = model([h.make_node("Scan", ["s0", "xs"], ["s", "ys"], body=body, num_scan_inputs=1,
+                           scan_input_directions=[1], scan_output_axes=[1])],
+              [info("s0", S, [2]), info("xs", S, [3, 2])], [info("s", S, None), info("ys", S, None)])
+    feeds = {"s0": np.array(["a", "b"], object), "xs": np.array([["c", "d"], ["e", "f"], ["g", "h"]], object)}
+    ours, theirs = run(m, feeds), run_ort(m, feeds)
+    assert [o.tolist() for o in ours] == [o.tolist() for o in theirs] == [["c", "d"], [["g", "e", "c"], ["h", "f", "d"]]]
