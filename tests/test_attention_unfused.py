@@ -2,7 +2,7 @@
 
 Each case of tests/cases/attention.py and the RMSNormalization cases of tests/cases/normalization.py is run twice in
 lockstep: as the single op, and as the op's ONNX function body (the MatMul, Softmax, Where, ... graph onnx's own
-`_expanded` node tests use; LinearAttention's Scan is unrolled over the case's steps, since lockstep has no Scan).
+`_expanded` node tests use; LinearAttention's is a Scan over the sequence).
 docs/arithmetic.md#attention states each op's sequence as that graph's, so the two must give the same bytes (NaN
 equals NaN), on the CPU and, with a GPU, on CUDA.
 """
@@ -18,7 +18,6 @@ from bits import max_ulp, same_bits
 from cases import attention, normalization
 from onnx_models import feeds_of, single_node_model
 
-INT64 = onnx.TensorProto.INT64
 OPS = ("Attention", "RotaryEmbedding", "LinearAttention", "RMSNormalization")
 CASES = [c for c in attention.CASES + normalization.CASES if c.op_type in OPS]
 PROVIDERS = [lockstep.CPU] + ([lockstep.CUDA] if lockstep.CUDA in lockstep.get_available_providers() else [])
@@ -35,8 +34,6 @@ def unfused_model(c):
     input_types = [types.get(name, onnx.TypeProto()) for name in node.input]
     expanded, _ = function_testcase_helper(node, input_types, c.name, model.opset_import)
     nodes, opsets = expanded[0]
-    steps = c.inputs["query"].shape[1] if c.op_type == "LinearAttention" else 0
-    nodes = [m for n in nodes for m in (unrolled_scan(n, steps) if n.op_type == "Scan" else [n])]
     del graph.node[:]
     graph.node.extend(nodes)
     versions = {o.domain: o.version for o in model.opset_import}
@@ -45,38 +42,6 @@ def unfused_model(c):
     del model.opset_import[:]
     model.opset_import.extend(helper.make_opsetid(d, v) for d, v in versions.items())
     return model.SerializeToString()
-
-
-def unrolled_scan(scan, steps):
-    """A Scan over axis 0 with one state, as one copy of its body per step: Gather step t of each scan input, chain
-    the state, stack the per-step outputs."""
-    body = next(a.g for a in scan.attribute if a.name == "body")
-    state, scanned = scan.input[0], list(scan.input[1:])
-    nodes, outs = [], []
-    local = {o for n in body.node for o in n.output} | {i.name for i in body.input}
-    for t in range(steps):
-        index = f"{scan.output[0]}__index{t}"
-        nodes.append(helper.make_node("Constant", [], [index], value=helper.make_tensor("", INT64, [], [t])))
-        rename = {body.input[0].name: state}
-        for inp, src in zip(body.input[1:], scanned):
-            rename[inp.name] = f"{inp.name}__t{t}"
-            nodes.append(helper.make_node("Gather", [src, index], [rename[inp.name]], axis=0))
-        for n in body.node:
-            m = onnx.NodeProto()
-            m.CopyFrom(n)
-            m.input[:] = [rename.get(i, f"{i}__t{t}" if i in local else i) for i in n.input]
-            m.output[:] = [f"{o}__t{t}" for o in n.output]
-            for o in n.output:
-                rename[o] = f"{o}__t{t}"
-            nodes.append(m)
-        state = rename[body.output[0].name]
-        outs.append(f"{body.output[1].name}__t{t}__stacked")
-        axes = f"{outs[-1]}__axes"
-        nodes.append(helper.make_node("Constant", [], [axes], value=helper.make_tensor("", INT64, [1], [0])))
-        nodes.append(helper.make_node("Unsqueeze", [rename[body.output[1].name], axes], [outs[-1]]))
-    nodes.append(helper.make_node("Identity", [state], [scan.output[0]]))
-    nodes.append(helper.make_node("Concat", outs, [scan.output[1]], axis=0))
-    return nodes
 
 
 def run(model, feeds, provider, optimize):

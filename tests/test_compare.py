@@ -85,12 +85,24 @@ FLOAT32_DEFINED_CASES = {
 }
 
 
+# Cases onnx's ReferenceEvaluator (which the reference provider runs) computes wrongly: its Loop stacks scan outputs
+# with np.vstack, so scalar elements give (n, 1) instead of (n,); its Scan has no opset-8 form (it reads the empty
+# sequence_lens input as a state).
+REFERENCE_EVALUATOR_GAPS = {
+    "test_range_float_type_positive_delta_expanded": "Loop scan output of scalars stacked as (n, 1)",
+    "test_range_float16_type_positive_delta_expanded": "Loop scan output of scalars stacked as (n, 1)",
+    "test_range_int32_type_negative_delta_expanded": "Loop scan output of scalars stacked as (n, 1)",
+    "test_scan_sum": "no Scan-8",
+}
+
+
 def test_reference_passes_the_node_cases_the_cpu_passes():
     runner = load_node_runner()
     data_dir, index = runner.load_index()
     expected = runner.read_expectations(HERE / "node" / "expect_cpu.txt")
     names = sorted(n for n, (status, _) in expected.items()
-                   if status == "pass" and n in index and n not in FLOAT32_DEFINED_CASES)
+                   if status == "pass" and n in index and n not in FLOAT32_DEFINED_CASES
+                   and n not in REFERENCE_EVALUATOR_GAPS)
     assert len(names) > 900
     results = runner.run_cases(names, "lockstep", "reference", data_dir, index)
     failed = [f"{r.name}: {r.reason}" for r in results.values() if r.status != "pass"]

@@ -74,8 +74,9 @@ struct SessionOptions {
 };
 
 /// Per-run settings, as onnxruntime's RunOptions. `terminate` may be set from another thread while a run that was
-/// given these options is going: the run stops before its next node and throws Error(Fail) ("Exiting due to
-/// terminate flag being set to true."); the session stays usable.
+/// given these options is going: the run stops before its next node or its next Loop or Scan iteration (so it
+/// stops a Loop without trip count or condition) and throws Error(Fail) ("Exiting due to terminate flag being set
+/// to true."); the session stays usable.
 struct RunOptions {
   std::atomic<bool> terminate{false};
 };

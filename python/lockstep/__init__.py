@@ -318,7 +318,8 @@ def compare(model, providers=None, inputs=None, shapes=None, **options):
 
 
 def _native_run_options(run_options):
-    """The flag object a run polls between nodes (RunOptions.terminate, settable from another thread)."""
+    """The flag object a run polls between nodes and Loop/Scan iterations (RunOptions.terminate, settable from
+    another thread)."""
     if run_options is None:
         return None
     if not isinstance(run_options, RunOptions):

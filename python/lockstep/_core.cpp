@@ -438,7 +438,7 @@ NB_MODULE(_core, m) {
            nb::arg("run_options").none() = nb::none())
       .def("run_tensors", &run_tensors, nb::arg("names"), nb::arg("feeds"), nb::arg("places"),
            nb::arg("run_options").none() = nb::none());
-  // The flag a run polls between nodes; Python's RunOptions.terminate sets it, from any thread.
+  // The flag a run polls between nodes and Loop/Scan iterations; Python's RunOptions.terminate sets it, from any thread.
   nb::class_<RunOptions>(m, "RunOptions")
       .def(nb::init<>())
       .def_prop_rw("terminate", [](const RunOptions& r) { return r.terminate.load(); },

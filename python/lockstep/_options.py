@@ -277,7 +277,8 @@ class RunOptions(_ConfigEntries):
 
     @property
     def terminate(self):
-        """Set it, from any thread, to stop the runs using these options before their next node; they raise Fail."""
+        """Set it, from any thread, to stop the runs using these options before their next node or Loop/Scan
+        iteration (a Loop without bound runs until then); they raise Fail."""
         return self._native.terminate
 
     @terminate.setter

@@ -11,7 +11,7 @@ namespace lockstep {
 namespace {
 
 bool foldable(const onnx::Node& node, const onnx::Graph& graph, const std::set<std::string>& overridable) {
-  if (node.op_type == "If" || !(node.domain.empty() || node.domain == "ai.onnx")) return false;
+  if (is_control_flow(node) || !(node.domain.empty() || node.domain == "ai.onnx")) return false;
   for (const auto& name : node.inputs)
     if (!name.empty() && (!graph.initializers.count(name) || overridable.count(name))) return false;
   return true;

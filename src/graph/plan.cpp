@@ -25,7 +25,7 @@ const OpEntry* resolve_op(const onnx::Node& node, int64_t opset) {
   }
   if (!is_default_domain(node.domain))
     throw node.error(ErrorCode::NotImplemented, "ops of domain '" + node.domain + "' are not supported");
-  if (node.op_type == "If") return nullptr;
+  if (is_control_flow(node)) return nullptr;
   const OpEntry* e = find_op(node.op_type, opset);
   if (!e)
     throw node.error(ErrorCode::NotImplemented,
@@ -44,15 +44,77 @@ std::set<std::string> local_names(const onnx::Graph& g) {
   return names;
 }
 
-void plan_branches(PlannedNode& pn, const onnx::Graph& graph, int64_t opset, const std::set<std::string>& visible) {
+const onnx::Graph& subgraph(const onnx::Node& node, const char* attr) {
+  const onnx::Graph* g = node.attr_graph(attr);
+  if (!g) throw node.error(ErrorCode::InvalidGraph, node.op_type + " needs the graph attribute '" + attr + "'");
+  return *g;
+}
+
+// "<who> has <got> <what>, expected <expected>".
+void check_count(const onnx::Node& node, const std::string& who, const char* what, size_t got, size_t expected) {
+  if (got != expected)
+    throw node.error(ErrorCode::InvalidGraph, who + " has " + std::to_string(got) + " " + what + ", expected " +
+                                                  std::to_string(expected));
+}
+
+// Inputs from `first` on feed the body: each must be given.
+void check_given(const onnx::Node& node, size_t first) {
+  for (size_t i = first; i < node.inputs.size(); ++i)
+    if (node.inputs[i].empty())
+      throw node.error(ErrorCode::InvalidGraph, "input " + std::to_string(i) + " feeds the body and must be given");
+}
+
+// Loop: inputs (M, cond, N carried), body inputs (iteration, cond, N carried), body outputs (cond, N carried,
+// K scan outputs), node outputs (N carried, K scan outputs).
+void check_loop(const onnx::Node& node, const onnx::Graph& body) {
+  if (node.inputs.size() < 2)
+    throw node.error(ErrorCode::InvalidGraph, "Loop needs the inputs M and cond (either may be empty)");
+  const size_t n = node.inputs.size() - 2;
+  check_count(node, "the body", "inputs", body.inputs.size(), n + 2);
+  if (body.outputs.size() < n + 1)
+    throw node.error(ErrorCode::InvalidGraph, "the body has " + std::to_string(body.outputs.size()) +
+                                                  " outputs, fewer than cond and the " + std::to_string(n) +
+                                                  " loop-carried values");
+  check_count(node, "the node", "outputs", node.outputs.size(), body.outputs.size() - 1);
+  check_given(node, 2);
+}
+
+// Scan: inputs ([sequence_lens before opset 9,] N states, M scan inputs), body inputs (N states, M scan elements),
+// body outputs and node outputs (N states, K scan outputs); the axis and direction lists have M or K entries.
+void check_scan(const onnx::Node& node, const onnx::Graph& body, int64_t opset) {
+  const int64_t m = node.attr_int("num_scan_inputs", 0);
+  const size_t lens = opset <= kLastBatchedScan ? 1 : 0;
+  if (m < 1 || node.inputs.size() < lens + static_cast<size_t>(m))
+    throw node.error(ErrorCode::InvalidGraph, "num_scan_inputs must be between 1 and the number of inputs, got " +
+                                                  std::to_string(m));
+  check_given(node, lens);
+  const size_t n = node.inputs.size() - lens - static_cast<size_t>(m);
+  check_count(node, "the body", "inputs", body.inputs.size(), n + static_cast<size_t>(m));
+  check_count(node, "the node", "outputs", node.outputs.size(), body.outputs.size());
+  if (body.outputs.size() < n)
+    throw node.error(ErrorCode::InvalidGraph, "the body has fewer outputs than the " + std::to_string(n) + " states");
+  const size_t k = body.outputs.size() - n, ms = static_cast<size_t>(m);
+  const std::pair<const char*, size_t> lists[] = {{"directions", ms}, {"scan_input_axes", ms},
+                                                  {"scan_input_directions", ms}, {"scan_output_axes", k},
+                                                  {"scan_output_directions", k}};
+  for (const auto& [attr, count] : lists)
+    if (node.has(attr)) check_count(node, std::string("attribute '") + attr + "'", "entries", node.attr_ints(attr).size(), count);
+}
+
+void plan_subgraphs(PlannedNode& pn, int64_t opset, const std::set<std::string>& visible) {
   const onnx::Node& node = *pn.node;
-  const onnx::Graph* then_g = node.attr_graph("then_branch");
-  const onnx::Graph* else_g = node.attr_graph("else_branch");
-  if (!then_g || !else_g) throw node.error(ErrorCode::InvalidGraph, "If needs then_branch and else_branch graphs");
-  if (then_g->outputs.size() != node.outputs.size() || else_g->outputs.size() != node.outputs.size())
-    throw node.error(ErrorCode::InvalidGraph, "both branches must have as many outputs as the If node");
-  pn.then_branch = build_plan(*then_g, opset, visible);
-  pn.else_branch = build_plan(*else_g, opset, visible);
+  std::vector<const onnx::Graph*> graphs;
+  if (node.op_type == "If") {
+    graphs = {&subgraph(node, "then_branch"), &subgraph(node, "else_branch")};
+    for (const onnx::Graph* g : graphs)
+      if (g->outputs.size() != node.outputs.size())
+        throw node.error(ErrorCode::InvalidGraph, "both branches must have as many outputs as the If node");
+  } else {
+    graphs = {&subgraph(node, "body")};
+    if (node.op_type == "Loop") check_loop(node, *graphs[0]);
+    else check_scan(node, *graphs[0], opset);
+  }
+  for (const onnx::Graph* g : graphs) pn.subgraphs.push_back(build_plan(*g, opset, visible));
 }
 
 // Kahn's algorithm over producer edges; ONNX requires sorted nodes but exporters do not always comply.
@@ -96,9 +158,8 @@ void compute_lifetimes(Plan& plan) {
       if (id >= 0) last_reader[id] = static_cast<int>(i);
     };
     for (int id : plan.nodes[i].inputs) mark(id);
-    for (auto* branch : {plan.nodes[i].then_branch.get(), plan.nodes[i].else_branch.get()})
-      if (branch)
-        for (const auto& name : branch->outer_refs) mark(plan.id_of(name));
+    for (const auto& sub : plan.nodes[i].subgraphs)
+      for (const auto& name : sub->outer_refs) mark(plan.id_of(name));
   }
   std::set<int> keep(plan.graph_outputs.begin(), plan.graph_outputs.end());
   for (const auto& [id, t] : plan.constants) keep.insert(id);
@@ -108,6 +169,10 @@ void compute_lifetimes(Plan& plan) {
 }
 
 }  // namespace
+
+bool is_control_flow(const onnx::Node& node) {
+  return is_default_domain(node.domain) && (node.op_type == "If" || node.op_type == "Loop" || node.op_type == "Scan");
+}
 
 std::unique_ptr<Plan> build_plan(const onnx::Graph& graph, int64_t opset, const std::set<std::string>& outer_scope) {
   auto plan = std::make_unique<Plan>();
@@ -124,7 +189,7 @@ std::unique_ptr<Plan> build_plan(const onnx::Graph& graph, int64_t opset, const 
   std::set<std::string> visible = outer_scope;
   visible.insert(defined.begin(), defined.end());
 
-  // What each node reads, including the outer-scope names its branches read.
+  // What each node reads, including the outer-scope names its subgraphs read.
   std::vector<PlannedNode> unordered(graph.nodes.size());
   std::vector<std::vector<std::string>> reads(graph.nodes.size());
   std::set<std::string> outer_refs;
@@ -132,10 +197,9 @@ std::unique_ptr<Plan> build_plan(const onnx::Graph& graph, int64_t opset, const 
     const onnx::Node& node = graph.nodes[i];
     unordered[i].node = &node;
     unordered[i].entry = resolve_op(node, opset);
-    if (node.op_type == "If") plan_branches(unordered[i], graph, opset, visible);
+    if (is_control_flow(node)) plan_subgraphs(unordered[i], opset, visible);
     reads[i] = node.inputs;
-    for (auto* branch : {unordered[i].then_branch.get(), unordered[i].else_branch.get()})
-      if (branch) reads[i].insert(reads[i].end(), branch->outer_refs.begin(), branch->outer_refs.end());
+    for (const auto& sub : unordered[i].subgraphs) reads[i].insert(reads[i].end(), sub->outer_refs.begin(), sub->outer_refs.end());
     for (const auto& name : reads[i]) {
       if (name.empty() || defined.count(name)) continue;
       if (!outer_scope.count(name))

@@ -16,12 +16,12 @@ struct Plan;
 
 struct PlannedNode {
   const onnx::Node* node = nullptr;
-  const OpEntry* entry = nullptr;     // nullptr for control flow (If), which the executor runs itself
-  std::vector<int> inputs;            // value ids; -1 for an absent optional input
-  std::vector<int> outputs;           // value ids; -1 for an absent optional output
-  std::vector<int> release_after;     // values whose last reader is this node: their buffers go back to the pool
-  std::unique_ptr<Plan> then_branch;  // If
-  std::unique_ptr<Plan> else_branch;
+  const OpEntry* entry = nullptr;  // nullptr for control flow (If, Loop, Scan), which the executor runs itself
+  std::vector<int> inputs;         // value ids; -1 for an absent optional input
+  std::vector<int> outputs;        // value ids; -1 for an absent optional output
+  std::vector<int> release_after;  // values whose last reader is this node: their buffers go back to the pool
+  // The subgraphs of a control-flow node: If's then_branch and else_branch, Loop's or Scan's body. Empty otherwise.
+  std::vector<std::unique_ptr<Plan>> subgraphs;
 };
 
 struct Plan {
@@ -30,11 +30,16 @@ struct Plan {
   std::vector<int> graph_inputs;         // ids of the graph's declared inputs, in order
   std::vector<int> graph_outputs;        // ids of the graph's outputs, in order
   std::map<int, Tensor> constants;       // initializers (host tensors) that are not overridable inputs
-  std::vector<std::string> outer_refs;   // names this graph reads from enclosing graphs (If branches)
+  std::vector<std::string> outer_refs;   // names this graph reads from enclosing graphs (subgraphs only)
   std::vector<PlannedNode> nodes;        // topological order
 
   int id_of(const std::string& name) const;
 };
+
+/// If, Loop and Scan of the default domain: ops with subgraphs, which the executor runs itself (no OpEntry).
+bool is_control_flow(const onnx::Node& node);
+/// The last opset whose Scan has a batch axis and sequence_lens (Scan-8); Scan-9 has neither.
+inline constexpr int64_t kLastBatchedScan = 8;
 
 /// Builds the plan. `outer_scope` holds the names visible from enclosing graphs (empty for the main graph).
 /// Throws InvalidGraph for dangling names, cycles or duplicate producers, NotImplemented for unknown ops,

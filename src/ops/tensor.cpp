@@ -488,6 +488,18 @@ void bitcast(KernelContext& ctx) {
   ctx.alias_output(0, Tensor::over(to, x.shape(), x.buffer()));
 }
 
+// Contract: no data is touched; the output is input 0 itself. lockstep's values are tensors, so an optional is
+// either a tensor or empty, and an empty one is an absent input: Optional cannot make one (it would need a value
+// that is no tensor) and OptionalGetElement has nothing to return from one.
+void optional_element(KernelContext& ctx) {
+  const bool make = ctx.node.op_type == "Optional";
+  if (!ctx.has_input(0))
+    throw ctx.error(make ? "an empty optional (no input) is not supported: lockstep's values are tensors"
+                         : "the optional input is empty",
+                    make ? ErrorCode::NotImplemented : ErrorCode::InvalidArgument);
+  ctx.alias_output(0, ctx.input(0));
+}
+
 MovementPlan movement_plan(const KernelContext& ctx) {
   const std::string& op = ctx.node.op_type;
   MovementPlan plan = op == "Transpose" ? transpose_plan(ctx)
@@ -639,6 +651,10 @@ Tensor host_value(const KernelContext& ctx, HostOp op) {
     case HostOp::Constant: return constant_value(ctx);
     case HostOp::Range: return range_value(ctx);
     case HostOp::HannWindow: case HostOp::HammingWindow: case HostOp::BlackmanWindow: return window_value(ctx, op);
+    case HostOp::OptionalHasElement: {  // a tensor input holds its element; an absent input is the empty optional
+      const uint8_t has = ctx.has_input(0) ? 1 : 0;
+      return Tensor::from_bytes(DType::Bool, {}, &has);
+    }
   }
   throw ctx.error("unknown host op", ErrorCode::Fail);
 }
@@ -684,6 +700,9 @@ const OpEntry kRows[] = {
     {"HannWindow", 17, kNewestOpset, BOTH(host_computed), int(HostOp::HannWindow)},
     {"HammingWindow", 17, kNewestOpset, BOTH(host_computed), int(HostOp::HammingWindow)},
     {"BlackmanWindow", 17, kNewestOpset, BOTH(host_computed), int(HostOp::BlackmanWindow)},
+    {"Optional", 15, kNewestOpset, ANY_DEVICE(optional_element)},
+    {"OptionalGetElement", 15, kNewestOpset, ANY_DEVICE(optional_element)},
+    {"OptionalHasElement", 15, kNewestOpset, BOTH(host_computed), int(HostOp::OptionalHasElement)},
 };
 #undef BOTH
 #undef ANY_DEVICE

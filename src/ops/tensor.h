@@ -116,7 +116,9 @@ GatherElementsPlan gather_elements_plan(const KernelContext& ctx, Shape& out_sha
 void validate_indices(const KernelContext& ctx, const Tensor& host_indices, int64_t n);
 
 /// Host-computed outputs (Shape, Size, Constant, Range, ConstantOfShape's value): the value as a host tensor.
-enum class HostOp : int { Shape = 0, Size = 1, Constant = 2, Range = 3, HannWindow, HammingWindow, BlackmanWindow };
+enum class HostOp : int {
+  Shape = 0, Size = 1, Constant = 2, Range = 3, HannWindow, HammingWindow, BlackmanWindow, OptionalHasElement
+};
 Tensor host_value(const KernelContext& ctx, HostOp op);
 /// ConstantOfShape: output shape and the element value (as a 1-element host tensor of the output dtype).
 Tensor constant_of_shape_value(const KernelContext& ctx, Shape& out_shape);
@@ -130,6 +132,9 @@ int movable_size(const KernelContext& ctx, DType t);
 void alias(KernelContext& ctx);
 /// BitCast on either device: the output shares input 0's buffer under another type of the same size.
 void bitcast(KernelContext& ctx);
+/// Optional and OptionalGetElement on either device: an optional that holds a tensor is that tensor (the output
+/// shares its buffer); an empty one (an absent input) is refused, naming the node.
+void optional_element(KernelContext& ctx);
 
 /// Calls fn(W{}) with W the unsigned word of `size` bytes (1, 2, 4 or 8, as movable_size returns).
 template <class Fn>

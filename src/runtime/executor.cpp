@@ -37,12 +37,14 @@ Executor::Executor(const Plan& plan, int64_t opset, Provider& provider, Provider
   }
   mark_host_shape_nodes();
   read_strings_ = std::make_unique<std::atomic<bool>[]>(plan.nodes.size());
-  for (size_t i = 0; i < plan.nodes.size(); ++i) {
-    const PlannedNode& pn = plan.nodes[i];
-    if (!pn.then_branch) continue;
-    branches_[i] = {std::make_unique<Executor>(*pn.then_branch, opset, provider, cpu, pool, log),
-                    std::make_unique<Executor>(*pn.else_branch, opset, provider, cpu, pool, log)};
-  }
+  for (size_t i = 0; i < plan.nodes.size(); ++i)
+    for (const auto& sub : plan.nodes[i].subgraphs)
+      subgraphs_[i].push_back(std::make_unique<Executor>(*sub, opset, provider, cpu, pool, log));
+}
+
+void check_terminate(const RunControl& control) {
+  if (control.terminate && control.terminate->load(std::memory_order_relaxed))
+    throw Error(ErrorCode::Fail, kTerminated);
 }
 
 void Executor::mark_host_shape_nodes() {
@@ -64,16 +66,17 @@ void Executor::mark_host_shape_nodes() {
 
 bool Executor::holds_constant(const Buffer* buffer) const {
   if (constant_buffers_.count(buffer)) return true;
-  for (const auto& [i, pair] : branches_)
-    if (pair.first->holds_constant(buffer) || pair.second->holds_constant(buffer)) return true;
+  for (const auto& [i, subs] : subgraphs_)
+    for (const auto& e : subs)
+      if (e->holds_constant(buffer)) return true;
   return false;
 }
 
 std::set<std::string> Executor::fallback_ops() const {
   std::lock_guard<std::mutex> lock(fallback_mutex_);
   std::set<std::string> all = fallback_ops_;
-  for (const auto& [i, pair] : branches_)
-    for (auto* e : {pair.first.get(), pair.second.get()}) {
+  for (const auto& [i, subs] : subgraphs_)
+    for (const auto& e : subs) {
       auto sub = e->fallback_ops();
       all.insert(sub.begin(), sub.end());
     }
@@ -84,7 +87,7 @@ std::vector<NodeAssignment> Executor::assignments() const {
   std::vector<NodeAssignment> out;
   for (size_t i = 0; i < plan_.nodes.size(); ++i) {
     const PlannedNode& pn = plan_.nodes[i];
-    // If has no kernel: the executor runs it, on the provider; its branches' nodes are not listed.
+    // Control flow has no kernel: the executor runs it, on the provider; its subgraphs' nodes are not listed.
     bool on_provider = !pn.entry || (provider_.kernel(*pn.entry) && !makes_strings_[i] && !read_strings_[i].load() &&
                                      !host_shape_node_[i]);
     out.push_back({pn.node->name, pn.node->op_type, pn.node->domain, on_provider ? provider_.name() : cpu_.name()});
@@ -94,10 +97,8 @@ std::vector<NodeAssignment> Executor::assignments() const {
 
 void Executor::set_profiler(Profiler* profiler) {
   profiler_ = profiler;
-  for (auto& [i, pair] : branches_) {
-    pair.first->set_profiler(profiler);
-    pair.second->set_profiler(profiler);
-  }
+  for (auto& [i, subs] : subgraphs_)
+    for (auto& e : subs) e->set_profiler(profiler);
 }
 
 std::vector<Tensor> Executor::run(const std::vector<Tensor>& inputs, const std::map<std::string, Tensor>& outer,
@@ -126,13 +127,12 @@ std::vector<Tensor> Executor::run(const std::vector<Tensor>& inputs, const std::
 
 void Executor::run_node(const PlannedNode& pn, size_t index, std::vector<Tensor>& env, std::vector<Tensor>& host,
                         const std::map<std::string, Tensor>& outer, const RunControl& control) {
-  if (control.terminate && control.terminate->load(std::memory_order_relaxed))
-    throw Error(ErrorCode::Fail, kTerminated);
+  check_terminate(control);
   for (size_t i = 0; i < pn.inputs.size(); ++i)
     if (pn.inputs[i] >= 0 && !env[pn.inputs[i]].defined())
       throw pn.node->error(ErrorCode::InvalidArgument, "input '" + pn.node->inputs[i] + "' has no value");
   if (!pn.entry)
-    run_if(pn, index, env, outer, control);  // no event of its own: the nodes of the branch it runs record theirs
+    run_control_flow(pn, index, env, outer, control);  // no event of its own: its subgraphs' nodes record theirs
   else if (profiler_)
     run_kernel_profiled(pn, index, env, host, control);
   else
@@ -164,14 +164,18 @@ void Executor::run_kernel(const PlannedNode& pn, size_t index, std::vector<Tenso
     return run_on_host(pn, ctx, env);
   }
   if (host_shape_node_[index] && small_host_inputs(pn, host)) return run_host_shape_node(pn, ctx, env, host);
+  on_provider(ctx);
+  fn(ctx);
+  for (size_t i = 0; i < pn.outputs.size(); ++i)
+    if (pn.outputs[i] >= 0) env[pn.outputs[i]] = std::move(ctx.outputs[i]);
+}
+
+void Executor::on_provider(KernelContext& ctx) {
   ctx.device = provider_.device();
   ctx.allocator = &provider_.allocator();
   ctx.pool = &pool_;
   ctx.stream = provider_.stream();
   ctx.to_host = [this](const Tensor& t) { return provider_.download(t); };
-  fn(ctx);
-  for (size_t i = 0; i < pn.outputs.size(); ++i)
-    if (pn.outputs[i] >= 0) env[pn.outputs[i]] = std::move(ctx.outputs[i]);
 }
 
 namespace {
@@ -251,6 +255,12 @@ void Executor::run_host_shape_node(const PlannedNode& pn, KernelContext& ctx, st
 }
 
 void Executor::run_on_host(const PlannedNode& pn, KernelContext& ctx, std::vector<Tensor>& env) {
+  run_cpu_kernel(ctx);
+  for (size_t i = 0; i < pn.outputs.size(); ++i)
+    if (pn.outputs[i] >= 0 && ctx.outputs[i].defined()) env[pn.outputs[i]] = std::move(ctx.outputs[i]);
+}
+
+void Executor::run_cpu_kernel(KernelContext& ctx) {
   std::vector<Tensor> host_inputs(ctx.inputs.size());
   for (size_t i = 0; i < ctx.inputs.size(); ++i)
     if (ctx.inputs[i]) {
@@ -262,9 +272,30 @@ void Executor::run_on_host(const PlannedNode& pn, KernelContext& ctx, std::vecto
   ctx.allocator = &cpu_.allocator();
   ctx.pool = &pool_;
   ctx.to_host = [](const Tensor& t) { return t; };
-  pn.entry->cpu(ctx);
-  for (size_t i = 0; i < pn.outputs.size(); ++i)
-    if (pn.outputs[i] >= 0 && ctx.outputs[i].defined()) env[pn.outputs[i]] = provider_.upload(ctx.outputs[i]);
+  ctx.entry.cpu(ctx);
+  for (Tensor& t : ctx.outputs)
+    if (t.defined()) t = provider_.upload(t);
+}
+
+std::map<std::string, Tensor> Executor::scope_of(const Plan& sub, const std::vector<Tensor>& env,
+                                                const std::map<std::string, Tensor>& outer) const {
+  std::map<std::string, Tensor> scope;
+  for (const auto& name : sub.outer_refs) {
+    int id = plan_.id_of(name);
+    if (id >= 0 && env[id].defined())
+      scope[name] = env[id];
+    else if (auto it = outer.find(name); it != outer.end())
+      scope[name] = it->second;
+  }
+  return scope;
+}
+
+void Executor::run_control_flow(const PlannedNode& pn, size_t index, std::vector<Tensor>& env,
+                                const std::map<std::string, Tensor>& outer, const RunControl& control) {
+  const std::string& op = pn.node->op_type;
+  if (op == "If") return run_if(pn, index, env, outer, control);
+  if (op == "Loop") return run_loop(pn, index, env, outer, control);
+  run_scan(pn, index, env, outer, control);
 }
 
 void Executor::run_if(const PlannedNode& pn, size_t index, std::vector<Tensor>& env,
@@ -274,18 +305,9 @@ void Executor::run_if(const PlannedNode& pn, size_t index, std::vector<Tensor>& 
   if (cond.numel() != 1 || cond.dtype() != DType::Bool)
     throw pn.node->error(ErrorCode::InvalidArgument, "the condition must be a single bool, got " +
                                                          std::string(dtype_name(cond.dtype())) + shape_string(cond.shape()));
-  bool take_then = cond.data<uint8_t>()[0] != 0;
-  Executor& branch = take_then ? *branches_.at(index).first : *branches_.at(index).second;
-  const Plan& branch_plan = take_then ? *pn.then_branch : *pn.else_branch;
-  std::map<std::string, Tensor> scope;
-  for (const auto& name : branch_plan.outer_refs) {
-    int id = plan_.id_of(name);
-    if (id >= 0 && env[id].defined())
-      scope[name] = env[id];
-    else if (auto it = outer.find(name); it != outer.end())
-      scope[name] = it->second;
-  }
-  std::vector<Tensor> results = branch.run({}, scope, control);
+  const size_t branch = cond.data<uint8_t>()[0] != 0 ? 0 : 1;  // then_branch, else_branch
+  std::vector<Tensor> results =
+      subgraphs_.at(index)[branch]->run({}, scope_of(*pn.subgraphs[branch], env, outer), control);
   for (size_t i = 0; i < pn.outputs.size() && i < results.size(); ++i)
     if (pn.outputs[i] >= 0) env[pn.outputs[i]] = results[i];
 }

@@ -28,6 +28,8 @@ struct RunControl {
 
 /// What a run stopped by RunOptions::terminate throws (onnxruntime's words).
 inline constexpr const char* kTerminated = "Exiting due to terminate flag being set to true.";
+/// Throws Error(Fail, kTerminated) once the control's terminate flag is set.
+void check_terminate(const RunControl& control);
 
 /// A Constant whose value is a string tensor: a node that reads no string but makes one (and so runs on the host).
 bool makes_strings(const onnx::Node& n);
@@ -38,12 +40,13 @@ class Executor {
   Executor(const Plan& plan, int64_t opset, Provider& provider, Provider& cpu, ThreadPool& pool, Logger& log);
 
   /// Runs the graph. `inputs` are on the provider's device, one per graph input (undefined Tensor = not fed:
-  /// the initializer default is used). `outer` holds the enclosing graphs' values by name (If branches).
+  /// the initializer default is used). `outer` holds the enclosing graphs' values by name (subgraphs). A run
+  /// checks `control.terminate` before each node and before each Loop or Scan iteration.
   /// Returns the graph outputs on the provider's device.
   std::vector<Tensor> run(const std::vector<Tensor>& inputs, const std::map<std::string, Tensor>& outer = {},
                           const RunControl& control = {});
 
-  /// Whether `buffer` holds one of the graph's constants (If branches' too): a run hands out copies of those.
+  /// Whether `buffer` holds one of the graph's constants (subgraphs' too): a run hands out copies of those.
   bool holds_constant(const Buffer* buffer) const;
 
   /// Op types that ran on the CPU because the provider has no kernel for them.
@@ -52,7 +55,8 @@ class Executor {
   /// The provider of each of the graph's nodes (Session::node_assignments).
   std::vector<NodeAssignment> assignments() const;
 
-  /// Records a Node event per kernel run into `profiler` (not owned; nullptr stops recording), in If branches too.
+  /// Records a Node event per kernel run into `profiler` (not owned; nullptr stops recording), in subgraphs too
+  /// (a Loop or Scan body's nodes once per iteration).
   /// Not to be called while a run is in progress.
   void set_profiler(Profiler* profiler);
 
@@ -76,8 +80,40 @@ class Executor {
   bool handles_strings(const PlannedNode& pn, size_t index, const std::vector<Tensor>& env) const;
   // Runs the node's CPU kernel on host copies of its inputs and puts its outputs on the provider's device.
   void run_on_host(const PlannedNode& pn, KernelContext& ctx, std::vector<Tensor>& env);
+  void run_cpu_kernel(KernelContext& ctx);  // the same, leaving the outputs in ctx.outputs
+  void on_provider(KernelContext& ctx);     // sets the context up for this provider's kernel
+
+  // Control flow (If here; Loop and Scan in control_flow.cpp). The logic runs on the host: it reads the condition
+  // and trip count there and runs the subgraphs on this executor's provider, so their bits are the provider's.
+  void run_control_flow(const PlannedNode& pn, size_t index, std::vector<Tensor>& env,
+                        const std::map<std::string, Tensor>& outer, const RunControl& control);
   void run_if(const PlannedNode& pn, size_t index, std::vector<Tensor>& env, const std::map<std::string, Tensor>& outer,
               const RunControl& control);
+  void run_loop(const PlannedNode& pn, size_t index, std::vector<Tensor>& env, const std::map<std::string, Tensor>& outer,
+                const RunControl& control);
+  void run_scan(const PlannedNode& pn, size_t index, std::vector<Tensor>& env, const std::map<std::string, Tensor>& outer,
+                const RunControl& control);
+  struct ScanLayout;
+  struct Iterations;
+  Iterations scan_iterations(const PlannedNode& pn, size_t index, std::vector<Tensor> states,
+                             const std::vector<Tensor>& inputs, const ScanLayout& layout, int64_t length,
+                             const std::map<std::string, Tensor>& scope, const RunControl& control);
+  std::vector<Tensor> scan_unbatched(const PlannedNode& pn, size_t index, const std::vector<Tensor>& args,
+                                     const std::map<std::string, Tensor>& scope, const RunControl& control);
+  std::vector<Tensor> scan_batched(const PlannedNode& pn, size_t index, const std::vector<Tensor>& args,
+                                   const std::map<std::string, Tensor>& scope, const RunControl& control);
+  // The values subgraph `sub` of a node reads from enclosing graphs: this graph's, else those `outer` holds.
+  std::map<std::string, Tensor> scope_of(const Plan& sub, const std::vector<Tensor>& env,
+                                         const std::map<std::string, Tensor>& outer) const;
+  // Data movement for Loop and Scan through the provider's Split and Concat kernels, so that it is the same on
+  // every provider: `x` cut along `axis` into its elements (axis removed), and elements stacked along a new `axis`.
+  std::vector<Tensor> unstack(const onnx::Node& node, const Tensor& x, int64_t axis, const RunControl& control);
+  Tensor stack(const onnx::Node& node, const std::vector<Tensor>& items, int64_t axis, const RunControl& control);
+  // A scan output from its elements (in iteration order); `element` is what the body declares for them.
+  Tensor stack_scan_output(const onnx::Node& node, const onnx::ValueInfo& element, std::vector<Tensor> items,
+                           int64_t axis, bool reverse, const RunControl& control);
+  std::vector<Tensor> run_helper(const onnx::Node& helper, const std::vector<const Tensor*>& inputs,
+                                 const RunControl& control);
 
   const Plan& plan_;
   int64_t opset_;
@@ -88,7 +124,8 @@ class Executor {
   Profiler* profiler_ = nullptr;  // null unless profiling: the only cost of profiling when it is off is testing this
   std::vector<Tensor> constants_;  // by value id, on the provider's device
   std::set<const Buffer*> constant_buffers_;  // the buffers of constants_
-  std::map<size_t, std::pair<std::unique_ptr<Executor>, std::unique_ptr<Executor>>> branches_;  // If, by node index
+  // By node index: the executors of a control-flow node's subgraphs (PlannedNode::subgraphs, in that order).
+  std::map<size_t, std::vector<std::unique_ptr<Executor>>> subgraphs_;
   // By node index: what its kernel keeps between runs, and which of its inputs are constants.
   std::vector<std::unique_ptr<NodeState>> node_states_;
   std::vector<std::vector<bool>> constant_inputs_;

@@ -80,7 +80,7 @@ void apply_initializer_overrides(onnx::Graph& graph, const SessionOptions& optio
   }
 }
 
-// Throws NotImplemented for the first node (If branches included) the provider has no kernel for, or that reads or
+// Throws NotImplemented for the first node (subgraphs included) the provider has no kernel for, or that reads or
 // makes a string tensor (strings live on the host). The first node that reads a string reads one the model
 // declares or a string Constant makes: every other string is made by a node that reads one, which comes earlier.
 void check_no_cpu_fallback(const Plan& plan, const Provider& provider, const std::set<std::string>& strings) {
@@ -95,8 +95,7 @@ void check_no_cpu_fallback(const Plan& plan, const Provider& provider, const std
       if (strings.count(input))
         throw pn.node->error(ErrorCode::NotImplemented, refused + " on string input '" + input + "' (strings live "
                                                             "on the host) and CPU fallback is disabled");
-    if (pn.then_branch) check_no_cpu_fallback(*pn.then_branch, provider, strings);
-    if (pn.else_branch) check_no_cpu_fallback(*pn.else_branch, provider, strings);
+    for (const auto& sub : pn.subgraphs) check_no_cpu_fallback(*sub, provider, strings);
   }
 }
 
@@ -362,8 +361,8 @@ void count_ops(const onnx::Graph& g, int64_t opset, std::map<std::pair<std::stri
     ++u.count;
     bool default_domain = n.domain.empty() || n.domain == "ai.onnx";
     const OpEntry* e = default_domain ? find_op(n.op_type, opset) : nullptr;
-    u.cpu = (e != nullptr) || (default_domain && n.op_type == "If");
-    u.cuda = (e && e->cuda) || (default_domain && n.op_type == "If");
+    u.cpu = (e != nullptr) || is_control_flow(n);
+    u.cuda = (e && e->cuda) || is_control_flow(n);
     for (const auto& [name, a] : n.attributes) {
       if (a.g) count_ops(*a.g, opset, ops);
       for (const auto& sub : a.graphs) count_ops(*sub, opset, ops);
@@ -392,6 +391,9 @@ std::vector<SupportedOp> supported_ops() {
   std::vector<SupportedOp> out;
   for (const RegisteredOp& r : all_ops())
     out.push_back({r.family, r.entry->op_type, r.entry->since, r.entry->until, r.entry->cuda != nullptr});
+  // Control flow has no row in the op table: the executor runs it, on whichever provider the session has.
+  for (const char* op : {"If", "Loop", "Scan"})
+    out.push_back({"control flow", op, op == std::string("Scan") ? 8 : 1, kNewestOpset, LOCKSTEP_WITH_CUDA != 0});
   return out;
 }
 
