@@ -8,7 +8,8 @@ and random bit patterns."""
 import ml_dtypes
 import numpy as np
 import pytest
-from onnx import TensorProto, helper
+import onnx
+from onnx import TensorProto, helper, numpy_helper
 from onnx.reference import ReferenceEvaluator
 
 import lockstep
@@ -194,3 +195,23 @@ def test_unsupported_combination_names_the_node():
     session = lockstep.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
     with pytest.raises(Exception, match="relu8"):
         session.run(None, {"x": np.zeros(3, ml_dtypes.float8_e4m3fn)})
+
+
+def test_optimized_model_packs_them_again(tmp_path):
+    # The optimized model (constants folded) stores int4 packed, as onnx reads it back.
+    values = np.array([1, -2, 3, -8, 7], dtype=ml_dtypes.int4)
+    nodes = [helper.make_node("Cast", ["c"], ["y"], to=TensorProto.FLOAT), helper.make_node("Identity", ["c"], ["z"])]
+    graph = helper.make_graph(nodes, "g", [], [helper.make_tensor_value_info("y", TensorProto.FLOAT, [5]),
+                                               helper.make_tensor_value_info("z", TensorProto.INT4, [5])],
+                              initializer=[numpy_helper.from_array(values, "c")])
+    options = lockstep.SessionOptions()
+    options.optimized_model_filepath = str(tmp_path / "optimized.onnx")
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 25)])
+    lockstep.InferenceSession(model.SerializeToString(), options)
+    written = onnx.load(options.optimized_model_filepath)
+    onnx.checker.check_model(written)
+    for tensor in written.graph.initializer:
+        if tensor.data_type == TensorProto.INT4:
+            same_bytes(numpy_helper.to_array(tensor), values, f"written {tensor.name}")
+    y, z = lockstep.InferenceSession(options.optimized_model_filepath).run(None, {})
+    same_bytes(z, values, "reloaded z")
