@@ -41,14 +41,15 @@ REFUSED = [
           attrs={"hidden_size": 2}, outputs=2, opset=14), "float only"),
     (case("quantize_int32_x", "QuantizeLinear", {"x": np.zeros(3, np.int32), "y_scale": np.ones((), F32)},
           opset=21), "float only"),
-    (case("quantize_to_float8", "QuantizeLinear", {"x": np.zeros(3, F32), "y_scale": np.ones((), F32)},
-          attrs={"output_dtype": 17}, opset=21), "float8e4m3fn is not supported"),
+    (case("quantize_to_float8e8m0", "QuantizeLinear", {"x": np.zeros(3, F32), "y_scale": np.ones((), F32)},
+          attrs={"output_dtype": 24}, opset=24), "float8e8m0 is not supported"),
     (case("qlinear_matmul_per_column", "QLinearMatMul",
           {"a": np.zeros((2, 3), np.uint8), "a_scale": np.ones(1, F32), "a_zero_point": np.zeros(1, np.uint8),
            "b": np.zeros((3, 4), np.uint8), "b_scale": np.ones(4, F32), "b_zero_point": np.zeros(4, np.uint8),
            "y_scale": np.ones(1, F32), "y_zero_point": np.zeros(1, np.uint8)}, opset=21),
      "b_scale must hold one element"),
-    (case("cast_to_int4", "Cast", {"x": np.zeros(3, F32)}, attrs={"to": 22}, opset=21), "int4 is not supported"),
+    (case("cast_to_float8e8m0", "Cast", {"x": np.zeros(3, F32)}, attrs={"to": 24}, opset=24),
+     "float8e8m0 is not supported"),
 ]
 
 

@@ -10,6 +10,11 @@
 namespace lockstep {
 
 /// Element types. The values are ONNX TensorProto.DataType codes, so they can be read off a model directly.
+///
+/// The low-precision types take one byte per element in memory (as ml_dtypes' numpy arrays do), even those that
+/// ONNX packs several to a byte in a model (int4, uint4, float4e2m1: two; int2, uint2: four): the reader unpacks
+/// them on load, each element's bit pattern in the low bits of its byte, the high bits zero. dtype_bits gives the
+/// width ONNX stores.
 enum class DType : int32_t {
   Undefined = 0,
   Float = 1,
@@ -26,11 +31,23 @@ enum class DType : int32_t {
   UInt32 = 12,
   UInt64 = 13,
   BFloat16 = 16,
+  Float8E4M3FN = 17,
+  Float8E4M3FNUZ = 18,
+  Float8E5M2 = 19,
+  Float8E5M2FNUZ = 20,
+  UInt4 = 21,
+  Int4 = 22,
+  Float4E2M1 = 23,
+  UInt2 = 25,
+  Int2 = 26,
 };
 
 /// Bytes per element; 0 for Undefined and String (string tensors hold std::string objects, not bytes: see
 /// Tensor::strings).
 size_t dtype_size(DType t);
+/// Bits per element as ONNX stores it in a model (4 for int4/uint4/float4e2m1, 2 for int2/uint2, else
+/// 8*dtype_size).
+int dtype_bits(DType t);
 /// The onnxruntime spelling of a type, e.g. "float", "int64", "bool".
 const char* dtype_name(DType t);
 /// True for the types lockstep kernels compute on.

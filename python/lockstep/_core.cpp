@@ -37,6 +37,42 @@ constexpr DTypeMap kDTypes[] = {
 // Read-only arrays (np.frombuffer, numpy_helper.to_array) are valid feeds, as in onnxruntime.
 using AnyArray = nb::ndarray<nb::ro, nb::numpy, nb::c_contig, nb::device::cpu>;
 
+// The element types numpy has only through ml_dtypes (which onnx depends on): their numpy dtype names. DLPack has no
+// code for most, so their arrays cross as unsigned integers of the same width (one byte, two for bfloat16) and are
+// viewed back as the ml_dtypes type.
+struct MlDType {
+  DType dtype;
+  const char* name;
+};
+constexpr MlDType kMlDTypes[] = {
+    {DType::BFloat16, "bfloat16"},       {DType::Float8E4M3FN, "float8_e4m3fn"},
+    {DType::Float8E4M3FNUZ, "float8_e4m3fnuz"}, {DType::Float8E5M2, "float8_e5m2"},
+    {DType::Float8E5M2FNUZ, "float8_e5m2fnuz"}, {DType::UInt4, "uint4"},
+    {DType::Int4, "int4"},               {DType::Float4E2M1, "float4_e2m1fn"},
+    {DType::UInt2, "uint2"},             {DType::Int2, "int2"},
+};
+
+const MlDType* ml_dtype_of(DType t) {
+  for (const auto& m : kMlDTypes)
+    if (m.dtype == t) return &m;
+  return nullptr;
+}
+
+// The ml_dtypes type of a numpy array, or null for any other object.
+const MlDType* ml_dtype_of_array(nb::handle obj) {
+  nb::module_ np = nb::module_::import_("numpy");
+  if (!nb::isinstance(obj, np.attr("ndarray"))) return nullptr;
+  std::string name = nb::cast<std::string>(obj.attr("dtype").attr("name"));
+  for (const auto& m : kMlDTypes)
+    if (name == m.name) return &m;
+  return nullptr;
+}
+
+// The unsigned numpy type as wide as an ml_dtypes element.
+nb::object carrier_type(DType t) {
+  return nb::module_::import_("numpy").attr(dtype_size(t) == 2 ? "uint16" : "uint8");
+}
+
 DType dtype_of_dlpack(nb::dlpack::dtype d, const std::string& what) {
   for (const auto& m : kDTypes)
     if (static_cast<uint8_t>(m.code) == d.code && m.bits == d.bits && d.lanes == 1) return m.dtype;
@@ -78,15 +114,16 @@ Device device_named(const std::string& name) {
 
 const char* device_label(Device d) { return d == Device::CPU ? "cpu" : "cuda"; }
 
-Tensor tensor_from_numpy(const AnyArray& a, const std::string& name) {
-  return Tensor::from_bytes(dtype_of_dlpack(a.dtype(), "input '" + name + "'"), shape_of_array(a), a.data());
-}
-
 // A host array as a Tensor: over the array's own memory when `share` (the array is kept alive with it), else a copy.
-Tensor tensor_over_numpy(const AnyArray& a, bool share) {
-  if (!share) return tensor_from_numpy(a, "the array");
-  return Tensor::wrap(dtype_of_dlpack(a.dtype(), "the array"), shape_of_array(a), const_cast<void*>(a.data()),
-                      Device::CPU, 0, python_owner(a));
+// `what` names it in errors. An ml_dtypes array crosses as its unsigned carrier (see kMlDTypes).
+Tensor tensor_over_numpy(nb::handle obj, bool share, const std::string& what) {
+  const MlDType* ml = ml_dtype_of_array(obj);
+  AnyArray a;
+  if (!nb::try_cast<AnyArray>(ml ? obj.attr("view")(carrier_type(ml->dtype)) : nb::borrow(obj), a))
+    throw nb::type_error((what + " is not a C-contiguous numpy array on the host").c_str());
+  DType dtype = ml ? ml->dtype : dtype_of_dlpack(a.dtype(), what);
+  if (!share) return Tensor::from_bytes(dtype, shape_of_array(a), a.data());
+  return Tensor::wrap(dtype, shape_of_array(a), const_cast<void*>(a.data()), Device::CPU, 0, python_owner(a));
 }
 
 // Any object with __dlpack__ (torch, cupy, jax, numpy...) as a Tensor over its memory, which it keeps alive.
@@ -136,7 +173,10 @@ bool is_dlpack_uint8(nb::handle capsule) {
 // memory, which the array or capsule keeps alive.
 template <typename Framework>
 nb::object tensor_as_array(const Tensor& t) {
-  nb::dlpack::dtype d = dlpack_of(t.dtype());
+  const MlDType* ml = ml_dtype_of(t.dtype());
+  nb::dlpack::dtype d = ml ? nb::dlpack::dtype{static_cast<uint8_t>(nb::dlpack::dtype_code::UInt),
+                                               static_cast<uint8_t>(8 * dtype_size(t.dtype())), 1}
+                           : dlpack_of(t.dtype());
   auto* owner = new Tensor(t);
   nb::capsule keep(owner, [](void* p) noexcept { delete static_cast<Tensor*>(p); });
   std::vector<size_t> shape(t.shape().begin(), t.shape().end());
@@ -163,7 +203,10 @@ nb::object strings_to_numpy(const Tensor& t) {
 }
 
 nb::object tensor_to_numpy(const Tensor& t) {
-  return t.dtype() == DType::String ? strings_to_numpy(t) : tensor_as_array<nb::numpy>(t);
+  if (t.dtype() == DType::String) return strings_to_numpy(t);
+  nb::object array = tensor_as_array<nb::numpy>(t);
+  if (const MlDType* ml = ml_dtype_of(t.dtype())) return array.attr("view")(nb::module_::import_("ml_dtypes").attr(ml->name));
+  return array;
 }
 
 // A host string tensor from the UTF-8 (or raw) bytes of each element, in row-major order.
@@ -247,7 +290,7 @@ nb::list run_session(Session& s, const std::vector<std::string>& names, const nb
   for (auto [key, value] : feeds) {
     std::string name = nb::cast<std::string>(key);
     tensors[name] = nb::isinstance<Tensor>(value) ? nb::cast<Tensor>(value)  // string feeds, made by the package
-                                                  : tensor_from_numpy(nb::cast<AnyArray>(value), name);
+                                                  : tensor_over_numpy(value, false, "input '" + name + "'");
   }
   std::vector<Tensor> outputs;
   {
@@ -306,7 +349,7 @@ nb::list run_tensors(Session& s, const std::vector<std::string>& names, const st
 
 void bind_tensor(nb::module_& m) {
   nb::class_<Tensor>(m, "Tensor")
-      .def_static("from_numpy", [](const AnyArray& a, bool share) { return tensor_over_numpy(a, share); })
+      .def_static("from_numpy", [](nb::handle a, bool share) { return tensor_over_numpy(a, share, "the array"); })
       .def_static("from_dlpack", [](const DLPackArray& a, bool is_bool_tensor) { return tensor_from_dlpack(a, is_bool_tensor); },
                   nb::arg("data"), nb::arg("is_bool_tensor") = false)
       .def_static("from_strings", &tensor_from_strings)

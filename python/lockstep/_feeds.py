@@ -3,6 +3,11 @@ the input's declared type, as in onnxruntime; what cannot be a tensor is refused
 
 import numpy as np
 
+try:  # numpy has the low-precision types only through ml_dtypes (an onnx dependency)
+    import ml_dtypes
+except ImportError:  # pragma: no cover - then those tensors cannot be fed or returned
+    ml_dtypes = None
+
 from . import _core
 from ._core import InvalidArgument, NotImplemented
 from ._sparse import SparseTensor
@@ -13,6 +18,14 @@ NUMPY_TYPES = {
     "tensor(uint8)": np.uint8, "tensor(uint16)": np.uint16, "tensor(uint32)": np.uint32,
     "tensor(uint64)": np.uint64, "tensor(bool)": np.bool_,
 }
+# ONNX type name: ml_dtypes name (one byte per element, two for bfloat16, as lockstep holds them).
+ML_DTYPES = {
+    "bfloat16": "bfloat16", "float8e4m3fn": "float8_e4m3fn", "float8e4m3fnuz": "float8_e4m3fnuz",
+    "float8e5m2": "float8_e5m2", "float8e5m2fnuz": "float8_e5m2fnuz", "uint4": "uint4", "int4": "int4",
+    "float4e2m1": "float4_e2m1fn", "uint2": "uint2", "int2": "int2",
+}
+if ml_dtypes is not None:
+    NUMPY_TYPES.update({f"tensor({onnx_name})": getattr(ml_dtypes, name) for onnx_name, name in ML_DTYPES.items()})
 
 
 def _string_element(value):

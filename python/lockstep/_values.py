@@ -12,7 +12,7 @@ import numpy as np
 
 from . import _core
 from ._core import InvalidArgument, NotImplemented as _NotImplemented
-from ._feeds import as_array, feed_tensor
+from ._feeds import NUMPY_TYPES, as_array, feed_tensor
 from ._sparse import SparseTensor
 
 CUDA_PROVIDER = "CUDAExecutionProvider"
@@ -32,12 +32,17 @@ class OrtDeviceVendorId(IntEnum):
 
 NVIDIA_VENDOR_ID = OrtDeviceVendorId.NVIDIA
 
-# ONNX element type code: (numpy dtype, onnxruntime's name). bfloat16 has no numpy dtype; strings are not supported.
+# ONNX element type code: (numpy dtype, onnxruntime's name); the low-precision types' numpy dtypes come from
+# ml_dtypes (when installed); strings are not supported.
 _ELEMENT_TYPES = {
     1: (np.float32, "float"), 2: (np.uint8, "uint8"), 3: (np.int8, "int8"), 4: (np.uint16, "uint16"),
     5: (np.int16, "int16"), 6: (np.int32, "int32"), 7: (np.int64, "int64"), 9: (np.bool_, "bool"),
     10: (np.float16, "float16"), 11: (np.float64, "double"), 12: (np.uint32, "uint32"), 13: (np.uint64, "uint64"),
 }
+_LOW_PRECISION_CODES = {"bfloat16": 16, "float8e4m3fn": 17, "float8e4m3fnuz": 18, "float8e5m2": 19,
+                        "float8e5m2fnuz": 20, "uint4": 21, "int4": 22, "float4e2m1": 23, "uint2": 25, "int2": 26}
+_ELEMENT_TYPES.update({code: (NUMPY_TYPES[f"tensor({name})"], name) for name, code in _LOW_PRECISION_CODES.items()
+                       if f"tensor({name})" in NUMPY_TYPES})
 _CODE_OF_NUMPY = {np.dtype(t): code for code, (t, _) in _ELEMENT_TYPES.items()}
 _DEVICE_TYPES = {"cpu": 0, "cuda": 1}  # OrtDevice's codes
 
@@ -68,7 +73,7 @@ def _device_name(device_type, what):
 
 def _host_array(value, what):
     array = np.asarray(value)
-    if array.dtype.kind in "OUSV":
+    if array.dtype.kind in "OUSV" and array.dtype not in _CODE_OF_NUMPY:
         raise _NotImplemented(f"{what}: lockstep has no string or object tensors; got a numpy array of dtype "
                               f"{array.dtype}")
     return array

@@ -10,6 +10,7 @@
 #include <type_traits>
 
 #include "arith/hd.h"
+#include "arith/low_precision.h"
 #include "arith/math.h"
 
 namespace lockstep::arith {
@@ -119,10 +120,10 @@ LOCKSTEP_HD float f16_bits_to_f32(uint16_t h) {
   if (e == 0) return copysign_f32(static_cast<float>(m) * 5.9604644775390625e-8f, float_of(sign));  // m * 2^-24
   return float_of(sign | ((e + 112u) << 23) | (m << 13));
 }
-/// float -> bfloat16 bits, round to nearest even; NaN stays NaN (quiet).
+/// float -> bfloat16 bits, round to nearest even; NaN -> the quiet NaN of its sign, payload dropped (as ml_dtypes).
 LOCKSTEP_HD uint16_t f32_to_bf16_bits(float x) {
   const uint32_t u = bits_of(x);
-  if ((u & 0x7fffffffu) > 0x7f800000u) return static_cast<uint16_t>((u >> 16) | 0x40u);
+  if ((u & 0x7fffffffu) > 0x7f800000u) return static_cast<uint16_t>(((u >> 16) & 0x8000u) | 0x7fc0u);
   return static_cast<uint16_t>((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);
 }
 LOCKSTEP_HD float bf16_bits_to_f32(uint16_t h) { return float_of(static_cast<uint32_t>(h) << 16); }
@@ -131,6 +132,9 @@ LOCKSTEP_HD float bf16_bits_to_f32(uint16_t h) { return float_of(static_cast<uin
 struct Half { uint16_t bits; };
 struct BHalf { uint16_t bits; };
 struct Boolean { uint8_t v; };
+
+template <class S> struct IsLow : std::false_type {};
+template <LowType K> struct IsLow<Low<K>> : std::true_type {};
 
 /// A value in transit through Cast: a signed integer, an unsigned integer or a real (float and float16 sources
 /// are held exactly as double).
@@ -146,7 +150,10 @@ LOCKSTEP_HD CastValue cast_load(S s) {
   if constexpr (std::is_same_v<S, Half>) return {CastValue::Real, 0, 0, static_cast<double>(f16_bits_to_f32(s.bits))};
   else if constexpr (std::is_same_v<S, BHalf>) return {CastValue::Real, 0, 0, static_cast<double>(bf16_bits_to_f32(s.bits))};
   else if constexpr (std::is_same_v<S, Boolean>) return {CastValue::Signed, s.v != 0 ? 1 : 0, 0, 0.0};
-  else if constexpr (std::is_floating_point_v<S>) return {CastValue::Real, 0, 0, static_cast<double>(s)};
+  else if constexpr (IsLow<S>::value) {
+    if constexpr (S::kFloat) return {CastValue::Real, 0, 0, static_cast<double>(low_to_f32(s))};
+    else return {CastValue::Signed, static_cast<int64_t>(low_to_f32(s)), 0, 0.0};
+  } else if constexpr (std::is_floating_point_v<S>) return {CastValue::Real, 0, 0, static_cast<double>(s)};
   else if constexpr (std::is_signed_v<S>) return {CastValue::Signed, static_cast<int64_t>(s), 0, 0.0};
   else return {CastValue::Unsigned, 0, static_cast<uint64_t>(s), 0.0};
 }
@@ -169,9 +176,23 @@ LOCKSTEP_HD I real_to_int(double d) {
   }
 }
 
+/// CastValue -> a low-precision type: floats round from double (exact for every float source; an integer beyond
+/// 2^53 is out of every minifloat's range either way), integers wrap, reals truncate (small_int_from_real).
 template <class D>
-LOCKSTEP_HD D cast_store(CastValue v) {
-  if constexpr (std::is_same_v<D, Half>) return Half{f32_to_f16_bits(cast_store<float>(v))};
+LOCKSTEP_HD D cast_store_low(CastValue v, bool saturate) {
+  const double real = v.kind == CastValue::Signed ? static_cast<double>(v.i)
+                      : v.kind == CastValue::Unsigned ? static_cast<double>(v.u) : v.d;
+  if constexpr (D::kFloat) return D{static_cast<uint8_t>(f64_to_minifloat(mini_float(D::kType), real, saturate))};
+  else if (v.kind == CastValue::Real) return D{static_cast<uint8_t>(small_int_from_real(real, D::kIntBits, D::kSigned))};
+  else return D{static_cast<uint8_t>(small_int_wrap(v.kind == CastValue::Signed ? static_cast<uint64_t>(v.i) : v.u,
+                                                    D::kIntBits))};
+}
+
+/// `saturate` is Cast's attribute: it only changes conversions to the float8 types.
+template <class D>
+LOCKSTEP_HD D cast_store(CastValue v, bool saturate = true) {
+  if constexpr (IsLow<D>::value) return cast_store_low<D>(v, saturate);
+  else if constexpr (std::is_same_v<D, Half>) return Half{f32_to_f16_bits(cast_store<float>(v))};
   else if constexpr (std::is_same_v<D, BHalf>) return BHalf{f32_to_bf16_bits(cast_store<float>(v))};
   else if constexpr (std::is_same_v<D, Boolean>) {
     bool nz = v.kind == CastValue::Signed ? v.i != 0 : v.kind == CastValue::Unsigned ? v.u != 0 : v.d != 0.0;
@@ -189,7 +210,7 @@ LOCKSTEP_HD D cast_store(CastValue v) {
 }
 
 template <class D, class S>
-LOCKSTEP_HD D cast_element(S s) { return cast_store<D>(cast_load(s)); }
+LOCKSTEP_HD D cast_element(S s, bool saturate = true) { return cast_store<D>(cast_load(s), saturate); }
 
 // ---------------------------------------------------------------------------------------------- integer helpers
 

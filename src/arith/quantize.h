@@ -22,31 +22,53 @@ struct ScaleIndex {
   }
 };
 
-/// r = q rounded half to even (Round's rule), NaN taken as 0, then + zero point in integers, saturated to Q.
-template <class Q>
-LOCKSTEP_HD Q round_saturate(float q, Q zero_point) {
+/// q rounded half to even (Round's rule), NaN taken as 0, clamped to +-2^31, plus the zero point, in int64.
+LOCKSTEP_HD int64_t round_offset(float q, int64_t zero_point) {
   float r = rint_f32(q);
   if (r != r) r = 0.0f;
-  const float kLimit = 2147483648.0f;  // 2^31: beyond every Q's range, and exact as float and int64
+  const float kLimit = 2147483648.0f;  // 2^31: beyond every quantized type's range, and exact as float and int64
   r = r < -kLimit ? -kLimit : r;
   r = kLimit < r ? kLimit : r;
-  int64_t v = static_cast<int64_t>(r) + static_cast<int64_t>(zero_point);
+  return static_cast<int64_t>(r) + zero_point;
+}
+
+/// r = round_offset(q, zero point) saturated to Q.
+template <class Q>
+LOCKSTEP_HD Q round_saturate(float q, Q zero_point) {
+  const int64_t v = round_offset(q, static_cast<int64_t>(zero_point));
   constexpr int kBits = 8 * static_cast<int>(sizeof(Q));  // Q has at most 32 bits
   constexpr int64_t lo = std::is_signed_v<Q> ? -(int64_t{1} << (kBits - 1)) : 0;
   constexpr int64_t hi = std::is_signed_v<Q> ? (int64_t{1} << (kBits - 1)) - 1 : (int64_t{1} << kBits) - 1;
   return static_cast<Q>(v < lo ? lo : hi < v ? hi : v);
 }
 
-/// QuantizeLinear: round_saturate(x / scale) (IEEE division).
+/// QuantizeLinear to a low-precision type, q = x / scale: int4/uint4/int2/uint2 as round_saturate (to their
+/// range); float4e2m1: q + zero point, then Cast's rounding; float8: Cast's rounding of q with `saturate` (the
+/// zero point is taken as 0, as in onnx's reference, so that -0 stays -0).
 template <class Q>
-LOCKSTEP_HD Q quantize_element(float x, float scale, Q zero_point) {
-  return round_saturate<Q>(x / scale, zero_point);
+LOCKSTEP_HD Q quantize_low(float q, Q zero_point, bool saturate) {
+  if constexpr (!Q::kFloat) {
+    const int64_t v = round_offset(q, static_cast<int64_t>(low_to_f32(zero_point)));
+    return Q{static_cast<uint8_t>(small_int_saturate(v, Q::kIntBits, Q::kSigned))};
+  } else {
+    const float r = Q::kType == LowType::E2M1 ? q + low_to_f32(zero_point) : q;
+    return Q{static_cast<uint8_t>(f64_to_minifloat(mini_float(Q::kType), static_cast<double>(r), saturate))};
+  }
 }
 
-/// y = float(x - zero_point) * scale: the difference exact in int64, one rounding to float, one product.
+/// QuantizeLinear: round_saturate(x / scale) (IEEE division); quantize_low for the low-precision types.
+template <class Q>
+LOCKSTEP_HD Q quantize_element(float x, float scale, Q zero_point, bool saturate) {
+  if constexpr (IsLow<Q>::value) return quantize_low<Q>(x / scale, zero_point, saturate);
+  else return round_saturate<Q>(x / scale, zero_point);
+}
+
+/// y = float(x - zero_point) * scale: the difference exact in int64, one rounding to float, one product. A
+/// low-precision x: float(x) - float(zero_point) (exact but for float8 values far apart), one product.
 template <class Q>
 LOCKSTEP_HD float dequantize_element(Q x, Q zero_point, float scale) {
-  return static_cast<float>(static_cast<int64_t>(x) - static_cast<int64_t>(zero_point)) * scale;
+  if constexpr (IsLow<Q>::value) return (low_to_f32(x) - low_to_f32(zero_point)) * scale;
+  else return static_cast<float>(static_cast<int64_t>(x) - static_cast<int64_t>(zero_point)) * scale;
 }
 
 /// DynamicQuantizeLinear's uint8 parameters from the input's range [lo, hi] (lo = min(0, MIN x), hi = max(0, MAX x)):
@@ -62,14 +84,19 @@ LOCKSTEP_HD DynamicRange dynamic_range(float lo, float hi) {
 }
 
 /// The two ops as functors of (x, scale, zero point), so that each device has one loop for both.
+/// `saturate` is QuantizeLinear's attribute (float8 only). The scale S of DequantizeLinear (float, Half or BHalf) is
+/// also its output type: the product is rounded to float, then to S (as onnx's reference does).
 template <class Q>
 struct QuantizeOp {
-  LOCKSTEP_HD Q operator()(float x, float scale, Q zero_point) const { return quantize_element<Q>(x, scale, zero_point); }
+  bool saturate = true;
+  LOCKSTEP_HD Q operator()(float x, float scale, Q zero_point) const {
+    return quantize_element<Q>(x, scale, zero_point, saturate);
+  }
 };
-template <class Q>
+template <class Q, class S = float>
 struct DequantizeOp {
-  LOCKSTEP_HD float operator()(Q x, float scale, Q zero_point) const {
-    return dequantize_element<Q>(x, zero_point, scale);
+  LOCKSTEP_HD S operator()(Q x, S scale, Q zero_point) const {
+    return cast_element<S>(dequantize_element<Q>(x, zero_point, cast_element<float>(scale)));
   }
 };
 

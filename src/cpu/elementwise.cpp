@@ -75,9 +75,12 @@ void where_f(KernelContext& ctx, const BroadcastPlan& plan, const uint8_t* c, co
 }
 
 template <class S, class D>
-void cast_f(KernelContext& ctx, const S* in, D* out, int64_t n) {
+void cast_f(KernelContext& ctx, const S* in, D* out, int64_t n, bool saturate) {
   ctx.pool->parallel_for(
-      n, [&](int64_t b, int64_t e) { for (int64_t i = b; i < e; ++i) out[i] = arith::cast_element<D>(in[i]); },
+      n,
+      [&](int64_t b, int64_t e) {
+        for (int64_t i = b; i < e; ++i) out[i] = arith::cast_element<D>(in[i], saturate);
+      },
       kGrain);
 }
 
@@ -106,12 +109,12 @@ struct CpuElementwise {
                     T* out) {
     where_f<T>(ctx, plan, c, x, y, out);
   }
-  static void cast(KernelContext& ctx, const Tensor& x, Tensor& y) {
+  static void cast(KernelContext& ctx, const Tensor& x, Tensor& y, bool saturate) {
     dispatch_cast_type(ctx, x.dtype(), [&](auto src) {
       using S = decltype(src);
       dispatch_cast_type(ctx, y.dtype(), [&](auto dst) {
         using D = decltype(dst);
-        cast_f(ctx, static_cast<const S*>(x.raw()), static_cast<D*>(y.raw()), x.numel());
+        cast_f(ctx, static_cast<const S*>(x.raw()), static_cast<D*>(y.raw()), x.numel(), saturate);
       });
     });
   }

@@ -12,13 +12,13 @@ constexpr int64_t kGrain = 16384;
 
 struct CpuQuantize {
   // Contract: arith::quantize_element / dequantize_element per element; see docs/arithmetic.md#quantize.
-  template <class In, class Out, class Q, class F>
-  static void map(KernelContext& ctx, const In* x, const float* scale, const Q* zp, Out* y, int64_t n,
+  template <class In, class Out, class Q, class S, class F>
+  static void map(KernelContext& ctx, const In* x, const S* scale, const Q* zp, Out* y, int64_t n,
                   const arith::ScaleIndex& index, F f) {
     ctx.pool->parallel_for(n, [&](int64_t b, int64_t e) {
       for (int64_t i = b; i < e; ++i) {
         int64_t s = index.of(i);
-        y[i] = f(x[i], scale[s], zp ? zp[s] : Q(0));
+        y[i] = f(x[i], scale[s], zp ? zp[s] : Q{});
       }
     }, kGrain);
   }
@@ -75,9 +75,9 @@ void conv_integer(KernelContext& ctx) {
   });
 }
 
-void quantize(KernelContext& ctx) { run_linear_quantize<CpuQuantize, false>(ctx); }
+void quantize(KernelContext& ctx) { run_quantize<CpuQuantize>(ctx); }
 void dynamic_quantize(KernelContext& ctx) { run_dynamic_quantize<CpuQuantize>(ctx); }
-void dequantize(KernelContext& ctx) { run_linear_quantize<CpuQuantize, true>(ctx); }
+void dequantize(KernelContext& ctx) { run_dequantize<CpuQuantize>(ctx); }
 void qlinear_matmul(KernelContext& ctx) { run_qlinear_matmul<CpuQuantize>(ctx); }
 
 }  // namespace lockstep::cpu

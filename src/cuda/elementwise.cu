@@ -39,7 +39,9 @@ __global__ void where_kernel(const uint8_t* __restrict__ c, const T* __restrict_
 
 // Contract: cast_element<D>(s) per element; see docs/arithmetic.md#cast
 template <class D>
-__global__ void cast_kernel(const void* __restrict__ in, DType src, D* __restrict__ out, int64_t n) {
+__global__ void cast_kernel(const void* __restrict__ in, DType src, D* __restrict__ out, int64_t n, bool saturate) {
+  using arith::Low;
+  using arith::LowType;
   for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < n; i += int64_t(gridDim.x) * blockDim.x) {
     arith::CastValue v;
     switch (src) {
@@ -55,9 +57,18 @@ __global__ void cast_kernel(const void* __restrict__ in, DType src, D* __restric
       case DType::UInt16: v = arith::cast_load(static_cast<const uint16_t*>(in)[i]); break;
       case DType::UInt32: v = arith::cast_load(static_cast<const uint32_t*>(in)[i]); break;
       case DType::UInt64: v = arith::cast_load(static_cast<const uint64_t*>(in)[i]); break;
+      case DType::Float8E4M3FN: v = arith::cast_load(static_cast<const Low<LowType::E4M3FN>*>(in)[i]); break;
+      case DType::Float8E4M3FNUZ: v = arith::cast_load(static_cast<const Low<LowType::E4M3FNUZ>*>(in)[i]); break;
+      case DType::Float8E5M2: v = arith::cast_load(static_cast<const Low<LowType::E5M2>*>(in)[i]); break;
+      case DType::Float8E5M2FNUZ: v = arith::cast_load(static_cast<const Low<LowType::E5M2FNUZ>*>(in)[i]); break;
+      case DType::Float4E2M1: v = arith::cast_load(static_cast<const Low<LowType::E2M1>*>(in)[i]); break;
+      case DType::Int4: v = arith::cast_load(static_cast<const Low<LowType::Int4>*>(in)[i]); break;
+      case DType::UInt4: v = arith::cast_load(static_cast<const Low<LowType::UInt4>*>(in)[i]); break;
+      case DType::Int2: v = arith::cast_load(static_cast<const Low<LowType::Int2>*>(in)[i]); break;
+      case DType::UInt2: v = arith::cast_load(static_cast<const Low<LowType::UInt2>*>(in)[i]); break;
       default: v = arith::cast_load(static_cast<const arith::Boolean*>(in)[i]); break;
     }
-    out[i] = arith::cast_store<D>(v);
+    out[i] = arith::cast_store<D>(v, saturate);
   }
 }
 
@@ -80,12 +91,12 @@ struct CudaElementwise {
     where_kernel<T><<<grid_for(plan.numel), kThreadsPerBlock, 0, stream_of(ctx)>>>(c, x, y, out, plan);
     check_launch(ctx);
   }
-  static void cast(KernelContext& ctx, const Tensor& x, Tensor& y) {
+  static void cast(KernelContext& ctx, const Tensor& x, Tensor& y, bool saturate) {
     const int64_t n = x.numel();
     dispatch_cast_type(ctx, y.dtype(), [&](auto dst) {
       using D = decltype(dst);
       cast_kernel<D><<<grid_for(n), kThreadsPerBlock, 0, stream_of(ctx)>>>(x.raw(), x.dtype(),
-                                                                           static_cast<D*>(y.raw()), n);
+                                                                           static_cast<D*>(y.raw()), n, saturate);
       check_launch(ctx);
     });
   }
@@ -95,7 +106,7 @@ struct CudaElementwise {
     Tensor f = new_tensor(ctx, DType::Float, y.shape());
     if (y.numel() == 0) return f;
     cast_kernel<float><<<grid_for(y.numel()), kThreadsPerBlock, 0, stream_of(ctx)>>>(y.raw(), y.dtype(),
-                                                                                        f.data<float>(), y.numel());
+                                                                                        f.data<float>(), y.numel(), true);
     check_launch(ctx);
     return f;
   }

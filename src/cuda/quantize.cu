@@ -11,14 +11,14 @@ namespace lockstep::cuda {
 namespace {
 
 // Contract: arith::quantize_element / dequantize_element per element; see docs/arithmetic.md#quantize.
-template <class In, class Out, class Q, class F>
-__global__ void quantize_map_kernel(const In* __restrict__ x, const float* __restrict__ scale,
+template <class In, class Out, class Q, class S, class F>
+__global__ void quantize_map_kernel(const In* __restrict__ x, const S* __restrict__ scale,
                                     const Q* __restrict__ zp, Out* __restrict__ y, int64_t n, arith::ScaleIndex index,
                                     F f) {
   int64_t e = blockIdx.x * int64_t(blockDim.x) + threadIdx.x;
   if (e >= n) return;
   int64_t s = index.of(e);
-  y[e] = f(x[e], scale[s], zp ? zp[s] : Q(0));
+  y[e] = f(x[e], scale[s], zp ? zp[s] : Q{});
 }
 
 // Contract: arith::qlinear_dot per output; see docs/arithmetic.md#quantize.
@@ -72,11 +72,11 @@ ZeroPointView device_zero_points(KernelContext& ctx, const ZeroPoints& z, std::s
 }
 
 struct CudaQuantize {
-  template <class In, class Out, class Q, class F>
-  static void map(KernelContext& ctx, const In* x, const float* scale, const Q* zp, Out* y, int64_t n,
+  template <class In, class Out, class Q, class S, class F>
+  static void map(KernelContext& ctx, const In* x, const S* scale, const Q* zp, Out* y, int64_t n,
                   const arith::ScaleIndex& index, F f) {
-    quantize_map_kernel<In, Out, Q, F><<<blocks_for(n), kThreadsPerBlock, 0, stream_of(ctx)>>>(x, scale, zp, y, n,
-                                                                                             index, f);
+    quantize_map_kernel<In, Out, Q, S, F><<<blocks_for(n), kThreadsPerBlock, 0, stream_of(ctx)>>>(x, scale, zp, y,
+                                                                                                n, index, f);
     check_launch(ctx);
   }
   static void upload(KernelContext& ctx, const Tensor& host, Tensor& out) {
@@ -94,9 +94,9 @@ struct CudaQuantize {
 
 }  // namespace
 
-void quantize(KernelContext& ctx) { run_linear_quantize<CudaQuantize, false>(ctx); }
+void quantize(KernelContext& ctx) { run_quantize<CudaQuantize>(ctx); }
 void dynamic_quantize(KernelContext& ctx) { run_dynamic_quantize<CudaQuantize>(ctx); }
-void dequantize(KernelContext& ctx) { run_linear_quantize<CudaQuantize, true>(ctx); }
+void dequantize(KernelContext& ctx) { run_dequantize<CudaQuantize>(ctx); }
 void qlinear_matmul(KernelContext& ctx) { run_qlinear_matmul<CudaQuantize>(ctx); }
 
 // Contract: as cpu::matmul_integer, exact int32 wrapping; docs/arithmetic.md#quantize.

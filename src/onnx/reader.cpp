@@ -17,6 +17,7 @@
 #include <utility>
 
 #include "onnx/model.h"
+#include "onnx/packed.h"
 
 namespace lockstep::onnx {
 namespace {
@@ -151,11 +152,18 @@ bool pread_all(int fd, void* out, uint64_t size, uint64_t offset) {
 // External tensors of at least this size are memory-mapped instead of read.
 constexpr uint64_t kMapAtLeastBytes = uint64_t{1} << 20;
 
+// t with its packed bytes (at the start of its buffer) spread to one element per byte; other types as they are.
+Tensor unpacked(Tensor t) {
+  if (dtype_bits(t.dtype()) < 8)
+    unpack_in_place(static_cast<uint8_t*>(t.raw()), static_cast<uint64_t>(t.numel()), dtype_bits(t.dtype()));
+  return t;
+}
+
 // A large external tensor is mapped, not read, so that session creation does not hold a heap copy of the weights
 // besides the page cache's (a 2 GB model would otherwise need 2 GB more at its peak). MAP_PRIVATE: nothing is ever
 // written back to the file. Returns an undefined Tensor where mapping does not apply (small, misaligned, failed).
 Tensor map_external(int fd, DType dtype, const Shape& dims, uint64_t offset, uint64_t nbytes) {
-  if (nbytes < kMapAtLeastBytes || offset % dtype_size(dtype) != 0) return {};
+  if (nbytes < kMapAtLeastBytes || offset % dtype_size(dtype) != 0 || dtype_bits(dtype) < 8) return {};
   const uint64_t page = static_cast<uint64_t>(::sysconf(_SC_PAGESIZE));
   const uint64_t start = offset / page * page, span = nbytes + (offset - start);
   void* base = ::mmap(nullptr, span, PROT_READ | PROT_WRITE, MAP_PRIVATE, fd, static_cast<off_t>(start));
@@ -736,7 +744,7 @@ Tensor Parser::inline_data(Span s, const TensorFields& tf, DType dtype, uint64_t
                                                " stores data in " + tensor_field_name(k) +
                                                ", which is not the field for that type");
   if (dtype == DType::String) return string_data(s, tf, numel);
-  uint64_t want_bytes = saturating_mul(numel, dtype_size(dtype));
+  uint64_t want_bytes = stored_bytes(dtype, numel);
   if (tf.has_raw) {
     if (tf.count[typed] > 0)
       model_error(ErrorCode::InvalidGraph,
@@ -744,14 +752,19 @@ Tensor Parser::inline_data(Span s, const TensorFields& tf, DType dtype, uint64_t
     if (tf.raw.size() != want_bytes)
       dims_mismatch(tf, dtype, std::to_string(want_bytes) + " bytes expected, raw_data has " +
                                    std::to_string(tf.raw.size()));
-    return Tensor::from_bytes(dtype, tf.dims, data_ + tf.raw.begin);
+    Tensor t = Tensor::empty(dtype, tf.dims);
+    if (want_bytes > 0) std::memcpy(t.raw(), data_ + tf.raw.begin, want_bytes);
+    return unpacked(t);
   }
-  if (tf.count[typed] != numel)
-    dims_mismatch(tf, dtype, std::to_string(numel) + " elements expected, " + tensor_field_name(typed) + " has " +
-                                 std::to_string(tf.count[typed]));
+  // A sub-byte type's int32_data holds its packed bytes, one per value.
+  const bool packed = dtype_bits(dtype) < 8;
+  const uint64_t values = packed ? want_bytes : numel;
+  if (tf.count[typed] != values)
+    dims_mismatch(tf, dtype, std::to_string(values) + (packed ? " packed bytes" : " elements") + " expected, " +
+                                 tensor_field_name(typed) + " has " + std::to_string(tf.count[typed]));
   Tensor t = Tensor::empty(dtype, tf.dims);
   if (numel > 0) decode_typed(s, typed, dtype, static_cast<uint8_t*>(t.raw()));
-  return t;
+  return unpacked(t);
 }
 
 Tensor Parser::string_data(Span s, const TensorFields& tf, uint64_t numel) {
@@ -808,7 +821,7 @@ Tensor Parser::external_data(const TensorFields& tf, DType dtype, uint64_t numel
   }
   if (location.empty())
     model_error(ErrorCode::InvalidGraph, "tensor '" + name + "' has external data without a location");
-  uint64_t nbytes = saturating_mul(numel, dtype_size(dtype));
+  uint64_t nbytes = stored_bytes(dtype, numel);
   if (length && *length != nbytes)
     dims_mismatch(tf, dtype, std::to_string(nbytes) + " bytes expected, external data has " + std::to_string(*length));
   if (memory_files_.count(normal_location(location))) return memory_file_data(tf, dtype, location, offset, nbytes);
@@ -840,7 +853,7 @@ Tensor Parser::file_data(const TensorFields& tf, DType dtype, const std::string&
   if (nbytes > 0 && !pread_all(fd.get(), t.raw(), nbytes, offset))
     model_error(ErrorCode::InvalidGraph, "reading " + std::to_string(nbytes) + " bytes of tensor '" + name +
                                              "' from '" + path.string() + "' failed");
-  return t;
+  return unpacked(t);
 }
 
 void Parser::check_range(const std::string& tensor, const std::string& file, uint64_t offset, uint64_t nbytes,
@@ -868,7 +881,7 @@ Tensor Parser::memory_file_data(const TensorFields& tf, DType dtype, const std::
   check_range(tf.name, "in-memory external file '" + location + "'", offset, nbytes, file.size());
   Tensor t = Tensor::empty(dtype, tf.dims);
   if (nbytes > 0) std::memcpy(t.raw(), file.data() + offset, nbytes);
-  return t;
+  return unpacked(t);
 }
 
 // Every supplied value must have replaced a main-graph initializer with external data, as in onnxruntime.

@@ -5,6 +5,7 @@
 #include <fstream>
 
 #include "onnx/model.h"
+#include "onnx/packed.h"
 
 namespace lockstep::onnx {
 
@@ -61,12 +62,26 @@ Message tensor_header(const Tensor& t, const std::string& name) {
   return m;
 }
 
+// The bytes ONNX stores for t: its own, or a packed copy for the sub-byte types (onnx/packed.h).
+struct StoredBytes {
+  std::vector<uint8_t> packed;
+  const void* data;
+  size_t size;
+  explicit StoredBytes(const Tensor& t) : data(t.raw()), size(t.bytes()) {
+    if (dtype_bits(t.dtype()) >= 8) return;
+    packed = pack(static_cast<const uint8_t*>(t.raw()), static_cast<uint64_t>(t.numel()), dtype_bits(t.dtype()));
+    data = packed.data();
+    size = packed.size();
+  }
+};
+
 Message tensor_message(const Tensor& t, const std::string& name) {
   Message m = tensor_header(t, name);
   if (t.dtype() == DType::String) {
     for (int64_t i = 0; i < t.numel(); ++i) m.bytes(kStringData, t.data<std::string>()[i]);
   } else {
-    m.bytes(kRawData, t.raw(), t.bytes());
+    StoredBytes stored(t);
+    m.bytes(kRawData, stored.data, stored.size);
   }
   return m;
 }
@@ -99,10 +114,11 @@ class ExternalFile {
     Message m = tensor_header(t, name);
     entry(m, "location", spec_.file_name);
     entry(m, "offset", std::to_string(offset_));
-    entry(m, "length", std::to_string(t.bytes()));
+    StoredBytes stored(t);
+    entry(m, "length", std::to_string(stored.size));
     m.varint(kDataLocation, 1);
-    out_.write(static_cast<const char*>(t.raw()), static_cast<std::streamsize>(t.bytes()));
-    offset_ += t.bytes();
+    out_.write(static_cast<const char*>(stored.data), static_cast<std::streamsize>(stored.size));
+    offset_ += stored.size;
     return m;
   }
 

@@ -228,7 +228,9 @@ bool cast_supported(DType t) {
   switch (t) {
     case DType::Float: case DType::Double: case DType::Float16: case DType::BFloat16: case DType::Int8:
     case DType::Int16: case DType::Int32: case DType::Int64: case DType::UInt8: case DType::UInt16:
-    case DType::UInt32: case DType::UInt64: case DType::Bool:
+    case DType::UInt32: case DType::UInt64: case DType::Bool: case DType::Float8E4M3FN: case DType::Float8E4M3FNUZ:
+    case DType::Float8E5M2: case DType::Float8E5M2FNUZ: case DType::Float4E2M1: case DType::Int4: case DType::UInt4:
+    case DType::Int2: case DType::UInt2:
       return true;
     default: return false;
   }

@@ -132,7 +132,8 @@ void dispatch_dtype(const KernelContext& ctx, DType t, Fn&& fn) {
   unsupported_dtype(ctx, t);
 }
 
-/// Calls fn(T{}) with T the Cast storage type of t (arith::Half, arith::BHalf, arith::Boolean for the tagged ones).
+/// Calls fn(T{}) with T the Cast storage type of t (arith::Half, arith::BHalf, arith::Boolean, arith::Low<K> for the
+/// tagged ones).
 template <class Fn>
 void dispatch_cast_type(const KernelContext& ctx, DType t, Fn&& fn) {
   switch (t) {
@@ -149,6 +150,15 @@ void dispatch_cast_type(const KernelContext& ctx, DType t, Fn&& fn) {
     case DType::UInt32: return fn(uint32_t{});
     case DType::UInt64: return fn(uint64_t{});
     case DType::Bool: return fn(arith::Boolean{});
+    case DType::Float8E4M3FN: return fn(arith::Low<arith::LowType::E4M3FN>{});
+    case DType::Float8E4M3FNUZ: return fn(arith::Low<arith::LowType::E4M3FNUZ>{});
+    case DType::Float8E5M2: return fn(arith::Low<arith::LowType::E5M2>{});
+    case DType::Float8E5M2FNUZ: return fn(arith::Low<arith::LowType::E5M2FNUZ>{});
+    case DType::Float4E2M1: return fn(arith::Low<arith::LowType::E2M1>{});
+    case DType::Int4: return fn(arith::Low<arith::LowType::Int4>{});
+    case DType::UInt4: return fn(arith::Low<arith::LowType::UInt4>{});
+    case DType::Int2: return fn(arith::Low<arith::LowType::Int2>{});
+    case DType::UInt2: return fn(arith::Low<arith::LowType::UInt2>{});
     default: unsupported_dtype(ctx, t);
   }
 }
@@ -291,7 +301,7 @@ Tensor broadcast_binary(KernelContext& ctx, BinaryOp op, const ElementwiseParams
 template <class Dev>
 Tensor cast_to(KernelContext& ctx, const Tensor& x, DType t) {
   Tensor y = new_tensor(ctx, t, x.shape());
-  if (x.numel() > 0) Dev::cast(ctx, x, y);
+  if (x.numel() > 0) Dev::cast(ctx, x, y, true);
   return y;
 }
 
@@ -301,7 +311,7 @@ void run_int_float_pow(KernelContext& ctx, const Tensor& a, const Tensor& b) {
   Tensor base = cast_to<Dev>(ctx, a, DType::Float);
   Tensor power = broadcast_binary<Dev>(ctx, BinaryOp::Pow, {}, base, Dev::exponent_as_float(ctx, b), nullptr);
   Tensor& y = ctx.output(0, a.dtype(), power.shape());
-  if (power.numel() > 0) Dev::cast(ctx, power, y);
+  if (power.numel() > 0) Dev::cast(ctx, power, y, true);
 }
 
 /// Equal on string tensors (opset 19+), host only.
@@ -406,7 +416,7 @@ void run_cast(KernelContext& ctx) {
   const Tensor& x = ctx.input(0);
   DType to = cast_target(ctx);
   Tensor& y = ctx.output(0, to, x.shape());
-  if (x.numel() > 0) Dev::cast(ctx, x, y);
+  if (x.numel() > 0) Dev::cast(ctx, x, y, ctx.node.attr_int("saturate", 1) != 0);
 }
 
 namespace cpu {

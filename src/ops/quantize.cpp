@@ -22,12 +22,15 @@ void require_float(const KernelContext& ctx, int input, const char* name) {
 arith::ScaleIndex scale_index(const KernelContext& ctx) {
   const Shape& x = ctx.input(0).shape();
   const Shape& s = ctx.input(1).shape();
-  if (ctx.has_input(2) && ctx.input(2).shape() != s)
+  // Per tensor, a one-element zero point of rank 0 or 1 goes with a one-element scale of either (as onnx's
+  // reference and the node tests have them: scale [], zero point [1]).
+  const auto per_tensor = [](const Shape& d) { return d.size() <= 1 && shape_numel(d) == 1; };
+  if (ctx.has_input(2) && ctx.input(2).shape() != s && !(per_tensor(s) && per_tensor(ctx.input(2).shape())))
     throw ctx.error("the zero point's shape " + shape_string(ctx.input(2).shape()) + " differs from the scale's " +
                     shape_string(s));
   const int64_t block = ctx.node.attr_int("block_size", 0);
   arith::ScaleIndex index;
-  if (block == 0 && s.size() <= 1 && shape_numel(s) == 1) return index;
+  if (block == 0 && per_tensor(s)) return index;
   const int64_t rank = static_cast<int64_t>(x.size());
   const int64_t axis = normalize_axis(ctx.node, ctx.node.attr_int("axis", 1), rank);
   for (int64_t d = axis + 1; d < rank; ++d) index.inner *= x[d];
@@ -73,10 +76,12 @@ QuantizePlan quantize_plan(const KernelContext& ctx) {
 }
 
 QuantizePlan dequantize_plan(const KernelContext& ctx) {
-  require_float(ctx, 1, "x_scale");
+  const DType scale = ctx.input(1).dtype();
+  dispatch_dequantize_scale(ctx, scale, [](auto) {});
   const int64_t out = ctx.node.attr_int("output_dtype", 0);
-  if (out != 0 && static_cast<DType>(out) != DType::Float)
-    throw ctx.error(std::string("output_dtype ") + dtype_name(static_cast<DType>(out)) + " is not supported",
+  if (out != 0 && static_cast<DType>(out) != scale)
+    throw ctx.error(std::string("output_dtype ") + dtype_name(static_cast<DType>(out)) + " differs from x_scale's " +
+                        dtype_name(scale) + ", which lockstep does not support",
                     ErrorCode::NotImplemented);
   QuantizePlan p;
   p.quantized = ctx.input(0).dtype();

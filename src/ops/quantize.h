@@ -24,9 +24,12 @@ struct QuantizePlan {
 QuantizePlan quantize_plan(const KernelContext& ctx);    // QuantizeLinear
 QuantizePlan dequantize_plan(const KernelContext& ctx);  // DequantizeLinear
 
-/// Calls fn(Q{}) for the integer types the quantize family computes on; throws NotImplemented naming others.
+/// Calls fn(Q{}) for the types the quantize family computes on (arith::Low<K> for the low-precision ones); throws
+/// NotImplemented naming others.
 template <class Fn>
 void dispatch_quantized(const KernelContext& ctx, DType t, bool allow_int32, Fn&& fn) {
+  using arith::Low;
+  using arith::LowType;
   switch (t) {
     case DType::Int8: return fn(int8_t{});
     case DType::UInt8: return fn(uint8_t{});
@@ -35,30 +38,70 @@ void dispatch_quantized(const KernelContext& ctx, DType t, bool allow_int32, Fn&
     case DType::Int32:
       if (allow_int32) return fn(int32_t{});
       break;
+    case DType::Int4: return fn(Low<LowType::Int4>{});
+    case DType::UInt4: return fn(Low<LowType::UInt4>{});
+    case DType::Int2: return fn(Low<LowType::Int2>{});
+    case DType::UInt2: return fn(Low<LowType::UInt2>{});
+    case DType::Float8E4M3FN: return fn(Low<LowType::E4M3FN>{});
+    case DType::Float8E4M3FNUZ: return fn(Low<LowType::E4M3FNUZ>{});
+    case DType::Float8E5M2: return fn(Low<LowType::E5M2>{});
+    case DType::Float8E5M2FNUZ: return fn(Low<LowType::E5M2FNUZ>{});
+    case DType::Float4E2M1: return fn(Low<LowType::E2M1>{});
     default: break;
   }
   throw ctx.error(std::string("quantized type ") + dtype_name(t) +
-                      " is not supported (lockstep quantizes to int8, uint8, int16 and uint16; float8, 4-bit and "
-                      "2-bit types have no lockstep tensors)",
+                      " is not supported (lockstep quantizes to int8, uint8, int16, uint16, int4, uint4, int2, uint2, "
+                      "float8 and float4e2m1)",
                   ErrorCode::NotImplemented);
 }
 
+/// Calls fn(S{}) for DequantizeLinear's scale (and output) type: float, arith::Half or arith::BHalf.
+template <class Fn>
+void dispatch_dequantize_scale(const KernelContext& ctx, DType t, Fn&& fn) {
+  switch (t) {
+    case DType::Float: return fn(float{});
+    case DType::Float16: return fn(arith::Half{});
+    case DType::BFloat16: return fn(arith::BHalf{});
+    default:
+      throw ctx.error(std::string("x_scale has element type ") + dtype_name(t) +
+                          "; lockstep's DequantizeLinear takes float, float16 or bfloat16",
+                      ErrorCode::NotImplemented);
+  }
+}
+
 // The drivers, shared by both devices. `Dev` holds the loop:
-//   map<In, Out, Q>(ctx, x, scale, zero_point or null, y, n, index, f)   y[e] = f(x[e], scale[s], zero_point[s] or 0)
-template <class Dev, bool kDequantize>
-void run_linear_quantize(KernelContext& ctx) {
-  const QuantizePlan p = kDequantize ? dequantize_plan(ctx) : quantize_plan(ctx);
+//   map<In, Out, Q>(ctx, x, scale, zero_point or null, y, n, index, f)   y[e] = f(x[e], scale[s], zero_point[s] or Q{})
+// (the scale's element type S deduced: float, or DequantizeLinear's Half/BHalf)
+template <class Dev>
+void run_quantize(KernelContext& ctx) {
+  const QuantizePlan p = quantize_plan(ctx);
   const Tensor& x = ctx.input(0);
-  Tensor& y = ctx.output(0, kDequantize ? DType::Float : p.quantized, x.shape());
-  dispatch_quantized(ctx, p.quantized, kDequantize, [&](auto tag) {
+  Tensor& y = ctx.output(0, p.quantized, x.shape());
+  dispatch_quantized(ctx, p.quantized, false, [&](auto tag) {
     using Q = decltype(tag);
-    using In = std::conditional_t<kDequantize, Q, float>;
-    using Out = std::conditional_t<kDequantize, float, Q>;
-    using F = std::conditional_t<kDequantize, arith::DequantizeOp<Q>, arith::QuantizeOp<Q>>;
     const Q* zp = p.has_zero_point ? ctx.inputs[2]->data<Q>() : nullptr;
+    arith::QuantizeOp<Q> f;
+    f.saturate = ctx.node.attr_int("saturate", 1) != 0;
     if (x.numel() > 0)
-      Dev::template map<In, Out, Q>(ctx, x.data<In>(), ctx.input(1).data<float>(), zp, y.data<Out>(), x.numel(),
-                                    p.index, F{});
+      Dev::template map<float, Q, Q>(ctx, x.data<float>(), ctx.input(1).data<float>(), zp, y.data<Q>(), x.numel(),
+                                     p.index, f);
+  });
+}
+
+template <class Dev>
+void run_dequantize(KernelContext& ctx) {
+  const QuantizePlan p = dequantize_plan(ctx);
+  const Tensor& x = ctx.input(0);
+  Tensor& y = ctx.output(0, ctx.input(1).dtype(), x.shape());
+  dispatch_dequantize_scale(ctx, ctx.input(1).dtype(), [&](auto scale_tag) {
+    using S = decltype(scale_tag);
+    dispatch_quantized(ctx, p.quantized, true, [&](auto tag) {
+      using Q = decltype(tag);
+      const Q* zp = p.has_zero_point ? ctx.inputs[2]->data<Q>() : nullptr;
+      if (x.numel() > 0)
+        Dev::template map<Q, S, Q>(ctx, x.data<Q>(), ctx.input(1).data<S>(), zp, y.data<S>(), x.numel(), p.index,
+                                   arith::DequantizeOp<Q, S>{});
+    });
   });
 }
 

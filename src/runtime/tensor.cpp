@@ -15,7 +15,17 @@ size_t dtype_size(DType t) {
     case DType::Int64: case DType::UInt64: case DType::Double: return 8;
     case DType::Int16: case DType::UInt16: case DType::Float16: case DType::BFloat16: return 2;
     case DType::Int8: case DType::UInt8: case DType::Bool: return 1;
+    case DType::Float8E4M3FN: case DType::Float8E4M3FNUZ: case DType::Float8E5M2: case DType::Float8E5M2FNUZ:
+    case DType::UInt4: case DType::Int4: case DType::Float4E2M1: case DType::UInt2: case DType::Int2: return 1;
     default: return 0;
+  }
+}
+
+int dtype_bits(DType t) {
+  switch (t) {
+    case DType::UInt4: case DType::Int4: case DType::Float4E2M1: return 4;
+    case DType::UInt2: case DType::Int2: return 2;
+    default: return 8 * static_cast<int>(dtype_size(t));
   }
 }
 
@@ -35,22 +45,22 @@ const char* dtype_name(DType t) {
     case DType::UInt32: return "uint32";
     case DType::UInt64: return "uint64";
     case DType::BFloat16: return "bfloat16";
+    case DType::Float8E4M3FN: return "float8e4m3fn";
+    case DType::Float8E4M3FNUZ: return "float8e4m3fnuz";
+    case DType::Float8E5M2: return "float8e5m2";
+    case DType::Float8E5M2FNUZ: return "float8e5m2fnuz";
+    case DType::UInt4: return "uint4";
+    case DType::Int4: return "int4";
+    case DType::Float4E2M1: return "float4e2m1";
+    case DType::UInt2: return "uint2";
+    case DType::Int2: return "int2";
     default: break;
   }
   // ONNX element types lockstep has no DType for, so that errors name what a model asked for.
   switch (static_cast<int>(t)) {
     case 14: return "complex64";
     case 15: return "complex128";
-    case 17: return "float8e4m3fn";
-    case 18: return "float8e4m3fnuz";
-    case 19: return "float8e5m2";
-    case 20: return "float8e5m2fnuz";
-    case 21: return "uint4";
-    case 22: return "int4";
-    case 23: return "float4e2m1";
     case 24: return "float8e8m0";
-    case 25: return "uint2";
-    case 26: return "int2";
     default: return "undefined";
   }
 }

@@ -241,7 +241,8 @@ TEST(ReaderTensor, Int64Uint64DoubleFields) {
 
 TEST(ReaderTensor, RawDataEveryType) {
   for (DType d : {DType::Float, DType::UInt8, DType::Int8, DType::UInt16, DType::Int16, DType::Int32, DType::Int64,
-                  DType::Bool, DType::Float16, DType::Double, DType::UInt32, DType::UInt64, DType::BFloat16}) {
+                  DType::Bool, DType::Float16, DType::Double, DType::UInt32, DType::UInt64, DType::BFloat16,
+                  DType::Float8E4M3FN, DType::Float8E4M3FNUZ, DType::Float8E5M2, DType::Float8E5M2FNUZ}) {
     size_t n = 2 * 3 * lockstep::dtype_size(d);
     std::string raw;
     for (size_t i = 0; i < n; ++i) raw.push_back(static_cast<char>(d == DType::Bool ? i % 2 : i * 7 + 1));
@@ -252,6 +253,22 @@ TEST(ReaderTensor, RawDataEveryType) {
     EXPECT_EQ(got.shape(), (lockstep::Shape{2, 3}));
     EXPECT_EQ(std::string(static_cast<const char*>(got.raw()), got.bytes()), raw) << lockstep::dtype_name(d);
   }
+}
+
+// int4/uint4/float4e2m1 (two a byte) and int2/uint2 (four) are unpacked to one element a byte, low bits first, from
+// raw_data and from int32_data (one packed byte per value); an odd count leaves the last byte partly used.
+TEST(ReaderTensor, SubByteTypesAreUnpacked) {
+  Msg raw4 = tensor_header("i4", DType::Int4, {3});
+  raw4.str(9, std::string("\x21\x0f", 2));
+  Tensor t = only_initializer(model_with_initializer(raw4));
+  EXPECT_EQ(std::string(static_cast<const char*>(t.raw()), t.bytes()), std::string("\x01\x02\x0f", 3));
+  Msg typed2 = tensor_header("u2", DType::UInt2, {5});
+  typed2.packed_varints(5, {0xe4, 0x03});  // 0, 1, 2, 3 | 3
+  Tensor u = only_initializer(model_with_initializer(typed2));
+  EXPECT_EQ(std::string(static_cast<const char*>(u.raw()), u.bytes()), std::string("\x00\x01\x02\x03\x03", 5));
+  Msg short4 = tensor_header("f4", DType::Float4E2M1, {3});
+  short4.str(9, "x");
+  expect_parse_error(model_with_initializer(short4), "2 bytes expected, raw_data has 1");
 }
 
 TEST(ReaderTensor, PackedAndUnpackedDims) {
@@ -327,9 +344,9 @@ TEST(ReaderTensor, StringTensorsHoldTheirStrings) {
 }
 
 TEST(ReaderTensor, UnsupportedTypesNameTheTensor) {
-  Msg f8 = tensor_header("f8", static_cast<DType>(17), {1});
+  Msg f8 = tensor_header("f8", static_cast<DType>(24), {1});  // float8e8m0
   f8.str(9, "x");
-  expect_parse_error(model_with_initializer(f8), "tensor 'f8' has data type 17", ErrorCode::NotImplemented);
+  expect_parse_error(model_with_initializer(f8), "tensor 'f8' has data type 24", ErrorCode::NotImplemented);
   Msg seg = tensor_header("seg", DType::Float, {0});
   seg.msg(3, Msg().varint(1, 0));
   expect_parse_error(model_with_initializer(seg), "segmented", ErrorCode::NotImplemented);
