@@ -92,6 +92,7 @@ REFERENCE_EVALUATOR_GAPS = {
     "test_range_float_type_positive_delta_expanded": "Loop scan output of scalars stacked as (n, 1)",
     "test_range_float16_type_positive_delta_expanded": "Loop scan output of scalars stacked as (n, 1)",
     "test_range_int32_type_negative_delta_expanded": "Loop scan output of scalars stacked as (n, 1)",
+    "test_range_bfloat16_type_positive_delta_expanded": "Loop scan output of scalars stacked as (n, 1)",
     "test_scan_sum": "no Scan-8",
 }
 
