@@ -42,6 +42,10 @@ std::string KernelContext::output_what(int i, DType dtype, const Shape& shape) c
 }
 
 Tensor& KernelContext::output(int i, DType dtype, Shape shape) {
+  // A malformed node may declare fewer outputs than its op writes (found by fuzz_session: a MaxPool with none).
+  if (i < 0 || static_cast<size_t>(i) >= outputs.size())
+    throw error("has " + std::to_string(outputs.size()) + " outputs; its op writes output " + std::to_string(i),
+                ErrorCode::InvalidGraph);
   const uint64_t bytes = check_output(i, dtype, shape);
   if (dtype == DType::String) return outputs.at(i) = Tensor::strings(std::move(shape));
   const std::string what = output_what(i, dtype, shape);
