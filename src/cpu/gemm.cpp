@@ -172,6 +172,7 @@ constexpr int64_t kGroupBytes = 192 * 1024;  // the k-block slices of the B pane
 constexpr int64_t kSmallProduct = int64_t(1) << 22;  // fmas of a product too small to split over threads
 constexpr int64_t kABlockBytes = 256 * 1024;  // the A panels' slice of one k-block (kept in L2)
 constexpr int64_t kAPanelBytes = 16 * 1024;  // at most one A panel's slice of one k-block, when kc_l2 is short
+constexpr int64_t kPointedBlockBytes = 12 * 1024;  // an A panel's and a pointed B panel's slices of one k-block
 
 const IsaKernels& kernels_for(CpuIsa isa) {
   switch (isa) {
@@ -188,6 +189,29 @@ void run_range(ThreadPool* pool, int64_t n, const std::function<void(int64_t, in
 }
 
 int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+/// The length kc of the k-blocks in which packed_product takes K: a multiple of kDotChunk, so that every chunk lies
+/// in one block and C holds the running total between blocks (at least 1, so that K = 0 makes one block).
+/// - B packed: where the A panels' slices of one block fit in L2 together, that sets kc; otherwise (many rows) kc is
+///   as long as one A panel's slice in L1 allows, in blocks of equal length: a short kc would make C (read and
+///   written once per block) the traffic that bounds the product (1024^3 on Zen 3: kc = 64 ran 18% longer than
+///   kc = 512; docs/performance.md, 2026-12-04).
+/// - B read in place (Conv's taps): its rows are scattered over planes, where the prefetchers do not follow them, so
+///   one call's A slice and B rows stay in L1 instead (ResNet-50's 3x3 convs on Zen 3, AVX2: kc = 128 ran 8-17%
+///   faster than the rule above; docs/performance.md, 2026-12-04 night).
+int64_t k_block_length(int64_t K, int64_t m_panels, const IsaKernels& ker, bool pointed_rows) {
+  if (pointed_rows) {
+    const int64_t slice_bytes = (ker.mr + ker.nr) * int64_t(sizeof(float));
+    const int64_t kc = std::max(kDotChunk, kPointedBlockBytes / slice_bytes / kDotChunk * kDotChunk);
+    return std::min(std::max<int64_t>(1, K), kc);
+  }
+  const int64_t row_bytes = ker.mr * int64_t(sizeof(float));
+  const int64_t kc_l2 = kABlockBytes / (m_panels * row_bytes) / kDotChunk * kDotChunk;
+  const int64_t kc_l1 = std::max<int64_t>(kDotChunk, kAPanelBytes / row_bytes / kDotChunk * kDotChunk);
+  const int64_t blocks_l1 = std::max<int64_t>(1, ceil_div(K, kc_l1));
+  const int64_t kc_even = ceil_div(ceil_div(K, blocks_l1), kDotChunk) * kDotChunk;
+  return std::max<int64_t>(1, std::min(K, std::max(kc_l2, kc_even)));
+}
 
 }  // namespace
 
@@ -280,17 +304,7 @@ void packed_product(ThreadPool* pool, const PackedA& a, int64_t N, const BSource
     prepacked_b = shared_b.data();
     b_packed = true;
   }
-  // K is taken in blocks of kc (a multiple of kDotChunk, so every chunk lies in one block and C holds the running
-  // total between blocks). Where the A panels' slices of one block fit in L2 together, that sets kc; otherwise
-  // (many rows) kc is as long as one A panel's slice in L1 allows, in blocks of equal length: a short kc would
-  // make C (read and written once per block) the traffic that bounds the product (1024^3 on Zen 3: kc = 64 ran
-  // 18% longer than kc = 512; docs/performance.md, 2026-12-04).
-  const int64_t row_bytes = MR * int64_t(sizeof(float));
-  const int64_t kc_l2 = kABlockBytes / (m_panels * row_bytes) / kDotChunk * kDotChunk;
-  const int64_t kc_l1 = std::max<int64_t>(kDotChunk, kAPanelBytes / row_bytes / kDotChunk * kDotChunk);
-  const int64_t blocks_l1 = std::max<int64_t>(1, ceil_div(K, kc_l1));
-  const int64_t kc_even = ceil_div(ceil_div(K, blocks_l1), kDotChunk) * kDotChunk;
-  const int64_t kc = std::max<int64_t>(1, std::min(K, std::max(kc_l2, kc_even)));
+  const int64_t kc = k_block_length(K, m_panels, ker, b.rows != nullptr);
   const int64_t k_blocks = std::max<int64_t>(1, ceil_div(K, kc));  // one when K = 0: C still gets its init
   // B panel np of packed panels from panel 0 at base (null: B is read from pointed rows, or K = 0).
   auto panel = [&](const float* base, int64_t np) { return base ? base + np * K * NR : nullptr; };
