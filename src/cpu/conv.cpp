@@ -170,8 +170,8 @@ void for_range(ThreadPool* pool, int64_t n, const std::function<void(int64_t, in
 /// planes (cpu/conv/phase_planes.h), B(k, v) = tap (kh, kw) of channel c at grid pixel v = oh*pitch + ow, k = (c,
 /// kh, kw). The grid columns ow >= out_w are computed and dropped; no tap is gathered, so B is the input's size
 /// instead of K x pixels.
-void conv_on_grid(ThreadPool* pool, const ConvGeom& g, const PackedA& w, const float* xg, const float* bias,
-                  float* yg, const StoreEpilogue& epilogue) {
+void conv_on_grid(ThreadPool* pool, Allocator* scratch, const ConvGeom& g, const PackedA& w, const float* xg,
+                  const float* bias, float* yg, const StoreEpilogue& epilogue) {
   const CopyRowsFn copy_rows = copy_rows_for(cpu_isa());
   std::vector<PhasePlanes> planes(static_cast<size_t>(g.cin_g), PhasePlanes(g, 1));
   for_range(pool, g.cin_g, [&](int64_t c0, int64_t c1) {
@@ -184,12 +184,15 @@ void conv_on_grid(ThreadPool* pool, const ConvGeom& g, const PackedA& w, const f
       for (int64_t kw = 0; kw < g.kernel[2]; ++kw) rows.push_back(p.tap(g, kh, kw));
   const int64_t pitch = planes[0].pitch(), N = planes[0].pixels(), out_h = g.out[1], out_w = g.out[2];
   if (pitch == out_w) return gemm_f32_packed_rows(pool, w, N, rows.data(), GemmOut{yg, N, 1, bias, nullptr, epilogue});
-  std::vector<float> grid(static_cast<size_t>(g.cout_g * N));
-  gemm_f32_packed_rows(pool, w, N, rows.data(), GemmOut{grid.data(), N, 1, bias});
+  // The grid comes from the session's pool, uninitialized (the product writes all of it): a fresh vector would be
+  // zero-filled first, and a large one handed back to the system when freed and page-faulted again every run.
+  const std::shared_ptr<Buffer> grid_buffer = scratch->allocate(static_cast<size_t>(g.cout_g * N) * sizeof(float));
+  float* grid = static_cast<float*>(grid_buffer->data);
+  gemm_f32_packed_rows(pool, w, N, rows.data(), GemmOut{grid, N, 1, bias});
   for_range(pool, g.cout_g, [&](int64_t m0, int64_t m1) {
     for (int64_t m = m0; m < m1; ++m) {
       float* ym = yg + m * out_h * out_w;
-      copy_rows(grid.data() + m * N, pitch, 1, ym, out_w, out_h, out_w);
+      copy_rows(grid + m * N, pitch, 1, ym, out_w, out_h, out_w);
       apply_gemm_epilogue(GemmOut{yg, out_h * out_w, 1, nullptr, nullptr, epilogue}, ym, 0, 1, out_h * out_w, m, 0);
     }
   });
@@ -231,7 +234,7 @@ void conv_into(KernelContext& ctx, const ConvGeom& g, float* yd, const StoreEpil
     if (epilogue_g.addend) epilogue_g.addend += yg - yd;
     // The taps, pixel by pixel: B panels of the plain product, A panels of the transposed one.
     if (!weights->on_channels && runs_on_grid(g))
-      return conv_on_grid(pool, g, weights->groups[grp], xg, bias_g, yg, epilogue_g);
+      return conv_on_grid(pool, ctx.allocator, g, weights->groups[grp], xg, bias_g, yg, epilogue_g);
     if (!weights->on_channels && pointwise) {
       // B(k, n) = x[c = k][n]: the input planes are B's rows already.
       std::vector<const float*> rows(static_cast<size_t>(K));
