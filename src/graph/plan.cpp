@@ -1,5 +1,6 @@
 #include "graph/plan.h"
 
+#include <algorithm>
 #include <deque>
 
 namespace lockstep {
@@ -166,6 +167,15 @@ void compute_lifetimes(Plan& plan) {
   for (size_t id = 0; id < last_reader.size(); ++id)
     if (last_reader[id] >= 0 && !keep.count(static_cast<int>(id)))
       plan.nodes[last_reader[id]].release_after.push_back(static_cast<int>(id));
+  const std::set<int> feeds(plan.graph_inputs.begin(), plan.graph_inputs.end());
+  for (PlannedNode& pn : plan.nodes) {
+    pn.may_donate.assign(pn.inputs.size(), false);
+    for (size_t i = 0; i < pn.inputs.size(); ++i) {
+      const int id = pn.inputs[i];
+      pn.may_donate[i] = id >= 0 && !feeds.count(id) && std::count(pn.inputs.begin(), pn.inputs.end(), id) == 1 &&
+                         std::count(pn.release_after.begin(), pn.release_after.end(), id) == 1;
+    }
+  }
 }
 
 }  // namespace

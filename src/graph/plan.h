@@ -20,6 +20,10 @@ struct PlannedNode {
   std::vector<int> inputs;         // value ids; -1 for an absent optional input
   std::vector<int> outputs;        // value ids; -1 for an absent optional output
   std::vector<int> release_after;  // values whose last reader is this node: their buffers go back to the pool
+  // Per input: the node is the value's last reader, reads it through this input alone, and the value is neither a
+  // graph input nor kept (a graph output or a constant), so an output may take its buffer over
+  // (KernelContext::donatable; the executor also checks that no other tensor shares the buffer).
+  std::vector<bool> may_donate;
   // The subgraphs of a control-flow node: If's then_branch and else_branch, Loop's or Scan's body. Empty otherwise.
   std::vector<std::unique_ptr<Plan>> subgraphs;
 };

@@ -271,13 +271,26 @@ void run_unary(KernelContext& ctx) {
     using F = decltype(f);
     dispatch_dtype<F::kTypes>(ctx, x.dtype(), [&](auto tag) {
       using T = decltype(tag);
-      Tensor& y = ctx.output(0, F::kBoolOut ? DType::Bool : x.dtype(), x.shape());
+      Tensor& y = ctx.output_over_input(0, 0, F::kBoolOut ? DType::Bool : x.dtype(), x.shape());
       Dev::template map1<OutOf<F, T>, T>(ctx, x, y, f);
     });
   });
 }
 
-/// a op b into a new tensor, which is also stored in *out_slot when given.
+/// The node's output 0 for a op b: over the buffer of whichever operand is a donatable input of the node and not
+/// broadcast (its size is the output's), else new (KernelContext::output_over_input).
+inline Tensor& binary_output(KernelContext& ctx, DType dtype, const Shape& shape, const Tensor& a, const Tensor& b) {
+  const size_t bytes = static_cast<size_t>(shape_numel(shape)) * dtype_size(dtype);
+  for (int j = 0; j < 2 && j < static_cast<int>(ctx.donatable.size()); ++j) {
+    const Tensor* in = ctx.inputs[j];
+    if (ctx.donatable[j] && in && in->bytes() == bytes && (in->buffer() == a.buffer() || in->buffer() == b.buffer()))
+      return ctx.output_over_input(0, j, dtype, shape);
+  }
+  return ctx.output(0, dtype, shape);
+}
+
+/// a op b into a new tensor, which is also stored in *out_slot when given (the node's output 0, which may then
+/// take over an operand's buffer: binary_output).
 template <class Dev>
 Tensor broadcast_binary(KernelContext& ctx, BinaryOp op, const ElementwiseParams& p, const Tensor& a,
                         const Tensor& b, Tensor* out_slot) {
@@ -290,7 +303,8 @@ Tensor broadcast_binary(KernelContext& ctx, BinaryOp op, const ElementwiseParams
       using T = decltype(tag);
       using Out = OutOf<F, T>;
       DType out_dtype = F::kBoolOut ? DType::Bool : a.dtype();
-      y = out_slot ? (*out_slot = new_tensor(ctx, out_dtype, shape)) : new_tensor(ctx, out_dtype, shape);
+      y = out_slot == &ctx.outputs.at(0) ? binary_output(ctx, out_dtype, shape, a, b)
+          : out_slot ? (*out_slot = new_tensor(ctx, out_dtype, shape)) : new_tensor(ctx, out_dtype, shape);
       if (plan.numel > 0) Dev::template map2<Out, T>(ctx, plan, a.data<T>(), b.data<T>(), y.data<Out>(), f);
     });
   });

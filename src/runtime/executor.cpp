@@ -157,6 +157,13 @@ void Executor::run_kernel(const PlannedNode& pn, size_t index, std::vector<Tenso
   }
   ctx.host_copies = &host_copies;
   ctx.outputs.resize(pn.outputs.size());
+  if (provider_.device() == Device::CPU) {
+    // A buffer another tensor shares (an alias from Reshape, a value an enclosing graph or the caller still holds)
+    // is never handed over, whatever the plan says.
+    ctx.donatable = pn.may_donate;
+    for (size_t i = 0; i < pn.inputs.size(); ++i)
+      if (ctx.donatable[i]) ctx.donatable[i] = env[pn.inputs[i]].buffer().use_count() == 1;
+  }
   KernelFn fn = provider_.kernel(*pn.entry);
   if (!fn) return run_on_cpu_fallback(pn, ctx, env);
   if (provider_.device() != Device::CPU && handles_strings(pn, index, env)) {

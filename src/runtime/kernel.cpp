@@ -37,6 +37,17 @@ uint64_t KernelContext::check_output(int i, DType dtype, const Shape& shape) con
   return bytes;
 }
 
+Tensor& KernelContext::output_over_input(int i, int from, DType dtype, Shape shape) {
+  const bool may = from >= 0 && static_cast<size_t>(from) < donatable.size() && donatable[from] && inputs[from] &&
+                   dtype != DType::String && inputs[from]->dtype() != DType::String &&
+                   i >= 0 && static_cast<size_t>(i) < outputs.size();
+  if (may && inputs[from]->bytes() > 0 && inputs[from]->bytes() == check_output(i, dtype, shape)) {
+    outputs[i] = Tensor::over(dtype, std::move(shape), inputs[from]->buffer());
+    return outputs[i];
+  }
+  return output(i, dtype, std::move(shape));
+}
+
 std::string KernelContext::output_what(int i, DType dtype, const Shape& shape) const {
   return "output " + std::to_string(i) + " (" + dtype_name(dtype) + shape_string(shape) + ")";
 }

@@ -83,6 +83,9 @@ struct KernelContext {
   // nullptr. host_input() reads it instead of downloading the device copy, so a shape input (Unsqueeze's axes,
   // Reshape's shape) costs no device synchronisation.
   const std::vector<const Tensor*>* host_copies = nullptr;
+  // Per input: no later node reads it and no other tensor shares its buffer, so an output may be written over it
+  // (output_over_input). Set by the executor on the CPU provider; empty elsewhere (tests, devices): none may.
+  std::vector<bool> donatable;
 
   int num_inputs() const { return static_cast<int>(inputs.size()); }
   bool has_input(int i) const { return i < num_inputs() && inputs[i] != nullptr; }
@@ -97,6 +100,10 @@ struct KernelContext {
   /// Allocates output i on this kernel's device. Throws Error(RuntimeError) naming the node, before allocating, for
   /// a size that overflows 64 bits or exceeds max_tensor_bytes, and when the device is out of memory.
   Tensor& output(int i, DType dtype, Shape shape);
+  /// output(), but over input `from`'s buffer when that input is donatable and of the same size in bytes, which
+  /// saves the memory traffic of a fresh output. Only for kernels that read each element of that input before
+  /// writing the output element at the same index, and no other element of it after (elementwise maps).
+  Tensor& output_over_input(int i, int from, DType dtype, Shape shape);
   /// output()'s checks alone, returning the size in bytes: for plans that compute with an output shape taken from
   /// a feed (strides, offsets) before allocating it, where a shape whose size overflows must stop first.
   uint64_t check_output(int i, DType dtype, const Shape& shape) const;
