@@ -190,6 +190,13 @@ void run_range(ThreadPool* pool, int64_t n, const std::function<void(int64_t, in
 
 int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
+/// Asks for the cache lines of `rows` rows of `len` floats, `stride` apart, ahead of their use: a fused node's
+/// addend is read by the epilogue as each tile finishes, too late for the hardware to have fetched it.
+void prefetch_rows(const float* p, int64_t rows, int64_t stride, int64_t len) {
+  for (int64_t i = 0; i < rows; ++i)
+    for (int64_t j = 0; j < len; j += 16) _mm_prefetch(reinterpret_cast<const char*>(p + i * stride + j), _MM_HINT_T0);
+}
+
 /// The length kc of the k-blocks in which packed_product takes K: a multiple of kDotChunk, so that every chunk lies
 /// in one block and C holds the running total between blocks (at least 1, so that K = 0 makes one block).
 /// - B packed: where the A panels' slices of one block fit in L2 together, that sets kc; otherwise (many rows) kc is
@@ -246,25 +253,61 @@ PackedA pack_a_for(CpuIsa isa, ThreadPool* pool, int64_t M, int64_t K, const Pan
   return PackedA{isa, M, K, pack_panels(pool, M, K, kernels_for(isa).mr, a_panels)};
 }
 
-/// One row of finished outputs through a fused node's Add and Relu, the operations fixed at compile time so
-/// that the loop vectorises; the addend steps by `step` (1: laid out as the row).
+/// A fused node's Add and Relu over a block of rows x cols finished outputs (row i at c + i * ldc): the addend's
+/// row i at addend + i * lda, read with column step `step` (lda = 0: one row for all, a per-column addend). The
+/// operations are fixed at compile time so that the loops vectorise; one call per tile.
+using EpilogueTileFn = void (*)(float* c, int64_t ldc, int64_t rows, int64_t cols, const float* addend, int64_t lda,
+                                int64_t step);
+
 // Contract: absorbed_ops_f32 per element; see docs/arithmetic.md#graph-rewrites.
 template <bool kAddend, bool kAddendFirst, bool kRelu>
-void epilogue_row(float* row, int64_t cols, const float* addend, int64_t step) {
-  if (!kAddend || step == 1) {
+void epilogue_tile(float* c, int64_t ldc, int64_t rows, int64_t cols, const float* addend, int64_t lda,
+                   int64_t step) {
+  for (int64_t i = 0; i < rows; ++i) {
+    float* row = c + i * ldc;
     for (int64_t j = 0; j < cols; ++j)
-      row[j] = absorbed_ops_f32(row[j], kAddend, kAddend ? addend[j] : 0.0f, kAddendFirst, kRelu);
-    return;
+      row[j] = absorbed_ops_f32(row[j], kAddend, kAddend ? addend[i * lda + j * step] : 0.0f, kAddendFirst, kRelu);
   }
-  for (int64_t j = 0; j < cols; ++j)
-    row[j] = absorbed_ops_f32(row[j], true, addend[j * step], kAddendFirst, kRelu);
 }
-using EpilogueRowFn = void (*)(float*, int64_t, const float*, int64_t);
+
+// Contract: absorbed_ops_f32 per lane: one add in the node's operand order, then x < 0 ? +0 : x.
+template <bool kAddend, bool kAddendFirst, bool kRelu>
+__attribute__((target("avx2"))) void epilogue_tile_avx2(float* c, int64_t ldc, int64_t rows, int64_t cols,
+                                                        const float* addend, int64_t lda, int64_t step) {
+  if (kAddend && step != 1) return epilogue_tile<kAddend, kAddendFirst, kRelu>(c, ldc, rows, cols, addend, lda, step);
+  const __m256 zero = _mm256_setzero_ps();
+  for (int64_t i = 0; i < rows; ++i) {
+    float* row = c + i * ldc;
+    const float* a = kAddend ? addend + i * lda : nullptr;
+    int64_t j = 0;
+    for (; j + 8 <= cols; j += 8) {
+      __m256 v = _mm256_loadu_ps(row + j);
+      if constexpr (kAddend) v = kAddendFirst ? _mm256_add_ps(_mm256_loadu_ps(a + j), v)
+                                              : _mm256_add_ps(v, _mm256_loadu_ps(a + j));
+      if constexpr (kRelu) v = _mm256_blendv_ps(v, zero, _mm256_cmp_ps(v, zero, _CMP_LT_OQ));
+      _mm256_storeu_ps(row + j, v);
+    }
+    for (; j < cols; ++j) row[j] = absorbed_ops_f32(row[j], kAddend, kAddend ? a[j] : 0.0f, kAddendFirst, kRelu);
+  }
+}
+
 // By (addend, addend_first, relu) as bits 2, 1, 0.
-constexpr EpilogueRowFn kEpilogueRows[8] = {
-    epilogue_row<false, false, false>, epilogue_row<false, false, true>, epilogue_row<false, true, false>,
-    epilogue_row<false, true, true>,   epilogue_row<true, false, false>, epilogue_row<true, false, true>,
-    epilogue_row<true, true, false>,   epilogue_row<true, true, true>};
+template <template <bool, bool, bool> class Tile>
+constexpr std::array<EpilogueTileFn, 8> epilogue_table() {
+  return {Tile<false, false, false>::fn, Tile<false, false, true>::fn, Tile<false, true, false>::fn,
+          Tile<false, true, true>::fn,   Tile<true, false, false>::fn, Tile<true, false, true>::fn,
+          Tile<true, true, false>::fn,   Tile<true, true, true>::fn};
+}
+template <bool A, bool F, bool R>
+struct PlainTile {
+  static constexpr EpilogueTileFn fn = epilogue_tile<A, F, R>;
+};
+template <bool A, bool F, bool R>
+struct Avx2Tile {
+  static constexpr EpilogueTileFn fn = epilogue_tile_avx2<A, F, R>;
+};
+constexpr std::array<EpilogueTileFn, 8> kEpilogueTiles = epilogue_table<PlainTile>();
+constexpr std::array<EpilogueTileFn, 8> kEpilogueTilesAvx2 = epilogue_table<Avx2Tile>();
 
 /// Where packed_product reads B: packed (prepacked_b, from pack_b for a.isa), as panels packed by the tasks
 /// (panels), or in place from pointed rows (rows, see gemm_f32_packed_rows).
@@ -338,6 +381,8 @@ void packed_product(ThreadPool* pool, const PackedA& a, int64_t N, const BSource
         for (int i = 0; i < r; ++i) std::copy_n(out.init_col + n0, nr, c + i * ldc);
     }
     const int64_t k1 = in_place ? std::min(K, k0 + kc) : K;
+    if (k1 == K && out.epilogue.addend && !out.epilogue.per_column)
+      prefetch_rows(out.epilogue.addend + m0 * out.rs + n0 * out.cs, r, out.rs, nr * out.cs);
     if (b.rows && nr == NR) {
       ker.micro_rows[r](k1 - k0, pa + k0 * MR, PointedRows{b.rows + k0, n0}, c, ldc, init, ldi);
     } else {
@@ -393,12 +438,10 @@ void apply_gemm_epilogue(const GemmOut& out, float* c, int64_t ldc, int64_t rows
                          int64_t n0) {
   const StoreEpilogue& e = out.epilogue;
   if (!e.active()) return;
-  const EpilogueRowFn row_fn = kEpilogueRows[(e.addend ? 4 : 0) | (e.addend_first ? 2 : 0) | (e.relu ? 1 : 0)];
-  for (int64_t i = 0; i < rows; ++i) {
-    const float* addend = nullptr;
-    if (e.addend) addend = e.addend + (e.per_column ? n0 : (m0 + i) * out.rs + n0 * out.cs);
-    row_fn(c + i * ldc, cols, addend, e.per_column ? 1 : out.cs);
-  }
+  const int kind = (e.addend ? 4 : 0) | (e.addend_first ? 2 : 0) | (e.relu ? 1 : 0);
+  const EpilogueTileFn fn = (cpu_isa() == CpuIsa::Scalar ? kEpilogueTiles : kEpilogueTilesAvx2)[kind];
+  const float* addend = e.addend ? e.addend + (e.per_column ? n0 : m0 * out.rs + n0 * out.cs) : nullptr;
+  fn(c, ldc, rows, cols, addend, e.per_column ? 0 : out.rs, e.per_column ? 1 : out.cs);
 }
 
 PackedA pack_a(ThreadPool* pool, int64_t M, int64_t K, const PanelFn& a_panels) {
