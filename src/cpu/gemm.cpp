@@ -28,12 +28,16 @@ using arith::kDotChunk;
 
 /// Where a micro-kernel reads row k of its B panel: a packed panel (K x NR, k-major) ...
 struct PackedRows {
+  static constexpr bool kPrefetchNext = false;  // consecutive panels: the hardware prefetchers follow them
   const float* pb;
   int nr;
   const float* operator()(int64_t k) const { return pb + k * nr; }
 };
 /// ... or rows that lie in memory already (Conv's taps on the grid): row k of the panel at column n0 is rows[k] + n0.
 struct PointedRows {
+  // Rows scattered over planes, which the hardware does not follow: each row of the next panel (the next call's
+  // B, whose columns follow these) is asked for while this one runs.
+  static constexpr bool kPrefetchNext = true;
   const float* const* rows;
   int64_t n0;
   const float* operator()(int64_t k) const { return rows[k] + n0; }
@@ -85,6 +89,7 @@ __attribute__((target("avx2,fma"))) void micro_avx2_6x16(int64_t K, const float*
     for (int i = 0; i < R; ++i) acc0[i] = acc1[i] = _mm256_setzero_ps();
     for (int64_t k = k0; k < k1; ++k) {
       const float* pb = b(k);
+      if constexpr (B::kPrefetchNext) _mm_prefetch(reinterpret_cast<const char*>(pb + 16), _MM_HINT_T0);
       __m256 b0 = _mm256_loadu_ps(pb), b1 = _mm256_loadu_ps(pb + 8);
       const float* a = pa + k * MR;
 #pragma GCC unroll 8
@@ -116,6 +121,7 @@ __attribute__((target("avx512f"))) void micro_avx512_8x32(int64_t K, const float
     for (int i = 0; i < R; ++i) acc0[i] = acc1[i] = _mm512_setzero_ps();
     for (int64_t k = k0; k < k1; ++k) {
       const float* pb = b(k);
+      if constexpr (B::kPrefetchNext) _mm_prefetch(reinterpret_cast<const char*>(pb + 32), _MM_HINT_T0);
       __m512 b0 = _mm512_loadu_ps(pb), b1 = _mm512_loadu_ps(pb + 16);
       const float* a = pa + k * MR;
 #pragma GCC unroll 8
