@@ -1,3 +1,6 @@
+// One GEMM tile (M x N outputs, K long) repeated: the micro-kernel with its operands in L1, B read in place
+// (pointed rows) and from a packed panel (which also packs A on every call), in GFLOP/s.
+//   ./tile M N K REPEATS
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
