@@ -71,6 +71,20 @@ def test_a_value_read_twice_by_one_node_and_broadcast_operands():
     assert same_bytes(y, b + b.max(axis=0, keepdims=True))
 
 
+def test_a_broadcast_operand_of_the_output_s_byte_size_is_not_written_over():
+    # Less(a, b): a is float [4] (16 bytes), the bool output [4, 4] is 16 bytes too, yet a is broadcast: every
+    # element of a is read for four outputs, so a must not take the output.
+    x = np.array([0.5, -1.0, 2.0, 0.0], np.float32)
+    b = np.random.default_rng(5).standard_normal((4, 4)).astype(np.float32)
+    inputs = [helper.make_tensor_value_info("x", F, [4]), helper.make_tensor_value_info("b", F, [4, 4])]
+    graph = helper.make_graph([helper.make_node("Relu", ["x"], ["a"]), helper.make_node("Less", ["a", "b"], ["y"])],
+                              "less", inputs, [helper.make_tensor_value_info("y", TensorProto.BOOL, None)])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    s = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
+    (y,) = s.run(None, {"x": x, "b": b})
+    assert same_bytes(y, np.maximum(x, 0) < b)
+
+
 def test_an_outer_scope_value_survives_a_branch_that_reads_it_last():
     then_graph = helper.make_graph([helper.make_node("Neg", ["a"], ["t"])], "then", [],
                                    [helper.make_tensor_value_info("t", F, None)])

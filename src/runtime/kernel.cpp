@@ -41,8 +41,11 @@ Tensor& KernelContext::output_over_input(int i, int from, DType dtype, Shape sha
   const bool may = from >= 0 && static_cast<size_t>(from) < donatable.size() && donatable[from] && inputs[from] &&
                    dtype != DType::String && inputs[from]->dtype() != DType::String &&
                    i >= 0 && static_cast<size_t>(i) < outputs.size();
-  if (may && inputs[from]->bytes() > 0 && inputs[from]->bytes() == check_output(i, dtype, shape)) {
-    outputs[i] = Tensor::over(dtype, std::move(shape), inputs[from]->buffer());
+  // The same element count and element size: the input is not broadcast, so element j is read only to write j.
+  const Tensor* x = may ? inputs[from] : nullptr;
+  if (x && x->numel() > 0 && x->numel() == shape_numel(shape) && dtype_size(x->dtype()) == dtype_size(dtype)) {
+    check_output(i, dtype, shape);
+    outputs[i] = Tensor::over(dtype, std::move(shape), x->buffer());
     return outputs[i];
   }
   return output(i, dtype, std::move(shape));

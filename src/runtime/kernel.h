@@ -100,8 +100,8 @@ struct KernelContext {
   /// Allocates output i on this kernel's device. Throws Error(RuntimeError) naming the node, before allocating, for
   /// a size that overflows 64 bits or exceeds max_tensor_bytes, and when the device is out of memory.
   Tensor& output(int i, DType dtype, Shape shape);
-  /// output(), but over input `from`'s buffer when that input is donatable and of the same size in bytes, which
-  /// saves the memory traffic of a fresh output. Only for kernels that read each element of that input before
+  /// output(), but over input `from`'s buffer when that input is donatable and has the output's element count and
+  /// element size (so it is not broadcast), which saves the memory traffic of a fresh output. Only for kernels that read each element of that input before
   /// writing the output element at the same index, and no other element of it after (elementwise maps).
   Tensor& output_over_input(int i, int from, DType dtype, Shape shape);
   /// output()'s checks alone, returning the size in bytes: for plans that compute with an output shape taken from
