@@ -33,6 +33,26 @@ void unary_f32_avx2(const F& f, const float* x, float* y, int64_t n);
 template <class F>
 void unary_f32_avx512(const F& f, const float* x, float* y, int64_t n);
 
+/// The SIMD kernels' loop over whole registers of Lanes (an ISA file's kWidth, load and store): four registers a
+/// step, since each function is a long dependency chain and four independent ones side by side keep the FP pipes
+/// busy (with the pre-RA scheduler, CMakeLists.txt), then one at a time. Returns where the tail starts. Every lane
+/// runs the scalar sequence.
+template <class Lanes, class F>
+inline int64_t unary_f32_whole_registers(const F& f, const float* x, float* y, int64_t n) {
+  constexpr int64_t W = Lanes::kWidth;
+  int64_t i = 0;
+  for (; i + 4 * W <= n; i += 4 * W) {
+    const auto v0 = f(Lanes::load(x + i)), v1 = f(Lanes::load(x + i + W));
+    const auto v2 = f(Lanes::load(x + i + 2 * W)), v3 = f(Lanes::load(x + i + 3 * W));
+    Lanes::store(y + i, v0);
+    Lanes::store(y + i + W, v1);
+    Lanes::store(y + i + 2 * W, v2);
+    Lanes::store(y + i + 3 * W, v3);
+  }
+  for (; i + W <= n; i += W) Lanes::store(y + i, f(Lanes::load(x + i)));
+  return i;
+}
+
 template <class F>
 using UnaryF32Kernel = void (*)(const F& f, const float* x, float* y, int64_t n);
 

@@ -8,20 +8,17 @@
 
 namespace lockstep::cpu {
 
+namespace {
+struct Avx2Registers {
+  static constexpr int64_t kWidth = 8;
+  static __m256 load(const float* p) { return _mm256_loadu_ps(p); }
+  static void store(float* p, __m256 v) { _mm256_storeu_ps(p, v); }
+};
+}  // namespace
+
 template <class F>
 void unary_f32_avx2(const F& f, const float* x, float* y, int64_t n) {
-  int64_t i = 0;
-  // Four registers a step: each function is a long dependency chain, and four independent ones side by side
-  // keep the FP pipes busy (with the pre-RA scheduler, CMakeLists.txt); every lane's sequence is unchanged.
-  for (; i + 4 * 8 <= n; i += 4 * 8) {
-    const __m256 v0 = f(_mm256_loadu_ps(x + i)), v1 = f(_mm256_loadu_ps(x + i + 8));
-    const __m256 v2 = f(_mm256_loadu_ps(x + i + 16)), v3 = f(_mm256_loadu_ps(x + i + 24));
-    _mm256_storeu_ps(y + i, v0);
-    _mm256_storeu_ps(y + i + 8, v1);
-    _mm256_storeu_ps(y + i + 16, v2);
-    _mm256_storeu_ps(y + i + 24, v3);
-  }
-  for (; i + 8 <= n; i += 8) _mm256_storeu_ps(y + i, f(_mm256_loadu_ps(x + i)));
+  const int64_t i = unary_f32_whole_registers<Avx2Registers>(f, x, y, n);
   if (i == n) return;
   // Lanes past n read and write nothing: maskload gives +0 there and maskstore skips them.
   const __m256i tail = _mm256_cmpgt_epi32(_mm256_set1_epi32(static_cast<int>(n - i)),

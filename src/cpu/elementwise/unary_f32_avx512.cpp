@@ -8,20 +8,17 @@
 
 namespace lockstep::cpu {
 
+namespace {
+struct Avx512Registers {
+  static constexpr int64_t kWidth = 16;
+  static __m512 load(const float* p) { return _mm512_loadu_ps(p); }
+  static void store(float* p, __m512 v) { _mm512_storeu_ps(p, v); }
+};
+}  // namespace
+
 template <class F>
 void unary_f32_avx512(const F& f, const float* x, float* y, int64_t n) {
-  int64_t i = 0;
-  // Four registers a step: each function is a long dependency chain, and four independent ones side by side
-  // keep the FP pipes busy (with the pre-RA scheduler, CMakeLists.txt); every lane's sequence is unchanged.
-  for (; i + 4 * 16 <= n; i += 4 * 16) {
-    const __m512 v0 = f(_mm512_loadu_ps(x + i)), v1 = f(_mm512_loadu_ps(x + i + 16));
-    const __m512 v2 = f(_mm512_loadu_ps(x + i + 32)), v3 = f(_mm512_loadu_ps(x + i + 48));
-    _mm512_storeu_ps(y + i, v0);
-    _mm512_storeu_ps(y + i + 16, v1);
-    _mm512_storeu_ps(y + i + 32, v2);
-    _mm512_storeu_ps(y + i + 48, v3);
-  }
-  for (; i + 16 <= n; i += 16) _mm512_storeu_ps(y + i, f(_mm512_loadu_ps(x + i)));
+  const int64_t i = unary_f32_whole_registers<Avx512Registers>(f, x, y, n);
   if (i == n) return;
   const __mmask16 tail = static_cast<__mmask16>((1u << (n - i)) - 1u);
   _mm512_mask_storeu_ps(y + i, tail, f(_mm512_maskz_loadu_ps(tail, x + i)));
