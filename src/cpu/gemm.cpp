@@ -200,7 +200,8 @@ int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 /// addend is read by the epilogue as each tile finishes, too late for the hardware to have fetched it.
 void prefetch_rows(const float* p, int64_t rows, int64_t stride, int64_t len) {
   for (int64_t i = 0; i < rows; ++i)
-    for (int64_t j = 0; j < len; j += 16) _mm_prefetch(reinterpret_cast<const char*>(p + i * stride + j), _MM_HINT_T0);
+    for (int64_t j = 0; j < len; j += 16)
+      _mm_prefetch(reinterpret_cast<const char*>(p + i * stride + j), _MM_HINT_T0);
 }
 
 /// The length kc of the k-blocks in which packed_product takes K: a multiple of kDotChunk, so that every chunk lies

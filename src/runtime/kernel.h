@@ -101,8 +101,9 @@ struct KernelContext {
   /// a size that overflows 64 bits or exceeds max_tensor_bytes, and when the device is out of memory.
   Tensor& output(int i, DType dtype, Shape shape);
   /// output(), but over input `from`'s buffer when that input is donatable and has the output's element count and
-  /// element size (so it is not broadcast), which saves the memory traffic of a fresh output. Only for kernels that read each element of that input before
-  /// writing the output element at the same index, and no other element of it after (elementwise maps).
+  /// element size (so it is not broadcast), which saves the memory traffic of a fresh output. Only for kernels that
+  /// read each element of that input before writing the output element at the same index, and no other element of
+  /// it after (elementwise maps).
   Tensor& output_over_input(int i, int from, DType dtype, Shape shape);
   /// output()'s checks alone, returning the size in bytes: for plans that compute with an output shape taken from
   /// a feed (strides, offsets) before allocating it, where a shape whose size overflows must stop first.
