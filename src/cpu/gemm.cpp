@@ -388,8 +388,8 @@ void packed_product(ThreadPool* pool, const PackedA& a, int64_t N, const BSource
         for (int i = 0; i < r; ++i) std::copy_n(out.init_col + n0, nr, c + i * ldc);
     }
     const int64_t k1 = in_place ? std::min(K, k0 + kc) : K;
-    if (k1 == K && out.epilogue.addend && !out.epilogue.per_column)
-      prefetch_rows(out.epilogue.addend + m0 * out.rs + n0 * out.cs, r, out.rs, nr * out.cs);
+    if (k1 == K && out.epilogue.addend && !out.epilogue.per_column && out.cs == 1)
+      prefetch_rows(out.epilogue.addend + m0 * out.rs + n0, r, out.rs, nr);
     if (b.rows && nr == NR) {
       ker.micro_rows[r](k1 - k0, pa + k0 * MR, PointedRows{b.rows + k0, n0}, c, ldc, init, ldi);
     } else {

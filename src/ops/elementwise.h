@@ -280,11 +280,10 @@ void run_unary(KernelContext& ctx) {
 /// The node's output 0 for a op b: over the buffer of whichever operand is a donatable input of the node and not
 /// broadcast (the output's element count and element size), else new (KernelContext::output_over_input).
 inline Tensor& binary_output(KernelContext& ctx, DType dtype, const Shape& shape, const Tensor& a, const Tensor& b) {
-  for (int j = 0; j < 2 && j < static_cast<int>(ctx.donatable.size()); ++j) {
+  for (int j = 0; j < 2 && j < ctx.num_inputs(); ++j) {
     const Tensor* in = ctx.inputs[j];
-    if (ctx.donatable[j] && in && in->numel() == shape_numel(shape) && dtype_size(in->dtype()) == dtype_size(dtype) &&
-        (in->buffer() == a.buffer() || in->buffer() == b.buffer()))
-      return ctx.output_over_input(0, j, dtype, shape);
+    const bool operand = in && (in->buffer() == a.buffer() || in->buffer() == b.buffer());
+    if (operand && ctx.may_write_over(j, dtype, shape)) return ctx.output_over_input(0, j, dtype, shape);
   }
   return ctx.output(0, dtype, shape);
 }

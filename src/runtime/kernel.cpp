@@ -37,15 +37,18 @@ uint64_t KernelContext::check_output(int i, DType dtype, const Shape& shape) con
   return bytes;
 }
 
-Tensor& KernelContext::output_over_input(int i, int from, DType dtype, Shape shape) {
-  const bool may = from >= 0 && static_cast<size_t>(from) < donatable.size() && donatable[from] && inputs[from] &&
-                   dtype != DType::String && inputs[from]->dtype() != DType::String &&
-                   i >= 0 && static_cast<size_t>(i) < outputs.size();
+bool KernelContext::may_write_over(int from, DType dtype, const Shape& shape) const {
+  if (from < 0 || static_cast<size_t>(from) >= donatable.size() || !donatable[from] || !inputs[from]) return false;
+  const Tensor& x = *inputs[from];
   // The same element count and element size: the input is not broadcast, so element j is read only to write j.
-  const Tensor* x = may ? inputs[from] : nullptr;
-  if (x && x->numel() > 0 && x->numel() == shape_numel(shape) && dtype_size(x->dtype()) == dtype_size(dtype)) {
+  return dtype != DType::String && x.dtype() != DType::String && x.numel() > 0 && x.numel() == shape_numel(shape) &&
+         dtype_size(x.dtype()) == dtype_size(dtype);
+}
+
+Tensor& KernelContext::output_over_input(int i, int from, DType dtype, Shape shape) {
+  if (i >= 0 && static_cast<size_t>(i) < outputs.size() && may_write_over(from, dtype, shape)) {
     check_output(i, dtype, shape);
-    outputs[i] = Tensor::over(dtype, std::move(shape), x->buffer());
+    outputs[i] = Tensor::over(dtype, std::move(shape), inputs[from]->buffer());
     return outputs[i];
   }
   return output(i, dtype, std::move(shape));

@@ -105,6 +105,8 @@ struct KernelContext {
   /// read each element of that input before writing the output element at the same index, and no other element of
   /// it after (elementwise maps).
   Tensor& output_over_input(int i, int from, DType dtype, Shape shape);
+  /// Whether output_over_input(i, from, dtype, shape) would take input `from`'s buffer.
+  bool may_write_over(int from, DType dtype, const Shape& shape) const;
   /// output()'s checks alone, returning the size in bytes: for plans that compute with an output shape taken from
   /// a feed (strides, offsets) before allocating it, where a shape whose size overflows must stop first.
   uint64_t check_output(int i, DType dtype, const Shape& shape) const;
