@@ -76,14 +76,15 @@ LOCKSTEP_HD float gate_sum(const CellStep& s, int64_t b, int64_t n, H h_of) {
   return s.xw[b * s.xw_bs + n] + hr;
 }
 
-/// The optional clip of a gate's pre-activation (Clip's rule, bounds -clip and clip), then the activation.
-LOCKSTEP_HD float clip_activate(const CellStep& s, float sum, Activation a) {
-  if (s.has_clip) {
-    float v = sum < -s.clip ? -s.clip : sum;
-    sum = s.clip < v ? s.clip : v;
-  }
-  return activate(a, sum);
+/// The optional clip of a gate's pre-activation (Clip's rule, bounds -clip and clip).
+LOCKSTEP_HD float cell_clip(const CellStep& s, float sum) {
+  if (!s.has_clip) return sum;
+  float v = sum < -s.clip ? -s.clip : sum;
+  return s.clip < v ? s.clip : v;
 }
+
+/// cell_clip, then the activation.
+LOCKSTEP_HD float clip_activate(const CellStep& s, float sum, Activation a) { return activate(a, cell_clip(s, sum)); }
 
 /// The end of every gate but GRU's linear-before-reset h: + Wb, + Rb, then clip_activate.
 LOCKSTEP_HD float gate_finish(const CellStep& s, float sum, int64_t n, Activation a) {

@@ -51,10 +51,19 @@ using MicroFn = void (*)(int64_t K, const float* pa, B b, float* c, int64_t ldc,
 
 /// One ISA's micro-kernels: micro[r] computes the first r rows of an mr x nr tile (1 <= r <= mr), reading B from
 /// a packed panel; micro_rows[r] the same from pointed rows.
+/// One row of A (element k at a[k * a_step]) times `panels` consecutive packed B panels (panel p at
+/// pb + p * panel_step), into C's row c[0 .. panels * NR) from init (as MicroFn's init). Each lane is the chain a
+/// micro-kernel gives it; the panels' chains run side by side, so that a product with one row (a GEMV: the
+/// recurrent ops' steps, a batch-1 classifier) is bound by the loads of B rather than by one chain's fma latency.
+using RowFn = void (*)(int64_t K, const float* a, int64_t a_step, const float* pb, int64_t panel_step, float* c,
+                       const float* init);
+constexpr int kRowPanels = 4;  // the most B panels one RowFn call takes
+
 struct IsaKernels {
   int mr, nr;
   std::array<MicroFn<PackedRows>, 9> micro;
   std::array<MicroFn<PointedRows>, 9> micro_rows;
+  std::array<RowFn, kRowPanels + 1> row;  // row[p] takes p panels (1 <= p <= kRowPanels)
 };
 
 // Contract: dot_chunked_f32 over k ascending, one chain per tile element; see docs/arithmetic.md#gemm.
@@ -141,6 +150,73 @@ __attribute__((target("avx512f"))) void micro_avx512_8x32(int64_t K, const float
   }
 }
 
+// Contract: dot_chunked_f32 over k ascending, one chain per lane; see docs/arithmetic.md#gemm.
+template <int P>
+__attribute__((target("avx2,fma"))) void row_avx2_16(int64_t K, const float* a, int64_t a_step, const float* pb,
+                                                     int64_t panel_step, float* c, const float* init) {
+  constexpr int NR = 16;
+  for (int64_t k0 = 0; k0 < K; k0 += kDotChunk) {
+    int64_t k1 = std::min(K, k0 + kDotChunk);
+    __m256 acc[2 * P];
+#pragma GCC unroll 8
+    for (int i = 0; i < 2 * P; ++i) acc[i] = _mm256_setzero_ps();
+    for (int64_t k = k0; k < k1; ++k) {
+      const __m256 av = _mm256_broadcast_ss(a + k * a_step);
+#pragma GCC unroll 8
+      for (int p = 0; p < P; ++p) {
+        const float* b = pb + p * panel_step + k * NR;
+        acc[2 * p] = _mm256_fmadd_ps(av, _mm256_loadu_ps(b), acc[2 * p]);
+        acc[2 * p + 1] = _mm256_fmadd_ps(av, _mm256_loadu_ps(b + 8), acc[2 * p + 1]);
+      }
+    }
+    const float* s = init && k0 == 0 ? init : c;
+#pragma GCC unroll 8
+    for (int i = 0; i < 2 * P; ++i) _mm256_storeu_ps(c + 8 * i, _mm256_add_ps(_mm256_loadu_ps(s + 8 * i), acc[i]));
+  }
+}
+
+// Contract: dot_chunked_f32 over k ascending, one chain per lane; see docs/arithmetic.md#gemm.
+template <int P>
+__attribute__((target("avx512f"))) void row_avx512_32(int64_t K, const float* a, int64_t a_step, const float* pb,
+                                                       int64_t panel_step, float* c, const float* init) {
+  constexpr int NR = 32;
+  for (int64_t k0 = 0; k0 < K; k0 += kDotChunk) {
+    int64_t k1 = std::min(K, k0 + kDotChunk);
+    __m512 acc[2 * P];
+#pragma GCC unroll 8
+    for (int i = 0; i < 2 * P; ++i) acc[i] = _mm512_setzero_ps();
+    for (int64_t k = k0; k < k1; ++k) {
+      const __m512 av = _mm512_set1_ps(a[k * a_step]);
+#pragma GCC unroll 8
+      for (int p = 0; p < P; ++p) {
+        const float* b = pb + p * panel_step + k * NR;
+        acc[2 * p] = _mm512_fmadd_ps(av, _mm512_loadu_ps(b), acc[2 * p]);
+        acc[2 * p + 1] = _mm512_fmadd_ps(av, _mm512_loadu_ps(b + 16), acc[2 * p + 1]);
+      }
+    }
+    const float* s = init && k0 == 0 ? init : c;
+#pragma GCC unroll 8
+    for (int i = 0; i < 2 * P; ++i) _mm512_storeu_ps(c + 16 * i, _mm512_add_ps(_mm512_loadu_ps(s + 16 * i), acc[i]));
+  }
+}
+
+// Contract: dot_chunked_f32 over k ascending, one chain per lane; see docs/arithmetic.md#gemm.
+template <int P>
+void row_scalar_8(int64_t K, const float* a, int64_t a_step, const float* pb, int64_t panel_step, float* c,
+                  const float* init) {
+  constexpr int NR = 8;
+  for (int64_t k0 = 0; k0 < K; k0 += kDotChunk) {
+    int64_t k1 = std::min(K, k0 + kDotChunk);
+    float acc[P * NR] = {};
+    for (int64_t k = k0; k < k1; ++k)
+      for (int p = 0; p < P; ++p)
+        for (int j = 0; j < NR; ++j)
+          acc[p * NR + j] = arith::fma_f32(a[k * a_step], pb[p * panel_step + k * NR + j], acc[p * NR + j]);
+    const float* s = init && k0 == 0 ? init : c;
+    for (int i = 0; i < P * NR; ++i) c[i] = s[i] + acc[i];
+  }
+}
+
 template <int R, class B>
 void scalar_4x8(int64_t K, const float* pa, B b, float* c, int64_t ldc, const float* init, int64_t ldi) {
   micro_scalar<4, 8, R>(K, pa, b, c, ldc, init, ldi);
@@ -155,13 +231,17 @@ template <class B, int... R>
 constexpr std::array<MicroFn<B>, 9> table_avx512(std::integer_sequence<int, R...>) { return {nullptr, micro_avx512_8x32<R + 1, B>...}; }
 
 constexpr IsaKernels kScalar = {4, 8, table_scalar<PackedRows>(std::make_integer_sequence<int, 4>()),
-                                table_scalar<PointedRows>(std::make_integer_sequence<int, 4>())};
+                                table_scalar<PointedRows>(std::make_integer_sequence<int, 4>()),
+                                {nullptr, row_scalar_8<1>, row_scalar_8<2>, row_scalar_8<3>, row_scalar_8<4>}};
 constexpr IsaKernels kAvx2 = {6, 16, table_avx2<PackedRows>(std::make_integer_sequence<int, 6>()),
-                              table_avx2<PointedRows>(std::make_integer_sequence<int, 6>())};
+                              table_avx2<PointedRows>(std::make_integer_sequence<int, 6>()),
+                              {nullptr, row_avx2_16<1>, row_avx2_16<2>, row_avx2_16<3>, row_avx2_16<4>}};
 constexpr IsaKernels kAvx512 = {8, 32, table_avx512<PackedRows>(std::make_integer_sequence<int, 8>()),
-                                table_avx512<PointedRows>(std::make_integer_sequence<int, 8>())};
+                                table_avx512<PointedRows>(std::make_integer_sequence<int, 8>()),
+                                {nullptr, row_avx512_32<1>, row_avx512_32<2>, row_avx512_32<3>, row_avx512_32<4>}};
 constexpr int kMaxTile = 8 * 32;
-alignas(64) constexpr float kZeroRow[32] = {};  // the +0 init of a row of any tile (read with row stride 0)
+// The +0 init of a row of any tile (read with row stride 0), or of a row of kRowPanels panels.
+alignas(64) constexpr float kZeroRow[kRowPanels * 32] = {};
 
 /// A task's tile of row inits (init_row[m0 + i] across row i), rebuilt only when the A panel changes.
 struct InitTile {
@@ -325,6 +405,35 @@ struct BSource {
 };
 
 // Contract: dot_chunked_f32 over k ascending; see docs/arithmetic.md#gemm.
+/// C's one row (M = 1, out.cs = 1) from A's row (element k at a[k * a_step]) and N columns of packed B panels:
+/// tasks are groups of kRowPanels panels on the row kernels; a partial last panel (zero-padded to NR when packed)
+/// runs whole into a tile, whose first columns are copied out.
+void row_times_panels(ThreadPool* pool, const IsaKernels& ker, int64_t K, const float* a, int64_t a_step, int64_t N,
+                      const float* pb, const GemmOut& out) {
+  const int NR = ker.nr;
+  const int64_t n_panels = ceil_div(N, NR), tasks = ceil_div(n_panels, kRowPanels);
+  run_range(pool, tasks, [&](int64_t t0, int64_t t1) {
+    alignas(64) float tile[kRowPanels * 32], init_tile[kRowPanels * 32];
+    for (int64_t t = t0; t < t1; ++t) {
+      const int64_t np = t * kRowPanels, n0 = np * NR, count = std::min<int64_t>(kRowPanels, n_panels - np);
+      const int64_t cols = std::min<int64_t>(count * NR, N - n0);
+      const bool in_place = cols == count * NR;
+      const float* init = kZeroRow;
+      if (out.init_col && in_place) {
+        init = out.init_col + n0;
+      } else if (out.init_col || out.init_row) {
+        std::fill_n(init_tile, count * NR, out.init_row ? out.init_row[0] : 0.0f);
+        if (out.init_col) std::copy_n(out.init_col + n0, cols, init_tile);
+        init = init_tile;
+      }
+      float* c = in_place ? out.data + n0 : tile;
+      ker.row[count](K, a, a_step, pb + np * K * NR, K * NR, c, init);
+      if (!in_place) std::copy_n(tile, cols, out.data + n0);
+      apply_gemm_epilogue(out, out.data + n0, out.rs, 1, cols, 0, n0);
+    }
+  }, 1);
+}
+
 void packed_product(ThreadPool* pool, const PackedA& a, int64_t N, const BSource& b, const GemmOut& out) {
   const int64_t M = a.M, K = a.K;
   if (M <= 0 || N <= 0) return;
@@ -405,6 +514,8 @@ void packed_product(ThreadPool* pool, const PackedA& a, int64_t N, const BSource
         for (int64_t j = 0; j < nr; ++j) dst[j * out.cs] = tile[i * NR + j];
     }
   };
+  if (M == 1 && prepacked_b && !b.rows && out.cs == 1 && K > 0)
+    return row_times_panels(pool, ker, K, a.data.data(), MR, N, prepacked_b, out);
   if (splits == 1) {
     // Tasks are B panels. A thread takes its panels in groups whose k-block slices fit in L2 and runs each A panel
     // over the whole group, so that C is written along its rows (one B panel at a time would touch every row of C
@@ -477,7 +588,17 @@ void gemm_f32_packed_rows(ThreadPool* pool, const PackedA& a, int64_t N, const f
 
 void gemm_f32_packed_b(ThreadPool* pool, int64_t M, const PanelFn& a_panels, const PackedB& b, const GemmOut& out) {
   if (M <= 0 || b.N <= 0) return;
+  if (M == 1 && b.K > 0 && out.cs == 1) {  // A's one row packed as it is, not into an MR-row panel
+    const PanelBuffer row = pack_panels(nullptr, 1, b.K, 1, a_panels);
+    return gemm_f32_row_packed_b(pool, row.data(), b, out);
+  }
   packed_product(pool, pack_a_for(b.isa, pool, M, b.K, a_panels), b.N, BSource{nullptr, b.data.data()}, out);
+}
+
+void gemm_f32_row_packed_b(ThreadPool* pool, const float* a, const PackedB& b, const GemmOut& out) {
+  if (b.N <= 0) return;
+  if (b.K == 0 || out.cs != 1) return gemm_f32_packed_b(pool, 1, strided_panels({a, b.K, 1}, b.K), b, out);
+  row_times_panels(pool, kernels_for(b.isa), b.K, a, 1, b.N, b.data.data(), out);
 }
 
 namespace {

@@ -218,6 +218,10 @@ PackedB pack_b(ThreadPool* pool, int64_t N, int64_t K, const PanelFn& b_panels);
 // Contract: dot_chunked_f32 over k ascending; see docs/arithmetic.md#gemm.
 void gemm_f32_packed_b(ThreadPool* pool, int64_t M, const PanelFn& a_panels, const PackedB& b, const GemmOut& out);
 
+/// gemm_f32_packed_b for one row of A, read in place (element k at a[k]): a GEMV without packing A.
+// Contract: dot_chunked_f32 over k ascending; see docs/arithmetic.md#gemm.
+void gemm_f32_row_packed_b(ThreadPool* pool, const float* a, const PackedB& b, const GemmOut& out);
+
 /// gemm_f32 over two strided matrices A(m,k) and B(k,n); may compute the transposed product when N is narrow
 /// (each element's sequence is the same: fma is commutative in its two factors). init_row must be null then.
 void gemm_f32_strided(ThreadPool* pool, int64_t M, int64_t N, int64_t K, const float* a, int64_t a_rs,

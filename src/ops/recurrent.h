@@ -58,7 +58,8 @@ struct RecurrentScratch {
 };
 RecurrentScratch recurrent_scratch(KernelContext& ctx, const RecurrentPlan& p);
 
-// The driver, shared by both devices. `Dev` holds the device's loops:
+// The driver, shared by both devices. `Dev` holds the device's loops (one Dev object per run, so that a device may
+// keep what it prepares for a direction, such as packed weights, from one step to the next):
 //   fill_zero(ctx, p, n)                                         p[0..n) = +0
 //   copy_rows(ctx, dst, dst_stride, src, src_stride, rows, cols) float rows
 //   project(ctx, x, rows, input, w, gate_rows, xw)               xw(m, n) = dot_chunked_f32(input, +0, x[m][k], w[n][k])
@@ -78,6 +79,7 @@ void run_recurrent(KernelContext& ctx) {
   float* y_c = lstm && wants_output(ctx, kYC) ? ctx.output(kYC, DType::Float, state_shape).data<float>() : nullptr;
   if (units == 0) return;
   RecurrentScratch s = recurrent_scratch(ctx, p);
+  Dev dev;
   Dev::fill_zero(ctx, s.zeros, G);
   auto given = [&](int i) { return ctx.has_input(i) ? ctx.inputs[i]->data<float>() : nullptr; };
   const float *bias = given(kB), *h0 = given(kInitialH), *c0 = lstm ? given(kInitialC) : nullptr;
@@ -85,7 +87,7 @@ void run_recurrent(KernelContext& ctx) {
   const int32_t* lens = ctx.has_input(kSequenceLens) ? ctx.inputs[kSequenceLens]->data<int32_t>() : nullptr;
   for (int64_t d = 0; d < p.dirs; ++d) {
     auto [st_off, st_stride] = p.state_rows(d);
-    Dev::project(ctx, ctx.input(kX).data<float>(), p.seq * p.batch, p.input,
+    dev.project(ctx, ctx.input(kX).data<float>(), p.seq * p.batch, p.input,
                  ctx.input(kW).data<float>() + d * G * p.input, G, s.xw);
     if (h0) Dev::copy_rows(ctx, s.h[0], H, h0 + st_off, st_stride, p.batch, H);
     else Dev::fill_zero(ctx, s.h[0], units);
@@ -121,8 +123,8 @@ void run_recurrent(KernelContext& ctx) {
       step.y_bs = y_bs;
       step.h_prev = s.h[cur];
       step.h_next = s.h[1 - cur];
-      if (p.kind == arith::CellKind::Gru) Dev::units(ctx, step, true);
-      Dev::units(ctx, step, false);
+      if (p.kind == arith::CellKind::Gru) dev.units(ctx, step, true);
+      dev.units(ctx, step, false);
       cur = 1 - cur;
     }
     if (y_h) Dev::copy_rows(ctx, y_h + st_off, st_stride, s.h[cur], H, p.batch, H);

@@ -1,6 +1,7 @@
 // The CPU GEMM core (src/cpu/gemm.cpp) against dot_chunked_f32 evaluated per output, byte for byte (NaN equals
 // NaN), on every ISA this host has, inline and on a 3-thread pool: odd sizes, tails of every panel and chunk, K
-// long enough for several k-blocks, the transposed (narrow N) path, an init row, and a B packed ahead.
+// long enough for several k-blocks, the transposed (narrow N) path, an init row, a B packed ahead, and one-row
+// products (the row kernels) with each kind of init.
 #include <gtest/gtest.h>
 
 #include <cstring>
@@ -45,7 +46,7 @@ bool same_bytes(const std::vector<float>& x, const std::vector<float>& y) {
 
 const Problem kProblems[] = {{1, 1, 1},     {7, 5, 3},     {8, 32, 64},   {9, 33, 65},   {17, 70, 200},
                              {130, 47, 130}, {3, 300, 129}, {100, 2, 77}, {64, 96, 1100}, {250, 260, 700},
-                             {5, 40, 0}};
+                             {5, 40, 0},    {1, 200, 130}, {1, 3, 5}};
 
 }  // namespace
 
@@ -74,5 +75,43 @@ TEST(GemmCore, MatchesDotChunkedOnEveryIsaAndThreadCount) {
       }
     }
     cpu::reset_cpu_isa();
+  }
+}
+
+// One row of A times a packed B runs on the row kernels (kRowPanels panels a call, the partial last panel in a
+// tile): every panel count, tails, several chunks, and the three inits (+0, a row's init, per-column inits).
+TEST(GemmCore, OneRowMatchesDotChunkedWithEveryInit) {
+  ThreadPool pool(3);
+  for (int64_t N : {1, 7, 16, 33, 64, 97, 130, 250}) {
+    for (int64_t K : {1, 48, 64, 65, 200}) {
+      const Problem p{1, N, K};
+      const auto a = random_values(K, 4), b = random_values(K * N, 5), cols = random_values(N, 6);
+      const float row_init = 0.375f;
+      const auto want = reference(p, a, b, nullptr), want_row = reference(p, a, b, &row_init);
+      std::vector<float> want_cols(N);
+      for (int64_t n = 0; n < N; ++n)
+        want_cols[n] = arith::dot_chunked_f32(K, cols[n], [&](int64_t k) { return a[k]; },
+                                              [&](int64_t k) { return b[k * N + n]; });
+      for (int isa = 0; isa <= static_cast<int>(cpu::cpu_best_isa()); ++isa) {
+        cpu::force_cpu_isa(static_cast<cpu::CpuIsa>(isa));
+        const cpu::PackedB packed = cpu::pack_b(nullptr, N, K, cpu::strided_panels({b.data(), 1, N}, K));
+        for (ThreadPool* threads : {static_cast<ThreadPool*>(nullptr), &pool}) {
+          const std::string where = "1x" + std::to_string(N) + "x" + std::to_string(K) + " isa " +
+                                    cpu::cpu_isa_name(static_cast<cpu::CpuIsa>(isa)) +
+                                    (threads ? " 3 threads" : " inline");
+          std::vector<float> c(N, 12345.0f);
+          cpu::gemm_f32_row_packed_b(threads, a.data(), packed, {c.data(), N, 1});
+          EXPECT_TRUE(same_bytes(c, want)) << where;
+          std::fill(c.begin(), c.end(), 12345.0f);
+          cpu::gemm_f32_packed_b(threads, 1, cpu::strided_panels({a.data(), K, 1}, K), packed,
+                                 {c.data(), N, 1, &row_init});
+          EXPECT_TRUE(same_bytes(c, want_row)) << where << " init row";
+          std::fill(c.begin(), c.end(), 12345.0f);
+          cpu::gemm_f32_row_packed_b(threads, a.data(), packed, {c.data(), N, 1, nullptr, cols.data()});
+          EXPECT_TRUE(same_bytes(c, want_cols)) << where << " init per column";
+        }
+      }
+      cpu::reset_cpu_isa();
+    }
   }
 }
