@@ -45,7 +45,7 @@ struct SessionOptions {
   /// usable. Sizes that overflow 64 bits are refused whatever the cap.
   size_t max_tensor_bytes = 0;
   /// The most bytes of freed host memory the session keeps for its later tensors (-1: twice the most its host
-  /// tensors have held at once; 0: none). Beyond it the least recently freed blocks go back to the system. The CUDA
+  /// tensors have held at once, and never less than the blocks its last run used; 0: none). Beyond it the least recently freed blocks go back to the system. The CUDA
   /// provider's device memory is kept whatever this says.
   int64_t max_cached_host_bytes = -1;
   /// When set, session creation writes the graph it runs (after constant folding and fusion) to this path as an

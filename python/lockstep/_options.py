@@ -108,7 +108,8 @@ SESSION_CONFIG_KEYS = {
     # be larger fails, naming itself, before anything is allocated (C++ SessionOptions::max_tensor_bytes).
     "session.lockstep.max_tensor_bytes": str.isdigit,
     # lockstep's own: the most bytes of freed host memory a session keeps for reuse (C++
-    # SessionOptions::max_cached_host_bytes; unset: twice the most its host tensors have held at once).
+    # SessionOptions::max_cached_host_bytes; unset: twice the most its host tensors have held at once, and never
+    # less than the blocks its last run used).
     "session.lockstep.max_cached_host_bytes": str.isdigit,
     # With optimized_model_filepath: the file (relative to the optimized model's folder) its initializers of at least
     # ..._min_size_in_bytes (default 1024) go to as external data; strings stay inline. Any name is taken here.

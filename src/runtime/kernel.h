@@ -37,6 +37,8 @@ class Allocator {
  public:
   virtual ~Allocator() = default;
   virtual std::shared_ptr<Buffer> allocate(size_t bytes) = 0;
+  /// A session run has ended (the session calls it): a caching allocator measures each run's working set.
+  virtual void end_run() {}
 };
 
 /// What a kernel keeps for its node from one run to the next (Conv: its weights packed once). One value per node,

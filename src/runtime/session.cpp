@@ -181,6 +181,8 @@ class SessionImpl {
     for (const auto& [name, tensor] : feeds) taken.insert(tensor.buffer().get());
     std::vector<Tensor> result;
     for (size_t k = 0; k < wanted.size(); ++k) result.push_back(deliver(outputs[wanted[k]], places[k], taken, active));
+    cpu_->allocator().end_run();
+    if (provider_) provider_->allocator().end_run();
     return result;
   }
 

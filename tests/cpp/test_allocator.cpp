@@ -1,8 +1,11 @@
 // Tests of the caching allocator (src/runtime/caching_allocator.h): reuse of freed blocks, of somewhat larger
-// blocks, the bound on the kept bytes (least recently freed blocks go first) and concurrent use.
+// blocks, the bound on the kept bytes (least recently freed blocks go first; never below the last run's working
+// set) and concurrent use.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
+#include <cmath>
 #include <cstdlib>
 #include <cstring>
 #include <random>
@@ -70,6 +73,42 @@ TEST_F(AllocatorTest, ReusesTheSmallestFreedBlockWithinTwiceTheSize) {
   EXPECT_EQ(g_raw_allocations.load(), 3);
   b = allocator.allocate(4000);  // given back as 4096 bytes, not 2048, the block still serves 4000
   EXPECT_EQ(b->data, big_data);
+}
+
+// One run whose blocks cannot share (each size more than twice the next): 2 x 4096 held, then 8 x 1024, then
+// 32 x 256, each group freed before the next. The peak in use is 8192 bytes, the working set 24576 bytes.
+void fragmenting_run(CachingAllocator& allocator) {
+  for (auto [count, bytes] : {std::pair{2, 4096}, std::pair{8, 1024}, std::pair{32, 256}}) {
+    std::vector<std::shared_ptr<Buffer>> held;
+    for (int i = 0; i < count; ++i) held.push_back(allocator.allocate(bytes));
+  }
+  allocator.end_run();
+}
+
+TEST_F(AllocatorTest, KeepsTheLastRunsWorkingSetBeyondTwiceThePeak) {
+  CachingAllocator allocator(counted());
+  fragmenting_run(allocator);  // beyond twice the peak: the 4096-byte blocks, freed first, are released
+  EXPECT_EQ(allocator.stats().peak_in_use_bytes, 8192u);
+  EXPECT_EQ(allocator.stats().last_run_bytes, 24576u);
+  EXPECT_EQ(g_raw_allocations.load(), 42);
+  fragmenting_run(allocator);  // they are allocated again, and from now on kept
+  const int after_second = g_raw_allocations.load();
+  for (int run = 0; run < 3; ++run) fragmenting_run(allocator);
+  EXPECT_EQ(g_raw_allocations.load(), after_second) << "a recurring run allocated new blocks";
+  EXPECT_EQ(allocator.stats().cached_bytes, 24576u);
+}
+
+TEST_F(AllocatorTest, ChangingShapesKeepAboutTwoWorkingSets) {
+  CachingAllocator allocator(counted());
+  for (int run = 0; run < 20; ++run) {
+    // Each run a new size, three times the last (no block fits the next run), two blocks held at once.
+    const size_t bytes = 64 * static_cast<size_t>(std::pow(3, run % 10));
+    { auto a = allocator.allocate(bytes), b = allocator.allocate(bytes); }
+    allocator.end_run();
+    const CacheStats s = allocator.stats();
+    EXPECT_LE(s.cached_bytes, std::max(2 * s.peak_in_use_bytes, s.last_run_bytes)) << "run " << run;
+    EXPECT_EQ(s.last_run_bytes, 2 * bytes) << "run " << run;
+  }
 }
 
 TEST_F(AllocatorTest, FixedBoundReleasesTheLeastRecentlyFreedBlocks) {
