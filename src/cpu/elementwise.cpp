@@ -28,11 +28,20 @@ void map1_f(KernelContext& ctx, const Tensor& x, Tensor& y, F f) {
       x.numel(), [&](int64_t b, int64_t e) { for (int64_t i = b; i < e; ++i) out[i] = f(in[i]); }, kGrain);
 }
 
-// Flat fast path (each operand is the output's shape or a scalar): the compiler vectorises these loops;
-// vector lanes compute the same IEEE operations as the scalar loop.
-template <bool AScalar, bool BScalar, class Out, class T, class F>
-void map2_flat(const T* a, const T* b, Out* out, int64_t begin, int64_t end, F f) {
-  for (int64_t i = begin; i < end; ++i) out[i] = f(a[AScalar ? 0 : i], b[BScalar ? 0 : i]);
+// n outputs from operands of strides SA and SB (0: one value repeated, 1: contiguous), known at compile time so that
+// the compiler vectorises the loop: a whole flat range (each operand the output's shape or a scalar), or one row of
+// the innermost dim (a channel's scale times a plane). Vector lanes compute the scalar loop's IEEE operations.
+template <int SA, int SB, class Out, class T, class F>
+void map2_row(const T* a, const T* b, Out* out, int64_t n, F f) {
+  for (int64_t j = 0; j < n; ++j) out[j] = f(a[j * SA], b[j * SB]);
+}
+
+template <class Out, class T, class F>
+void map2_row_of_strides(int64_t sa, int64_t sb, const T* a, const T* b, Out* out, int64_t n, F f) {
+  if (sa == 1 && sb == 0) map2_row<1, 0>(a, b, out, n, f);
+  else if (sa == 0 && sb == 1) map2_row<0, 1>(a, b, out, n, f);
+  else if (sa == 1 && sb == 1) map2_row<1, 1>(a, b, out, n, f);
+  else map2_row<0, 0>(a, b, out, n, f);
 }
 
 // Contract: out[i] = f(a[i'], b[i'']) with numpy broadcasting; see docs/arithmetic.md#elementwise
@@ -42,11 +51,9 @@ void map2_f(KernelContext& ctx, const BroadcastPlan& plan, const T* a, const T* 
       plan.numel,
       [&](int64_t begin, int64_t end) {
         if (plan.flat()) {
-          bool sa = plan.kind[0] == BroadcastPlan::Scalar, sb = plan.kind[1] == BroadcastPlan::Scalar;
-          if (sa && !sb) return map2_flat<true, false>(a, b, out, begin, end, f);
-          if (sb && !sa) return map2_flat<false, true>(a, b, out, begin, end, f);
-          if (sa && sb) return map2_flat<true, true>(a, b, out, begin, end, f);
-          return map2_flat<false, false>(a, b, out, begin, end, f);
+          const int64_t sa = plan.kind[0] == BroadcastPlan::Scalar ? 0 : 1;
+          const int64_t sb = plan.kind[1] == BroadcastPlan::Scalar ? 0 : 1;
+          return map2_row_of_strides(sa, sb, a + sa * begin, b + sb * begin, out + begin, end - begin, f);
         }
         // Strided: walk rows of the innermost dim; its strides are 0 or 1.
         const int64_t inner = plan.dims[plan.rank - 1];
@@ -55,7 +62,7 @@ void map2_f(KernelContext& ctx, const BroadcastPlan& plan, const T* a, const T* 
           int64_t j0 = i % inner, n = std::min(inner - j0, end - i);
           const T* pa = a + plan.offset(0, i);
           const T* pb = b + plan.offset(1, i);
-          for (int64_t j = 0; j < n; ++j) out[i + j] = f(pa[j * sa], pb[j * sb]);
+          map2_row_of_strides(sa, sb, pa, pb, out + i, n, f);
           i += n;
         }
       },
