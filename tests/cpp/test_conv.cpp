@@ -121,6 +121,7 @@ TEST(ConvCpu, MatchesDirectContractByteForByte) {
       {{2, 4, 10, 7}, {6, 2, 3, 2}, {int_attr("group", 2), ints_attr("strides", {2, 1}), ints_attr("dilations", {1, 2})}, false},
       {{1, 8, 7, 7}, {8, 1, 3, 3}, {int_attr("group", 8), ints_attr("pads", {1, 1, 1, 1})}, true},  // depthwise
       {{3, 17, 5, 6}, {9, 17, 1, 1}, {}, true},                                                    // pointwise
+      {{2, 70, 12, 13}, {20, 70, 1, 1}, {}, true},  // pointwise, K >= 64: B packed, two chunks, a partial panel
       {{1, 70, 6, 6}, {3, 70, 3, 3}, {ints_attr("pads", {0, 2, 1, 0}), ints_attr("strides", {2, 2})}, true},
       {{2, 3, 23}, {4, 3, 5}, {ints_attr("pads", {2, 3}), ints_attr("dilations", {2})}, true},     // 1-D
       {{1, 2, 5, 6, 7}, {3, 2, 3, 2, 3}, {ints_attr("pads", {1, 0, 1, 1, 1, 0})}, true},           // 3-D
