@@ -122,6 +122,9 @@ TEST(ConvCpu, MatchesDirectContractByteForByte) {
       {{1, 8, 7, 7}, {8, 1, 3, 3}, {int_attr("group", 8), ints_attr("pads", {1, 1, 1, 1})}, true},  // depthwise
       {{3, 17, 5, 6}, {9, 17, 1, 1}, {}, true},                                                    // pointwise
       {{2, 70, 12, 13}, {20, 70, 1, 1}, {}, true},  // pointwise, K >= 64: B packed, two chunks, a partial panel
+      // 16 pixels, 40 channels: lanes on channels, taps read from framed planes (dilation, stride, uneven pads)
+      {{1, 20, 9, 8}, {40, 20, 3, 2}, {ints_attr("dilations", {2, 1}), ints_attr("strides", {2, 2}),
+                                         ints_attr("pads", {2, 0, 1, 1})}, true},
       {{1, 70, 6, 6}, {3, 70, 3, 3}, {ints_attr("pads", {0, 2, 1, 0}), ints_attr("strides", {2, 2})}, true},
       {{2, 3, 23}, {4, 3, 5}, {ints_attr("pads", {2, 3}), ints_attr("dilations", {2})}, true},     // 1-D
       {{1, 2, 5, 6, 7}, {3, 2, 3, 2, 3}, {ints_attr("pads", {1, 0, 1, 1, 1, 0})}, true},           // 3-D
