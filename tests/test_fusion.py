@@ -197,7 +197,7 @@ def test_gelu_chain_fusion_keeps_the_bits(provider, tmp_path, monkeypatch):
 
 # (c_in, side, c_out, kernel, stride, group): every path of the CPU conv that applies the epilogue as tiles finish
 # (pointwise in place, 3x3 on phase planes, k taken in several blocks, gathered stride-2 taps, lanes on channels
-# for small images, grouped) and depthwise, whose epilogue is a pass after the product.
+# for small images, grouped) and depthwise, whose epilogue runs on each output plane as it is copied out.
 CONV_PATHS = [(16, 40, 64, 1, 1, 1), (8, 23, 40, 3, 1, 1), (64, 14, 512, 3, 1, 1), (32, 15, 24, 3, 2, 1),
               (256, 7, 64, 3, 1, 1), (8, 9, 12, 3, 1, 2), (24, 13, 24, 3, 1, 24)]
 

@@ -263,13 +263,7 @@ void conv(KernelContext& ctx) {
 // Contract: as conv, then absorbed_ops_f32 per element.
 void conv_into(KernelContext& ctx, const ConvGeom& g, float* yd, const StoreEpilogue& epilogue) {
   if (is_depthwise(g)) {
-    depthwise_conv_f32(ctx, g, yd);
-    const int64_t P = g.out_pixels(), planes = g.batch * g.c_out;
-    const GemmOut out{yd, P, 1, nullptr, nullptr, epilogue};
-    if (epilogue.active())
-      ctx.pool->parallel_for(planes, [&](int64_t p0, int64_t p1) {
-        apply_gemm_epilogue(out, yd + p0 * P, P, p1 - p0, P, p0, 0);
-      }, std::max<int64_t>(1, (int64_t(1) << 14) / P));
+    depthwise_conv_f32(ctx, g, yd, epilogue);
     return;
   }
   const float* x = ctx.input(0).data<float>();

@@ -10,6 +10,7 @@
 #include "cpu/conv/phase_planes.h"
 #include "cpu/isa.h"
 #include "ops/conv.h"
+#include "ops/gemm.h"
 #include "runtime/thread_pool.h"
 
 namespace lockstep::cpu {
@@ -58,7 +59,7 @@ bool is_depthwise(const ConvGeom& g) {
 }
 
 // Contract: dot_chunked_f32 over the taps (kh, kw) ascending, init = bias; see docs/arithmetic.md#conv.
-void depthwise_conv_f32(KernelContext& ctx, const ConvGeom& g, float* y) {
+void depthwise_conv_f32(KernelContext& ctx, const ConvGeom& g, float* y, const StoreEpilogue& epilogue) {
   const float* x = ctx.input(0).data<float>();
   const float* w = ctx.input(1).data<float>();
   const float* bias = g.has_bias ? ctx.input(2).data<float>() : nullptr;
@@ -77,7 +78,10 @@ void depthwise_conv_f32(KernelContext& ctx, const ConvGeom& g, float* y) {
       for (int64_t m = 0; m < g.cout_g; ++m) {
         const int64_t oc = item % g.group * g.cout_g + m;
         ker.plane({tap_src.data(), w + oc * taps, taps, bias ? bias[oc] : 0.0f, pixels, grid.data()});
-        ker.copy_rows(grid.data(), pitch, 1, y + (item * g.cout_g + m) * out_h * out_w, out_w, out_h, out_w);
+        const int64_t plane = item * g.cout_g + m, P = out_h * out_w;
+        ker.copy_rows(grid.data(), pitch, 1, y + plane * P, out_w, out_h, out_w);
+        // A fused node's Add and Relu while the plane is in L1 (its addend laid out as y, one plane a row).
+        if (epilogue.active()) apply_gemm_epilogue(GemmOut{y, P, 1, nullptr, nullptr, epilogue}, y + plane * P, P, 1, P, plane, 0);
       }
     }
   }, 1);

@@ -11,6 +11,7 @@
 namespace lockstep {
 struct ConvGeom;
 struct KernelContext;
+struct StoreEpilogue;
 }  // namespace lockstep
 
 namespace lockstep::cpu {
@@ -53,7 +54,7 @@ void copy_rows_f32_avx512(const float* src, int64_t src_pitch, int64_t step, flo
 /// Whether the CPU depthwise kernel serves this Conv (2-D or 1-D, cin_g == 1, group == c_in).
 bool is_depthwise(const ConvGeom& g);
 
-/// Runs the Conv of ctx (is_depthwise(g) holds) into y's storage.
-void depthwise_conv_f32(KernelContext& ctx, const ConvGeom& g, float* y);
+/// Runs the Conv of ctx (is_depthwise(g) holds) into y's storage, then a fused node's epilogue on each plane.
+void depthwise_conv_f32(KernelContext& ctx, const ConvGeom& g, float* y, const StoreEpilogue& epilogue);
 
 }  // namespace lockstep::cpu
