@@ -91,6 +91,18 @@ TEST(DepthwiseCpu, EveryWidthAndKernel) {
       check_depthwise({{1, 3, 5, width}, 1, k, k, {ints_attr("pads", {k / 2, k / 2, k / 2, k / 2})}}, seed++);
 }
 
+// Stride 2 on both axes: narrow outputs (up to 16 wide) read a framed plane, each tap's inputs taken from two loads
+// (depthwise_stride2_plane), wider ones phase planes: every width on both sides of that line, both kernel sizes,
+// a channel multiplier.
+TEST(DepthwiseCpu, EveryWidthAtStrideTwo) {
+  uint32_t seed = 200;
+  for (int64_t width = 1; width <= 70; ++width)
+    for (int64_t k : {3, 5})
+      check_depthwise({{1, 2, 7, width}, width % 3 == 0 ? 2 : 1, k, k,
+                       {ints_attr("strides", {2, 2}), ints_attr("pads", {k / 2, k / 2 - 1 + width % 2, k / 2, k / 2})}},
+                      seed++);
+}
+
 TEST(DepthwiseCpu, StridesDilationsPadsBatches) {
   const std::vector<DepthwiseCase> cases = {
       {{1, 5, 11, 17}, 1, 3, 3, {ints_attr("strides", {2, 2}), ints_attr("pads", {1, 1, 1, 1})}},

@@ -40,6 +40,24 @@ void depthwise_plane_f32_scalar(const DepthwisePlane& p);
 void depthwise_plane_f32_avx2(const DepthwisePlane& p);
 void depthwise_plane_f32_avx512(const DepthwisePlane& p);
 
+/// One output plane of a stride-2 (both axes), dilation-1 depthwise conv, read from a framed input plane: tap
+/// (kh, kw) of output (oh, ow) reads frame[(2*oh + kh) * pitch + 2*ow + kw] (+0 in the frame's border). Every
+/// frame row is readable up to 2 * (out_w rounded up to a multiple of kGridBlock) + kernel_w floats.
+struct DepthwiseStride2Plane {
+  const float* frame;
+  int64_t pitch;
+  const float* weights;  // kernel_h * kernel_w weights, (kh, kw) row-major
+  int64_t kernel_h, kernel_w;
+  float init;  // the bias, or +0
+  int64_t out_h, out_w;
+  float* out;  // the output plane, row pitch out_w
+};
+
+/// Computes the plane: out[oh * out_w + ow] = dot_chunked_f32(taps, init, frame tap, weight), taps (kh, kw)
+/// ascending. The SIMD ISAs only: the scalar ISA runs every depthwise conv on phase planes.
+void depthwise_stride2_plane_f32_avx2(const DepthwiseStride2Plane& p);
+void depthwise_stride2_plane_f32_avx512(const DepthwiseStride2Plane& p);
+
 /// dst[r * dst_pitch + j] = src[r * src_pitch + j * step] for r < rows, j < n (packing phase planes, unpacking the
 /// grid); reads and writes nothing else.
 using CopyRowsFn = void (*)(const float* src, int64_t src_pitch, int64_t step, float* dst, int64_t dst_pitch,

@@ -17,6 +17,9 @@ namespace {
 // Contract: dot_chunked_f32 over the taps (kh, kw) ascending, init = bias; see docs/arithmetic.md#conv.
 void depthwise_plane_f32_avx2(const DepthwisePlane& p) { depthwise_plane(p); }
 
+// Contract: dot_chunked_f32 over the taps (kh, kw) ascending, init = bias; see docs/arithmetic.md#conv.
+void depthwise_stride2_plane_f32_avx2(const DepthwiseStride2Plane& p) { depthwise_stride2_plane(p); }
+
 void copy_rows_f32_avx2(const float* src, int64_t src_pitch, int64_t step, float* dst, int64_t dst_pitch,
                       int64_t rows, int64_t n) {
   copy_rows(src, src_pitch, step, dst, dst_pitch, rows, n);
