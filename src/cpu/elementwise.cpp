@@ -1,6 +1,9 @@
 // CPU kernels of the elementwise family. One loop per arity, instantiated with the shared functors of
 // src/arith/elementwise.h; work is split over output elements, so the thread count cannot change a bit.
+#include <algorithm>
+#include <array>
 #include <cstring>
+#include <utility>
 #include <type_traits>
 
 #include "cpu/elementwise/unary_f32.h"
@@ -13,6 +16,20 @@ namespace {
 
 constexpr int64_t kGrain = 16384;
 
+// The scalar loop of one range. `restrict`: when Out is a byte (IsNaN's bool), its stores could otherwise alias the
+// input, and the compiler would not vectorise the loop. Input and output are the same array or do not overlap
+// (a donated input is the output itself, element for element).
+template <class Out, class In, class F>
+void map1_range(const In* in, Out* out, int64_t n, F f) {
+  if (static_cast<const void*>(in) == static_cast<const void*>(out)) {
+    for (int64_t i = 0; i < n; ++i) out[i] = f(in[i]);
+    return;
+  }
+  const In* __restrict a = in;
+  Out* __restrict o = out;
+  for (int64_t i = 0; i < n; ++i) o[i] = f(a[i]);
+}
+
 // Contract: one functor call per element, elementwise; see docs/arithmetic.md#elementwise
 template <class Out, class In, class F>
 void map1_f(KernelContext& ctx, const Tensor& x, Tensor& y, F f) {
@@ -24,8 +41,7 @@ void map1_f(KernelContext& ctx, const Tensor& x, Tensor& y, F f) {
       return;
     }
   }
-  ctx.pool->parallel_for(
-      x.numel(), [&](int64_t b, int64_t e) { for (int64_t i = b; i < e; ++i) out[i] = f(in[i]); }, kGrain);
+  ctx.pool->parallel_for(x.numel(), [&](int64_t b, int64_t e) { map1_range(in + b, out + b, e - b, f); }, kGrain);
 }
 
 // n outputs from operands of strides SA and SB (0: one value repeated, 1: contiguous), known at compile time so that
@@ -70,13 +86,42 @@ void map2_f(KernelContext& ctx, const BroadcastPlan& plan, const T* a, const T* 
 }
 
 
+// n outputs of Where from operands of strides SC, SX, SY (0 or 1), known at compile time so that the compiler
+// vectorises the selection (`restrict`: the output's stores never change the condition's bytes).
+template <int SC, int SX, int SY, class T>
+void where_row(const uint8_t* c, const T* x, const T* y, T* out, int64_t n) {
+  const uint8_t* __restrict cc = c;
+  for (int64_t j = 0; j < n; ++j) out[j] = cc[j * SC] != 0 ? x[j * SX] : y[j * SY];
+}
+
+template <class T>
+using WhereRowFn = void (*)(const uint8_t*, const T*, const T*, T*, int64_t);
+template <class T, int... Bits>
+constexpr std::array<WhereRowFn<T>, 8> where_rows(std::integer_sequence<int, Bits...>) {
+  return {where_row<(Bits >> 2) & 1, (Bits >> 1) & 1, Bits & 1, T>...};
+}
+template <class T>
+inline constexpr std::array<WhereRowFn<T>, 8> kWhereRows = where_rows<T>(std::make_integer_sequence<int, 8>());
+
+// Contract: a selection, no arithmetic; see docs/arithmetic.md#where
 template <class T>
 void where_f(KernelContext& ctx, const BroadcastPlan& plan, const uint8_t* c, const T* x, const T* y, T* out) {
+  // Each operand's stride along the rows taken: 1 or 0 (flat: the whole range is one row).
+  const bool flat = plan.flat();
+  int64_t s[3];
+  for (int k = 0; k < 3; ++k)
+    s[k] = flat ? (plan.kind[k] == BroadcastPlan::Scalar ? 0 : 1) : plan.strides[k][plan.rank - 1];
+  const WhereRowFn<T> row = kWhereRows<T>[s[0] << 2 | s[1] << 1 | s[2]];
+  const int64_t inner = flat ? plan.numel : plan.dims[plan.rank - 1];
   ctx.pool->parallel_for(
       plan.numel,
       [&](int64_t begin, int64_t end) {
-        for (int64_t i = begin; i < end; ++i)
-          out[i] = c[plan.offset(0, i)] != 0 ? x[plan.offset(1, i)] : y[plan.offset(2, i)];
+        for (int64_t i = begin; i < end;) {
+          const int64_t n = std::min(inner - i % inner, end - i);
+          if (flat) row(c + s[0] * i, x + s[1] * i, y + s[2] * i, out + i, n);
+          else row(c + plan.offset(0, i), x + plan.offset(1, i), y + plan.offset(2, i), out + i, n);
+          i += n;
+        }
       },
       kGrain);
 }
