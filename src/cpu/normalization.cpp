@@ -24,6 +24,16 @@ arith::RowStats row_stats(const float* x, float* y, int64_t n, float epsilon, bo
   return s;
 }
 
+// arith::norm_apply_f32 (or _nobias_f32 when bias is null) along a row whose scale and bias are laid out along it
+// (their usual shape, [n]): loops without a branch or an index computation, which the compiler vectorises; each
+// lane performs the element's own operations.
+void apply_row(const float* x, float* y, int64_t n, arith::RowStats s, const float* scale, const float* bias) {
+  if (bias)
+    for (int64_t j = 0; j < n; ++j) y[j] = arith::norm_apply_f32(x[j], s, scale[j], bias[j]);
+  else
+    for (int64_t j = 0; j < n; ++j) y[j] = arith::norm_apply_nobias_f32(x[j], s, scale[j]);
+}
+
 }  // namespace
 
 // Contract: LayerNormalization and RMSNormalization, docs/arithmetic.md#normalization.
@@ -36,6 +46,7 @@ void layer_norm(KernelContext& ctx) {
   const float* scale = ctx.input(1).data<float>();
   const float* bias = p.has_bias ? ctx.input(2).data<float>() : nullptr;
   float* yd = out.y;
+  const bool along_row = !p.scale.scalar && p.scale.rank == 0 && (!bias || (!p.bias.scalar && p.bias.rank == 0));
   ctx.pool->parallel_for(
       p.rows,
       [&](int64_t begin, int64_t end) {
@@ -45,6 +56,10 @@ void layer_norm(KernelContext& ctx) {
           arith::RowStats s = row_stats(xr, yr, p.n, p.epsilon, p.rms);
           if (mean_out) mean_out[r] = s.mean;
           if (inv_out) inv_out[r] = 1.0f / s.stddev;
+          if (along_row) {
+            apply_row(xr, yr, p.n, s, scale, bias);
+            continue;
+          }
           for (int64_t j = 0; j < p.n; ++j) {
             float sc = scale[block_offset(p.scale, j)];
             yr[j] = bias ? arith::norm_apply_f32(xr[j], s, sc, bias[block_offset(p.bias, j)])
