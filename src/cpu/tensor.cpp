@@ -14,6 +14,34 @@ namespace {
 
 constexpr int64_t kRowGrain = 64;
 
+constexpr int64_t kTile = 16;
+
+// A transposition: the last dim is contiguous in dst only and dim k (another one) in src only. Walking dst's rows
+// one by one would read one element per src cache line; tiles of kTile x kTile read and write whole lines.
+// Tiles (over the other dims, then k, then the last dim) go to threads.
+template <typename T>
+void transpose_tiles(const StridedCopy& c, int k, const T* src, T* dst, ThreadPool* pool) {
+  const int last = c.rank - 1;
+  const int64_t nk = c.dims[k], nl = c.dims[last], tk = (nk + kTile - 1) / kTile, tl = (nl + kTile - 1) / kTile;
+  const int64_t outer = c.numel() / (nk * nl), is = c.src_strides[last], dk = c.dst_strides[k];
+  pool->parallel_for(outer * tk * tl, [&](int64_t begin, int64_t end) {
+    for (int64_t t = begin; t < end; ++t) {
+      int64_t rest = t / (tk * tl), s = c.src_offset, d = c.dst_offset;
+      for (int dim = last - 1; dim >= 0; --dim) {
+        if (dim == k) continue;
+        const int64_t i = rest % c.dims[dim];
+        rest /= c.dims[dim];
+        s += i * c.src_strides[dim];
+        d += i * c.dst_strides[dim];
+      }
+      const int64_t i0 = t / tl % tk * kTile, j0 = t % tl * kTile;
+      const int64_t i1 = std::min(nk, i0 + kTile), j1 = std::min(nl, j0 + kTile);
+      for (int64_t i = i0; i < i1; ++i)
+        for (int64_t j = j0; j < j1; ++j) dst[d + i * dk + j] = src[s + i + j * is];
+    }
+  }, 4);
+}
+
 // Contract: exact copy; see docs/arithmetic.md#strided-copy. Rows (all dims but the last) go to threads.
 template <typename T>
 void strided_copy(const StridedCopy& c, const T* src, T* dst, ThreadPool* pool) {
@@ -22,6 +50,9 @@ void strided_copy(const StridedCopy& c, const T* src, T* dst, ThreadPool* pool) 
     return;
   }
   int last = c.rank - 1;
+  if (c.dst_strides[last] == 1 && c.src_strides[last] != 1)
+    for (int k = 0; k < last; ++k)
+      if (c.src_strides[k] == 1 && c.dims[k] > 1) return transpose_tiles(c, k, src, dst, pool);
   int64_t inner = c.dims[last], rows = c.numel() / (inner ? inner : 1);
   if (inner == 0) return;
   int64_t is = c.src_strides[last], id = c.dst_strides[last];

@@ -48,6 +48,10 @@ CASES = [
     case("transpose_double", "Transpose", {"X": rand(4, 3, dtype=np.float64)}, **EXACT),
     case("transpose_empty", "Transpose", {"X": rand(0, 3)}, **EXACT),
     case("transpose_nan", "Transpose", {"X": nan_inf(7, 9)}, **EXACT),
+    # Larger than the CPU's 16 x 16 transposition tiles, with partial tiles on every edge.
+    case("transpose_tiles_reversed", "Transpose", {"X": rand(3, 37, 21)}, **EXACT),
+    case("transpose_tiles_channels_first", "Transpose", {"X": rand(2, 19, 5, 33)}, attrs={"perm": [0, 3, 1, 2]},
+         **EXACT),
     # Squeeze / Unsqueeze: attribute axes before 13, input after; no axes; negative axes.
     case("squeeze_all", "Squeeze", {"X": rand(1, 3, 1, 4)}, **EXACT),
     case("squeeze_attr", "Squeeze", {"X": rand(1, 3, 1, 4)}, attrs={"axes": [-2]}, opset=11, **EXACT),
