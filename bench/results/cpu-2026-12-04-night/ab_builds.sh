@@ -1,9 +1,0 @@
-#!/usr/bin/env bash
-# Two builds of the Python package side by side, processes alternating: ROUNDS rounds of "old" then "new".
-#   bash ab_builds.sh ROUNDS SCRIPT [ARGS...]      (needs /tmp/pkg_old/lockstep and /tmp/pkg_new/lockstep: copies of
-#   python/lockstep with the _core extension of each build copied in, not linked)
-# Each process's output follows a line "== old" or "== new"; summarize_ab.py reads bench/cpu_models.py output.
-r=$1; shift
-for i in $(seq "$r"); do
-  for v in old new; do echo "== $v"; PYTHONPATH=/tmp/pkg_$v python3 "$@"; done
-done
