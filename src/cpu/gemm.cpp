@@ -311,6 +311,17 @@ int64_t k_block_length(int64_t K, int64_t m_panels, const IsaKernels& ker, bool 
 
 PanelFn strided_panels(StridedOperand op, int64_t K) {
   return [op, K](int64_t i0, int64_t count, int width, float* dst) {
+    if (op.ks == 1 && op.is != 1) {
+      // Each of the panel's rows lies along k (A of a row-major product): read them one after the other, writing
+      // every width-th float, instead of gathering one float from each row per k.
+      for (int64_t i = 0; i < count; ++i) {
+        const float* src = op.data + (i0 + i) * op.is;
+        for (int64_t k = 0; k < K; ++k) dst[k * width + i] = src[k];
+      }
+      for (int64_t k = 0; k < K; ++k)
+        for (int64_t i = count; i < width; ++i) dst[k * width + i] = 0.0f;
+      return;
+    }
     for (int64_t k = 0; k < K; ++k) {
       float* d = dst + k * width;
       const float* src = op.data + k * op.ks + i0 * op.is;
