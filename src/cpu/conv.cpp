@@ -13,6 +13,7 @@
 
 #include "arith/dot.h"
 #include "cpu/conv/depthwise.h"
+#include "cpu/conv/framed_planes.h"
 #include "cpu/conv/phase_planes.h"
 #include "cpu/fill.h"
 #include "cpu/isa.h"
@@ -106,47 +107,22 @@ PanelFn conv_tap_panels(const ConvGeom& g, const ValidColumns& cols, const float
   };
 }
 
-/// The input planes of one image and group framed by +0 (the padding taps' value) on every side the taps reach:
-/// tap (kh, kw) of output pixel (oh, ow) reads plane c at row oh*s_h + kh*d_h, column ow*s_w + kw*d_w.
-class FramedPlanes {
- public:
-  FramedPlanes(const ConvGeom& g, const float* xg, Allocator* scratch)
-      : rows_((g.out[1] - 1) * g.stride[1] + (g.kernel[1] - 1) * g.dilation[1] + 1),
-        cols_((g.out[2] - 1) * g.stride[2] + (g.kernel[2] - 1) * g.dilation[2] + 1),
-        buffer_(scratch->allocate(static_cast<size_t>(g.cin_g * rows_ * cols_) * sizeof(float))) {
-    float* d = static_cast<float*>(buffer_->data);
-    std::fill(d, d + g.cin_g * rows_ * cols_, 0.0f);
-    const int64_t H = g.in[1], W = g.in[2], top = g.pad[1], left = g.pad[2];
-    const int64_t h = std::clamp<int64_t>(rows_ - top, 0, H), w = std::clamp<int64_t>(cols_ - left, 0, W);
-    for (int64_t c = 0; c < g.cin_g; ++c)
-      for (int64_t i = 0; i < h; ++i)
-        std::copy_n(xg + (c * H + i) * W, w, d + (c * rows_ + top + i) * cols_ + left);
-  }
-  const float* data() const { return static_cast<const float*>(buffer_->data); }
-  int64_t rows() const { return rows_; }
-  int64_t cols() const { return cols_; }
-
- private:
-  int64_t rows_, cols_;
-  std::shared_ptr<Buffer> buffer_;
-};
-
 /// conv_tap_panels of a 2-D (or 1-D) conv, read from framed planes: each panel row is `count` loads at offsets
 /// fixed per panel, with no run splitting, clipping or calls per row (the transposed product of a 7x7 plane packs
 /// its taps 6 pixels a panel: 4,608 rows of 6 for ResNet-50's 512-channel 3x3 convs).
 PanelFn framed_tap_panels(const ConvGeom& g, const FramedPlanes& planes) {
   return [&g, &planes](int64_t n0, int64_t count, int width, float* dst) {
-    const int64_t cols = planes.cols(), plane = planes.rows() * cols;
+    const int64_t pitch = planes.pitch();
     int64_t pixel[32];  // width <= 32: the widest tile
     for (int64_t i = 0; i < count; ++i) {
       const int64_t p = n0 + i;
-      pixel[i] = p / g.out[2] * g.stride[1] * cols + p % g.out[2] * g.stride[2];
+      pixel[i] = p / g.out[2] * g.stride[1] * pitch + p % g.out[2] * g.stride[2];
     }
     float* d = dst;
     for (int64_t c = 0; c < g.cin_g; ++c)
       for (int64_t kh = 0; kh < g.kernel[1]; ++kh)
         for (int64_t kw = 0; kw < g.kernel[2]; ++kw) {
-          const float* src = planes.data() + c * plane + kh * g.dilation[1] * cols + kw * g.dilation[2];
+          const float* src = planes.plane(c) + kh * g.dilation[1] * pitch + kw * g.dilation[2];
           for (int64_t i = 0; i < count; ++i) d[i] = src[pixel[i]];
           std::fill(d + count, d + width, 0.0f);
           d += width;
@@ -289,7 +265,8 @@ void conv_into(KernelContext& ctx, const ConvGeom& g, float* yd, const StoreEpil
       return gemm_f32_packed_rows(pool, weights->groups[grp], P, rows.data(), GemmOut{yg, P, 1, bias_g, nullptr, epilogue_g});
     }
     if (weights->on_channels && is_planar(g) && !pointwise) {
-      const FramedPlanes planes(g, xg, ctx.allocator);
+      FramedPlanes planes(g, g.cin_g, 0, ctx.allocator);
+      planes.pack(xg);
       return gemm_f32_packed_b(pool, P, framed_tap_panels(g, planes), weights->groups_t[grp],
                                GemmOut{yg, 1, P, nullptr, bias_g, epilogue_g});
     }

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "arith/dot.h"
+#include "cpu/conv/framed_planes.h"
 #include "cpu/conv/phase_planes.h"
 #include "cpu/isa.h"
 #include "ops/conv.h"
@@ -37,29 +38,6 @@ DepthwiseKernels kernels_for(CpuIsa isa) {
 }
 
 int64_t round_up(int64_t n, int64_t m) { return (n + m - 1) / m * m; }
-
-/// An input plane of a stride-2 conv copied into a frame of +0 (the padding), as DepthwiseStride2Plane reads it:
-/// one plain copy per input row, where stride-2 phase planes take the even and odd elements apart.
-class Stride2Frame {
- public:
-  explicit Stride2Frame(const ConvGeom& g)
-      : g_(g), rows_(2 * (g.out[1] - 1) + g.kernel[1]), pitch_(2 * round_up(g.out[2], kGridBlock) + g.kernel[2]),
-        data_(static_cast<size_t>(rows_ * pitch_), 0.0f) {}
-  int64_t pitch() const { return pitch_; }
-  const float* data() const { return data_.data(); }
-  /// Copies the input plane x inside the border; the border, never written, stays +0.
-  void pack(const float* x) {
-    const int64_t top = g_.pad[1], left = g_.pad[2];
-    const int64_t rows = std::min(g_.in[1], rows_ - top), cols = std::min(g_.in[2], pitch_ - left);
-    for (int64_t i = 0; i < rows; ++i)
-      std::copy_n(x + i * g_.in[2], cols, data_.data() + (top + i) * pitch_ + left);
-  }
-
- private:
-  const ConvGeom& g_;
-  int64_t rows_, pitch_;
-  std::vector<float> data_;
-};
 
 /// Whether a stride-2 plane runs on the frame: for narrow outputs only. On Zen 3 (AVX2, 2026-12-05; paired ratios
 /// against onnxruntime, 3 alternating rounds) the frame ran 3x3 240ch 28->14 at 1.66 (phase planes 1.88) and 5x5
@@ -107,13 +85,16 @@ void depthwise_conv_f32(KernelContext& ctx, const ConvGeom& g, float* y, const S
   const int64_t taps = g.taps(), out_h = g.out[1], out_w = g.out[2], P = out_h * out_w;
   // Item = (image, input channel) = one input plane; c_in == group, so item is also the plane's index in x.
   if (runs_stride2(g, ker)) {
+    // One plain copy per input row, where stride-2 phase planes take the even and odd elements apart; the pitch
+    // lets DepthwiseStride2Plane read whole vectors past the last output column.
+    const int64_t pitch = 2 * round_up(out_w, kGridBlock) + g.kernel[2];
     ctx.pool->parallel_for(g.batch * g.group, [&](int64_t i0, int64_t i1) {
-      Stride2Frame frame(g);
+      FramedPlanes frame(g, 1, pitch, ctx.allocator);
       for (int64_t item = i0; item < i1; ++item) {
         frame.pack(x + item * g.in_pixels());
         for (int64_t m = 0; m < g.cout_g; ++m) {
           const int64_t oc = item % g.group * g.cout_g + m, plane = item * g.cout_g + m;
-          ker.stride2_plane({frame.data(), frame.pitch(), w + oc * taps, g.kernel[1], g.kernel[2],
+          ker.stride2_plane({frame.plane(0), frame.pitch(), w + oc * taps, g.kernel[1], g.kernel[2],
                              bias ? bias[oc] : 0.0f, out_h, out_w, y + plane * P});
           plane_epilogue(epilogue, y, P, plane);
         }
