@@ -11,8 +11,8 @@
 
 namespace lockstep::cpu {
 
-/// d[j] = src[j * stride] for j < n (one copy for stride 1, eight or sixteen at a time for stride 2 on AVX2 or
-/// AVX-512). Only copies.
+/// d[j] = src[j * stride] for j < n (one copy for stride 1, the ISA's row copy otherwise: CopyRowsFn of
+/// cpu/conv/depthwise.h). Only copies, and reads no element past src[(n-1) * stride].
 void copy_strided_f32(const float* src, int64_t n, int64_t stride, float* d);
 
 /// Column geometry of a windowed op along the width: output column o, kernel column r reads input column

@@ -8,6 +8,8 @@
 
 #include <cstdint>
 
+#include "cpu/isa.h"
+
 namespace lockstep {
 struct ConvGeom;
 struct KernelContext;
@@ -58,8 +60,8 @@ struct DepthwiseStride2Plane {
 void depthwise_stride2_plane_f32_avx2(const DepthwiseStride2Plane& p);
 void depthwise_stride2_plane_f32_avx512(const DepthwiseStride2Plane& p);
 
-/// dst[r * dst_pitch + j] = src[r * src_pitch + j * step] for r < rows, j < n (packing phase planes, unpacking the
-/// grid); reads and writes nothing else.
+/// dst[r * dst_pitch + j] = src[r * src_pitch + j * step] for r < rows, j < n (packing phase planes and tap rows,
+/// unpacking the grid); reads and writes nothing else.
 using CopyRowsFn = void (*)(const float* src, int64_t src_pitch, int64_t step, float* dst, int64_t dst_pitch,
                             int64_t rows, int64_t n);
 void copy_rows_f32_scalar(const float* src, int64_t src_pitch, int64_t step, float* dst, int64_t dst_pitch,
@@ -68,6 +70,8 @@ void copy_rows_f32_avx2(const float* src, int64_t src_pitch, int64_t step, float
                         int64_t rows, int64_t n);
 void copy_rows_f32_avx512(const float* src, int64_t src_pitch, int64_t step, float* dst, int64_t dst_pitch,
                           int64_t rows, int64_t n);
+/// The row copy of one ISA (defined in depthwise.cpp); also tap rows' strided copy (cpu/tap_rows.h).
+CopyRowsFn copy_rows_for(CpuIsa isa);
 
 /// Whether the CPU depthwise kernel serves this Conv (2-D or 1-D, cin_g == 1, group == c_in).
 bool is_depthwise(const ConvGeom& g);

@@ -14,9 +14,6 @@
 
 namespace lockstep::cpu {
 
-/// The row copy of one ISA (CopyRowsFn of depthwise.h; defined in depthwise.cpp).
-CopyRowsFn copy_rows_for(CpuIsa isa);
-
 /// One spatial axis of the phase planes: output o, tap r reads padded position o*stride + r*dil, which is index
 /// o + (r*dil) / stride of phase (r*dil) % stride; phase f, index i holds input position i*stride + f - pad.
 struct PhaseAxis {
