@@ -148,6 +148,7 @@ constexpr int64_t kThreadedStepWork = int64_t{1} << 18;
 
 class CpuRecurrent {
  public:
+  explicit CpuRecurrent(const RecurrentPlan& plan) : plan_(plan) {}
   static void fill_zero(KernelContext&, float* p, int64_t n) { std::fill(p, p + n, 0.0f); }
   static void copy_rows(KernelContext&, float* dst, int64_t dst_stride, const float* src, int64_t src_stride,
                         int64_t rows, int64_t cols) {
@@ -172,7 +173,7 @@ class CpuRecurrent {
                              [&](int64_t b, int64_t e) { unit_range(step, gates_pass, b, e); }, 16);
       return;
     }
-    const int64_t G = gate_rows(step), H = step.hidden;
+    const int64_t G = plan_.gate_rows(), H = plan_.hidden;
     if (!packed_) prepare(ctx);
     if (!hr_) {
       hr_buffer_ = ctx.allocator->allocate(static_cast<size_t>(step.batch * G) * sizeof(float));
@@ -202,15 +203,11 @@ class CpuRecurrent {
   }
 
  private:
-  static int64_t gate_rows(const CellStep& s) {
-    return (s.kind == CellKind::Lstm ? 4 : s.kind == CellKind::Gru ? 3 : 1) * s.hidden;
-  }
-
   // Packs W and R (kept in the node's state when both are initializers).
   void prepare(KernelContext& ctx) {
     const Tensor &w = ctx.input(kW), &r = ctx.input(kR);
-    const int64_t dirs = r.dim(0), G = r.dim(1), H = r.dim(2), input = w.dim(2);
-    const bool gru_split = ctx.node.op_type == "GRU" && ctx.node.attr_int("linear_before_reset", 0) == 0;
+    const int64_t dirs = plan_.dirs, G = plan_.gate_rows(), H = plan_.hidden, input = plan_.input;
+    const bool gru_split = plan_.kind == CellKind::Gru && !plan_.linear_before_reset;
     const int64_t split = gru_split ? 2 * H : G;
     auto make = [&] {
       PackedRecurrence packed{cpu_isa(), split, {}, {}, {}};
@@ -236,12 +233,13 @@ class CpuRecurrent {
   // hr[b][col0 + n] = dot_chunked_f32(H, +0, a[b][k], B(k, n)) for every batch row b.
   // Contract: dot_chunked_f32 over k ascending, init +0; see docs/arithmetic.md#recurrent.
   void product(ThreadPool* pool, const float* a, const PackedB& b, const CellStep& step, int64_t col0) {
-    const int64_t H = step.hidden;
-    const GemmOut out{hr_ + col0, gate_rows(step), 1};
+    const int64_t H = plan_.hidden;
+    const GemmOut out{hr_ + col0, plan_.gate_rows(), 1};
     if (step.batch == 1) gemm_f32_row_packed_b(pool, a, b, out);
     else gemm_f32_packed_b(pool, step.batch, strided_panels({a, H, 1}, H), b, out);
   }
 
+  const RecurrentPlan& plan_;
   std::shared_ptr<const PackedRecurrence> packed_;
   std::shared_ptr<Buffer> hr_buffer_;
   float* hr_ = nullptr;

@@ -27,6 +27,7 @@ __global__ void units_kernel(arith::CellStep step, bool gates_pass, int64_t tota
 }
 
 struct CudaRecurrent {
+  explicit CudaRecurrent(const RecurrentPlan&) {}
   static void fill_zero(KernelContext& ctx, float* p, int64_t n) {
     check(ctx, cudaMemsetAsync(p, 0, static_cast<size_t>(n) * sizeof(float), stream_of(ctx)), "cudaMemsetAsync");
   }

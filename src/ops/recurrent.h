@@ -58,8 +58,8 @@ struct RecurrentScratch {
 };
 RecurrentScratch recurrent_scratch(KernelContext& ctx, const RecurrentPlan& p);
 
-// The driver, shared by both devices. `Dev` holds the device's loops (one Dev object per run, so that a device may
-// keep what it prepares for a direction, such as packed weights, from one step to the next):
+// The driver, shared by both devices. `Dev` holds the device's loops (one Dev object per run, made from the plan,
+// so that a device may keep what it prepares for a direction, such as packed weights, from one step to the next):
 //   fill_zero(ctx, p, n)                                         p[0..n) = +0
 //   copy_rows(ctx, dst, dst_stride, src, src_stride, rows, cols) float rows
 //   project(ctx, x, rows, input, w, gate_rows, xw)               xw(m, n) = dot_chunked_f32(input, +0, x[m][k], w[n][k])
@@ -79,7 +79,7 @@ void run_recurrent(KernelContext& ctx) {
   float* y_c = lstm && wants_output(ctx, kYC) ? ctx.output(kYC, DType::Float, state_shape).data<float>() : nullptr;
   if (units == 0) return;
   RecurrentScratch s = recurrent_scratch(ctx, p);
-  Dev dev;
+  Dev dev(p);
   Dev::fill_zero(ctx, s.zeros, G);
   auto given = [&](int i) { return ctx.has_input(i) ? ctx.inputs[i]->data<float>() : nullptr; };
   const float *bias = given(kB), *h0 = given(kInitialH), *c0 = lstm ? given(kInitialC) : nullptr;
