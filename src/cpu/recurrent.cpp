@@ -29,6 +29,7 @@ void unit_range(const CellStep& step, bool gates_pass, int64_t b, int64_t e) {
 
 /// W and R of every direction packed for the GEMM core, R in two blocks of gate rows: `first` holds the rows whose
 /// dots read h_prev, `second` (GRU with linear_before_reset = 0 only) the h gate's rows, whose dots read r*h_prev.
+/// R is packed for the SIMD ISAs only: the scalar ISA's units read it in place.
 struct PackedRecurrence {
   CpuIsa isa;
   int64_t split;  // the first row of `second`; gate_rows when there is no second block
@@ -148,7 +149,7 @@ constexpr int64_t kThreadedStepWork = int64_t{1} << 18;
 
 class CpuRecurrent {
  public:
-  explicit CpuRecurrent(const RecurrentPlan& plan) : plan_(plan) {}
+  explicit CpuRecurrent(const RecurrentPlan& plan) : plan_(plan), isa_(cpu_isa()) {}
   static void fill_zero(KernelContext&, float* p, int64_t n) { std::fill(p, p + n, 0.0f); }
   static void copy_rows(KernelContext&, float* dst, int64_t dst_stride, const float* src, int64_t src_stride,
                         int64_t rows, int64_t cols) {
@@ -168,7 +169,7 @@ class CpuRecurrent {
 
   // Contract: arith::cell_unit / arith::gru_gates per unit; see docs/arithmetic.md#recurrent.
   void units(KernelContext& ctx, const CellStep& step, bool gates_pass) {
-    if (cpu_isa() == CpuIsa::Scalar) {
+    if (isa_ == CpuIsa::Scalar) {
       ctx.pool->parallel_for(step.batch * step.hidden,
                              [&](int64_t b, int64_t e) { unit_range(step, gates_pass, b, e); }, 16);
       return;
@@ -203,17 +204,18 @@ class CpuRecurrent {
   }
 
  private:
-  // Packs W and R (kept in the node's state when both are initializers).
+  // Packs W, and R where the steps read it packed (kept in the node's state when both are initializers).
   void prepare(KernelContext& ctx) {
     const Tensor &w = ctx.input(kW), &r = ctx.input(kR);
     const int64_t dirs = plan_.dirs, G = plan_.gate_rows(), H = plan_.hidden, input = plan_.input;
     const bool gru_split = plan_.kind == CellKind::Gru && !plan_.linear_before_reset;
     const int64_t split = gru_split ? 2 * H : G;
     auto make = [&] {
-      PackedRecurrence packed{cpu_isa(), split, {}, {}, {}};
+      PackedRecurrence packed{isa_, split, {}, {}, {}};
       for (int64_t d = 0; d < dirs; ++d) {
         const float *wd = w.data<float>() + d * G * input, *rd = r.data<float>() + d * G * H;
         packed.w.push_back(pack_b(ctx.pool, G, input, strided_panels({wd, input, 1}, input)));
+        if (isa_ == CpuIsa::Scalar) continue;
         packed.first.push_back(pack_b(ctx.pool, split, H, strided_panels({rd, H, 1}, H)));
         if (split < G)
           packed.second.push_back(pack_b(ctx.pool, G - split, H, strided_panels({rd + split * H, H, 1}, H)));
@@ -221,8 +223,8 @@ class CpuRecurrent {
       return packed;
     };
     auto fits = [&](const PackedRecurrence& p) {
-      return p.isa == cpu_isa() && p.split == split && static_cast<int64_t>(p.w.size()) == dirs &&
-             p.w[0].N == G && p.w[0].K == input && p.first[0].K == H;
+      return p.isa == isa_ && p.split == split && static_cast<int64_t>(p.w.size()) == dirs && p.w[0].N == G &&
+             p.w[0].K == input && (p.first.empty() || p.first[0].K == H);
     };
     if (ctx.state && ctx.input_is_constant(kW) && ctx.input_is_constant(kR))
       packed_ = ctx.state->get_or_make<PackedRecurrence>(fits, make);
@@ -240,6 +242,7 @@ class CpuRecurrent {
   }
 
   const RecurrentPlan& plan_;
+  const CpuIsa isa_;  // one per run, so that the steps run the path the packing was made for
   std::shared_ptr<const PackedRecurrence> packed_;
   std::shared_ptr<Buffer> hr_buffer_;
   float* hr_ = nullptr;
