@@ -2,9 +2,10 @@
 // - clock: a chain of dependent integer adds (one cycle each on every x86-64 core) timed by steady_clock;
 // - peak: 12 independent fma chains on 512-bit and on 256-bit registers (enough to cover the fma latency), so that
 //   a core that splits a 512-bit fma into two 256-bit halves shows the same lanes per cycle for both widths;
-// - gemm_f32 on M = N = K (default 1024, and any sizes given as arguments), A and B packed inside the timed call,
-//   best and median of 10 calls, for each ISA the CPU has.
-//   build/cpp-tests/bench_gemm_core [size ...]      (built with -DLOCKSTEP_TESTS=ON)
+// - gemm_f32 on each size given (N for N x N x N, or MxNxK; default 1024), A and B packed inside the timed call,
+//   then with B packed ahead (as a MatMul's constant weights are), best and median of 10 calls, for each ISA the
+//   CPU has.
+//   build/cpp-tests/bench_gemm_core [size ...]      (built with -DLOCKSTEP_TESTS=ON; e.g. 1024 128x3072x768)
 #include <immintrin.h>
 
 #include <algorithm>
@@ -65,16 +66,24 @@ double fma_lanes_per_s(bool wide) {
   return 12.0 * iters * (wide ? 16 : 8) / best;
 }
 
-void bench_gemm(int64_t n, double peak_flops) {
-  std::vector<float> a(n * n), b(n * n), c(n * n);
+struct GemmSize {
+  int64_t m, n, k;
+};
+
+void bench_gemm(GemmSize size, double peak_flops) {
+  const auto [M, N, K] = size;
+  std::vector<float> a(M * K), b(K * N), c(M * N);
   std::mt19937 rng(7);
   std::uniform_real_distribution<float> u(-1.0f, 1.0f);
   for (auto& v : a) v = u(rng);
   for (auto& v : b) v = u(rng);
-  const cpu::GemmOut out{c.data(), n, 1, nullptr};
+  const cpu::GemmOut out{c.data(), N, 1, nullptr};
+  char name[64];
+  std::snprintf(name, sizeof name, "%lldx%lldx%lld", static_cast<long long>(M), static_cast<long long>(N),
+                static_cast<long long>(K));
   for (int isa = 0; isa <= static_cast<int>(cpu::cpu_best_isa()); ++isa) {
     cpu::force_cpu_isa(static_cast<cpu::CpuIsa>(isa));
-    if (isa == 0 && n > 512) continue;  // the scalar path takes seconds there
+    if (isa == 0 && M * N * K > 512 * 512 * 512) continue;  // the scalar path takes seconds there
     // Each row: best and median of 10 timed calls (one untimed call first warms the caches and the allocator).
     auto timed = [&](const char* what, bool product, const auto& call) {
       std::vector<double> times;
@@ -84,25 +93,34 @@ void bench_gemm(int64_t n, double peak_flops) {
         if (i > 0) times.push_back(seconds_since(t0));
       }
       std::sort(times.begin(), times.end());
-      const double flops = 2.0 * n * n * n, best = times.front(), median = times[times.size() / 2];
+      const double flops = 2.0 * M * N * K, best = times.front(), median = times[times.size() / 2];
+      const char* isa_name = cpu::cpu_isa_name(static_cast<cpu::CpuIsa>(isa));
       if (!product) {
-        std::printf("%-24s %lld^3 %-7s best %7.2f ms  median %7.2f ms\n", what, static_cast<long long>(n),
-                    cpu::cpu_isa_name(static_cast<cpu::CpuIsa>(isa)), best * 1e3, median * 1e3);
+        std::printf("%-24s %-16s %-7s best %7.3f ms  median %7.3f ms\n", what, name, isa_name, best * 1e3,
+                    median * 1e3);
         return;
       }
-      std::printf("%-24s %lld^3 %-7s best %7.2f ms %6.1f GFLOP/s (%5.1f%% of peak)  median %7.2f ms %6.1f GFLOP/s\n",
-                  what, static_cast<long long>(n), cpu::cpu_isa_name(static_cast<cpu::CpuIsa>(isa)), best * 1e3,
-                  flops / best / 1e9, 100 * flops / best / peak_flops, median * 1e3, flops / median / 1e9);
+      std::printf("%-24s %-16s %-7s best %7.3f ms %6.1f GFLOP/s (%5.1f%% of peak)  median %7.3f ms %6.1f GFLOP/s\n",
+                  what, name, isa_name, best * 1e3, flops / best / 1e9, 100 * flops / best / peak_flops,
+                  median * 1e3, flops / median / 1e9);
     };
-    const cpu::PanelFn a_panels = cpu::strided_panels({a.data(), n, 1}, n);
-    const cpu::PanelFn b_panels = cpu::strided_panels({b.data(), 1, n}, n);
-    timed("gemm_f32 (packs A, B)", true, [&] { cpu::gemm_f32_strided(nullptr, n, n, n, a.data(), n, 1, b.data(), n, 1, out); });
-    const cpu::PackedB packed_b = cpu::pack_b(nullptr, n, n, b_panels);
-    timed("B prepacked (packs A)", true, [&] { cpu::gemm_f32_packed_b(nullptr, n, a_panels, packed_b, out); });
-    timed("pack A alone", false, [&] { cpu::pack_a(nullptr, n, n, a_panels); });
-    timed("pack B alone", false, [&] { cpu::pack_b(nullptr, n, n, b_panels); });
+    const cpu::PanelFn a_panels = cpu::strided_panels({a.data(), K, 1}, K);
+    const cpu::PanelFn b_panels = cpu::strided_panels({b.data(), 1, N}, K);
+    timed("gemm_f32 (packs A, B)", true, [&] { cpu::gemm_f32_strided(nullptr, M, N, K, a.data(), K, 1, b.data(), N, 1, out); });
+    const cpu::PackedB packed_b = cpu::pack_b(nullptr, N, K, b_panels);
+    timed("B prepacked (packs A)", true, [&] { cpu::gemm_f32_packed_b(nullptr, M, a_panels, packed_b, out); });
+    timed("pack A alone", false, [&] { cpu::pack_a(nullptr, M, K, a_panels); });
+    timed("pack B alone", false, [&] { cpu::pack_b(nullptr, N, K, b_panels); });
   }
   cpu::reset_cpu_isa();
+}
+
+/// "N" (N x N x N) or "MxNxK".
+GemmSize parse_size(const char* arg) {
+  long long m = 0, n = 0, k = 0;
+  if (std::sscanf(arg, "%lldx%lldx%lld", &m, &n, &k) == 3) return {m, n, k};
+  const int64_t s = std::atoll(arg);
+  return {s, s, s};
 }
 
 }  // namespace
@@ -122,8 +140,8 @@ int main(int argc, char** argv) {
   }
   const double peak = 2 * lanes;
   std::printf("clock %.2f GHz (dependent adds); FMA peak %.1f GFLOP/s (measured lanes/s x 2)\n", ghz, peak / 1e9);
-  std::vector<int64_t> sizes;
-  for (int i = 1; i < argc; ++i) sizes.push_back(std::atoll(argv[i]));
-  if (sizes.empty()) sizes.push_back(1024);
-  for (int64_t n : sizes) bench_gemm(n, peak);
+  std::vector<GemmSize> sizes;
+  for (int i = 1; i < argc; ++i) sizes.push_back(parse_size(argv[i]));
+  if (sizes.empty()) sizes.push_back({1024, 1024, 1024});
+  for (const GemmSize& size : sizes) bench_gemm(size, peak);
 }
