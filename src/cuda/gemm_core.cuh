@@ -101,7 +101,8 @@ class StridedTileLoader {
  public:
   /// The tiles of k_begin, k_begin + kTileK, ... of the block whose first x is x0.
   __device__ StridedTileLoader(const StridedOperand& op, int64_t k_begin, int64_t x0)
-      : op_(op), k_begin_(k_begin), x_left_(int(min64(op.X - x0, BX))) {
+      : op_(op), k_begin_(k_begin), x_left_(int(min64(op.X - x0, BX))),
+        full_tiles_(x_left_ == BX ? (op.K - k_begin) / kTileK : 0) {
     const int tid = threadIdx.x;
     if (op.walk == Walk::VectorX)
       kk0_ = tid / kVectorsPerRow, xx0_ = tid % kVectorsPerRow * 4;
@@ -116,8 +117,9 @@ class StridedTileLoader {
 
   /// Issues the copies of tile t (VectorK: reads it into registers, for store()).
   __device__ void load(float (*tile)[BX + kPad], int64_t t) {
-    const int k_left = int(min64(op_.K - k_begin_ - t * kTileK, kTileK));
     const float* src = src_ + t * kTileK * op_.k_stride;
+    if (t < full_tiles_) return load_interior(tile, src);
+    const int k_left = int(min64(op_.K - k_begin_ - t * kTileK, kTileK));
     if (kStaged && op_.walk == Walk::VectorK) {
 #pragma unroll
       for (int l = 0; l < kStagedPasses; ++l) staged_[l] = read_run(src + l * kStagedXPerPass * op_.x_stride,
@@ -169,6 +171,31 @@ class StridedTileLoader {
   }
 
  private:
+  /// A tile wholly inside K and X (most of them): the same copies as load() without a bounds check.
+  __device__ void load_interior(float (*tile)[BX + kPad], const float* src) {
+    if (kStaged && op_.walk == Walk::VectorK) {
+#pragma unroll
+      for (int l = 0; l < kStagedPasses; ++l)
+        staged_[l] = __ldg(reinterpret_cast<const float4*>(src + l * kStagedXPerPass * op_.x_stride));
+    } else if (op_.walk == Walk::VectorX) {
+      constexpr int kRowsPerPass = kThreads / kVectorsPerRow;
+#pragma unroll
+      for (int l = 0; l < kTileK / kRowsPerPass; ++l)
+        copy_f32x4_async(&tile[kk0_ + l * kRowsPerPass][xx0_], src + l * kRowsPerPass * op_.k_stride);
+    } else if (op_.walk == Walk::AlongK) {
+#pragma unroll
+      for (int l = 0; l < kTileK * BX / kThreads; ++l) {
+        const int dk = l / kPassesPerRun * kRun, dx = l % kPassesPerRun * kXPerPass;
+        copy_f32_async(&tile[kk0_ + dk][xx0_ + dx], src + dk * op_.k_stride + dx * op_.x_stride, true);
+      }
+    } else {
+      constexpr int kRowsPerPass = kThreads / BX;
+#pragma unroll
+      for (int l = 0; l < kTileK / kRowsPerPass; ++l)
+        copy_f32_async(&tile[kk0_ + l * kRowsPerPass][xx0_], src + l * kRowsPerPass * op_.k_stride, true);
+    }
+  }
+
   /// The run of 4 k from src (this thread's k offset kk0_ in a tile with k_left rows); +0 outside K and X.
   __device__ float4 read_run(const float* src, bool x_valid, int k_left) const {
     float4 v = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
@@ -183,8 +210,10 @@ class StridedTileLoader {
 
   StridedOperand op_;
   int64_t k_begin_;
+  int x_left_;
+  int64_t full_tiles_;  // tiles 0 .. full_tiles_-1 lie wholly inside K and X
   const float* src_;  // the thread's first copy of tile 0
-  int x_left_, kk0_, xx0_;
+  int kk0_, xx0_;
   float4 staged_[kStaged ? kStagedPasses : 1];
 };
 
