@@ -67,10 +67,12 @@ void ThreadPool::worker_loop(int) {
   }
 }
 
-void ThreadPool::parallel_for(int64_t n, const std::function<void(int64_t, int64_t)>& fn, int64_t grain) {
+void ThreadPool::parallel_for(int64_t n, const std::function<void(int64_t, int64_t)>& fn, int64_t grain,
+                              int64_t chunks_per_thread) {
   if (n <= 0) return;
   grain = std::max<int64_t>(grain, 1);
-  int64_t chunks = std::min<int64_t>(static_cast<int64_t>(size()) * 4, (n + grain - 1) / grain);
+  int64_t chunks = std::min<int64_t>(static_cast<int64_t>(size()) * std::max<int64_t>(chunks_per_thread, 1),
+                                     (n + grain - 1) / grain);
   if (chunks <= 1 || workers_.empty() || inside_pool_task) {
     fn(0, n);
     return;

@@ -22,9 +22,11 @@ class ThreadPool {
 
   int size() const { return static_cast<int>(workers_.size()) + 1; }
 
-  /// Calls fn(begin, end) on disjoint ranges covering [0, n). Ranges hold at least `grain` indices.
+  /// Calls fn(begin, end) on disjoint ranges covering [0, n). Ranges hold at least `grain` indices, in at most
+  /// chunks_per_thread ranges per thread, which the threads claim one at a time as they finish the last.
   /// Runs inline when n is small, when the pool has one thread, or when called from inside a pool task.
-  void parallel_for(int64_t n, const std::function<void(int64_t, int64_t)>& fn, int64_t grain = 1);
+  void parallel_for(int64_t n, const std::function<void(int64_t, int64_t)>& fn, int64_t grain = 1,
+                    int64_t chunks_per_thread = 4);
 
  private:
   void worker_loop(int index);

@@ -1,0 +1,35 @@
+// The intra-op thread pool: parallel_for's ranges are disjoint, cover [0, n) and number at most
+// chunks_per_thread per thread, whatever the range count asked for.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <mutex>
+#include <utility>
+#include <vector>
+
+#include "runtime/thread_pool.h"
+
+using namespace lockstep;
+
+TEST(ThreadPool, RangesCoverOnceWithinTheChunkBound) {
+  ThreadPool pool(3);
+  for (int64_t n : {1, 2, 13, 100}) {
+    for (int64_t chunks_per_thread : {1, 4, 1000}) {
+      std::mutex m;
+      std::vector<std::pair<int64_t, int64_t>> ranges;
+      pool.parallel_for(n, [&](int64_t b, int64_t e) {
+        std::lock_guard<std::mutex> lock(m);
+        ranges.emplace_back(b, e);
+      }, 1, chunks_per_thread);
+      std::sort(ranges.begin(), ranges.end());
+      int64_t next = 0;
+      for (const auto& [b, e] : ranges) {
+        EXPECT_EQ(b, next) << "n " << n << ", " << chunks_per_thread << " a thread";
+        EXPECT_LT(b, e);
+        next = e;
+      }
+      EXPECT_EQ(next, n);
+      EXPECT_LE(static_cast<int64_t>(ranges.size()), std::min<int64_t>(n, pool.size() * chunks_per_thread));
+    }
+  }
+}
