@@ -257,7 +257,7 @@ struct InitTile {
 constexpr int64_t kGroupBytes = 192 * 1024;  // the k-block slices of the B panels a thread runs together
 constexpr int64_t kSmallProduct = int64_t(1) << 22;  // fmas of a product too small to split over threads
 constexpr int64_t kABlockBytes = 256 * 1024;  // the A panels' slice of one k-block (kept in L2)
-constexpr int64_t kAPanelBytes = 16 * 1024;  // at most one A panel's slice of one k-block, when kc_l2 is short
+constexpr int64_t kAPanelBytes = 48 * 1024;  // at most one A panel's slice of one k-block, when kc_l2 is short
 constexpr int64_t kPointedBlockBytes = 12 * 1024;  // an A panel's and a pointed B panel's slices of one k-block
 
 const IsaKernels& kernels_for(CpuIsa isa) {
@@ -288,9 +288,10 @@ void prefetch_rows(const float* p, int64_t rows, int64_t stride, int64_t len) {
 /// The length kc of the k-blocks in which packed_product takes K: a multiple of kDotChunk, so that every chunk lies
 /// in one block and C holds the running total between blocks (at least 1, so that K = 0 makes one block).
 /// - B packed: where the A panels' slices of one block fit in L2 together, that sets kc; otherwise (many rows) kc is
-///   as long as one A panel's slice in L1 allows, in blocks of equal length: a short kc would make C (read and
-///   written once per block) the traffic that bounds the product (1024^3 on Zen 3: kc = 64 ran 18% longer than
-///   kc = 512; docs/performance.md, 2026-12-04).
+///   as long as one A panel's slice in kAPanelBytes allows, in blocks of equal length: a short kc would make C
+///   (read and written once per block) the traffic that bounds the product (1024^3 on Zen 3: kc = 64 ran 18% longer
+///   than kc = 512; docs/performance.md, 2026-12-04), and K up to 2048 (AVX2) runs unblocked, which was faster
+///   still on Zen 3 (2026-12-05: 128x3072x768 +4%, 1024^3 +1.6% against 16 KB slices, B packed ahead).
 /// - B read in place (Conv's taps): its rows are scattered over planes, where the prefetchers do not follow them, so
 ///   one call's A slice and B rows stay in L1 instead (ResNet-50's 3x3 convs on Zen 3, AVX2: kc = 128 ran 8-17%
 ///   faster than the rule above; docs/performance.md, 2026-12-04 night).
