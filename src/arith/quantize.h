@@ -56,11 +56,22 @@ LOCKSTEP_HD Q quantize_low(float q, Q zero_point, bool saturate) {
   }
 }
 
-/// QuantizeLinear: round_saturate(x / scale) (IEEE division); quantize_low for the low-precision types.
+/// x / scale (IEEE division), except that a NaN quotient is fixed by the operands: x's NaN when x is one, else
+/// scale's, else (0/0, inf/inf) the negative default NaN. That is what x86 returns (and so numpy, the reference);
+/// a GPU returns its one positive NaN instead. The NaN's sign survives into float8 (S.1111.111) and into float4,
+/// which has no NaN and writes a zero of the opposite sign, so it must not depend on the device.
+LOCKSTEP_HD float quotient_keeping_nan(float x, float scale) {
+  if (x != x) return x;
+  if (scale != scale) return scale;
+  const float q = x / scale;
+  return q == q ? q : float_of(0xffc00000u);
+}
+
+/// QuantizeLinear: round_saturate(quotient_keeping_nan(x, scale)); quantize_low for the low-precision types.
 template <class Q>
 LOCKSTEP_HD Q quantize_element(float x, float scale, Q zero_point, bool saturate) {
-  if constexpr (IsLow<Q>::value) return quantize_low<Q>(x / scale, zero_point, saturate);
-  else return round_saturate<Q>(x / scale, zero_point);
+  if constexpr (IsLow<Q>::value) return quantize_low<Q>(quotient_keeping_nan(x, scale), zero_point, saturate);
+  else return round_saturate<Q>(quotient_keeping_nan(x, scale), zero_point);
 }
 
 /// y = float(x - zero_point) * scale: the difference exact in int64, one rounding to float, one product. A
