@@ -13,6 +13,12 @@ log() { echo "$@" | tee -a "$out/summary.txt"; }
 : >"$out/summary.txt"
 log "lockstep GPU suite, $(date -u +%Y-%m-%dT%H:%MZ), commit ${LOCKSTEP_COMMIT:-$(git rev-parse --short HEAD 2>/dev/null || echo unknown)}"
 log "$(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null | head -1)"
+# The node tests' data and the low-precision references are onnx's conversions through ml_dtypes, which differ
+# between its versions (out-of-range float -> int4, double -> float8): on another version than the pinned one,
+# expect those cases to fail on both providers alike. (Offline: carry the pinned wheel and put it on PYTHONPATH.)
+pinned=$(sed -n 's/^ml_dtypes==\([^ ]*\).*/\1/p' requirements-dev.txt)
+found=$(python3 -c "import ml_dtypes; print(ml_dtypes.__version__)" 2>/dev/null)
+[ "$found" = "$pinned" ] || log "warning: ml_dtypes $found, pinned $pinned"
 
 jobs=$(nproc)
 if ! python3 -m pip install -q --no-build-isolation --no-deps . >"$out/build.log" 2>&1; then
