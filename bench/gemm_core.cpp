@@ -3,8 +3,9 @@
 // - peak: 12 independent fma chains on 512-bit and on 256-bit registers (enough to cover the fma latency), so that
 //   a core that splits a 512-bit fma into two 256-bit halves shows the same lanes per cycle for both widths;
 // - gemm_f32 on each size given (N for N x N x N, or MxNxK; default 1024), A and B packed inside the timed call,
-//   then with B packed ahead (as a MatMul's constant weights are), best and median of 10 calls, for each ISA the
-//   CPU has.
+//   then with B packed ahead (as a MatMul's constant weights are), then with B packed ahead and read from memory
+//   (a different copy each call, as a model reads each layer's weights once per run), best and median of 10
+//   calls, for each ISA the CPU has.
 //   build/cpp-tests/bench_gemm_core [size ...]      (built with -DLOCKSTEP_TESTS=ON; e.g. 1024 128x3072x768)
 #include <immintrin.h>
 
@@ -109,6 +110,16 @@ void bench_gemm(GemmSize size, double peak_flops) {
     timed("gemm_f32 (packs A, B)", true, [&] { cpu::gemm_f32_strided(nullptr, M, N, K, a.data(), K, 1, b.data(), N, 1, out); });
     const cpu::PackedB packed_b = cpu::pack_b(nullptr, N, K, b_panels);
     timed("B prepacked (packs A)", true, [&] { cpu::gemm_f32_packed_b(nullptr, M, a_panels, packed_b, out); });
+    {
+      // Weights as a model meets them: each call's B comes from memory (copies that together exceed any L3), as
+      // every layer's weights do once per run.
+      const int64_t copies = std::max<int64_t>(2, (int64_t(96) << 20) / (K * N * int64_t(sizeof(float))) + 1);
+      std::vector<cpu::PackedB> cold;
+      for (int64_t i = 0; i < copies; ++i) cold.push_back(cpu::pack_b(nullptr, N, K, b_panels));
+      size_t call = 0;
+      timed("B prepacked, from memory", true,
+            [&] { cpu::gemm_f32_packed_b(nullptr, M, a_panels, cold[call++ % cold.size()], out); });
+    }
     timed("pack A alone", false, [&] { cpu::pack_a(nullptr, M, K, a_panels); });
     timed("pack B alone", false, [&] { cpu::pack_b(nullptr, N, K, b_panels); });
   }
