@@ -197,9 +197,12 @@ def test_gelu_chain_fusion_keeps_the_bits(provider, tmp_path, monkeypatch):
 
 # (c_in, side, c_out, kernel, stride, group): every path of the CPU conv that applies the epilogue as tiles finish
 # (pointwise in place, 3x3 on phase planes, k taken in several blocks, gathered stride-2 taps, lanes on channels
-# for small images, grouped) and depthwise, whose epilogue runs on each output plane as it is copied out.
+# for small images, grouped) and depthwise: on channel blocks (AVX2: 3x3 and 5x5, strides 1 and 2, a last block of
+# 5 channels), whose epilogue runs as each tile is stored, and on phase planes (7x7), whose epilogue runs on each
+# output plane as it is copied out.
 CONV_PATHS = [(16, 40, 64, 1, 1, 1), (8, 23, 40, 3, 1, 1), (64, 14, 512, 3, 1, 1), (32, 15, 24, 3, 2, 1),
-              (256, 7, 64, 3, 1, 1), (8, 9, 12, 3, 1, 2), (24, 13, 24, 3, 1, 24)]
+              (256, 7, 64, 3, 1, 1), (8, 9, 12, 3, 1, 2), (24, 13, 24, 3, 1, 24), (21, 17, 21, 5, 2, 21),
+              (10, 12, 10, 7, 1, 10)]
 
 
 def residual_conv(c_in, side, c_out, kernel, stride, group, addend_first):

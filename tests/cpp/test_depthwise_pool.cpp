@@ -91,9 +91,9 @@ TEST(DepthwiseCpu, EveryWidthAndKernel) {
       check_depthwise({{1, 3, 5, width}, 1, k, k, {ints_attr("pads", {k / 2, k / 2, k / 2, k / 2})}}, seed++);
 }
 
-// Stride 2 on both axes: narrow outputs (up to 16 wide) read a framed plane, each tap's inputs taken from two loads
-// (depthwise_stride2_plane), wider ones phase planes: every width on both sides of that line, both kernel sizes,
-// a channel multiplier.
+// Stride 2 on both axes: on AVX2 channel blocks; on AVX-512 narrow outputs (up to 16 wide) read a framed plane,
+// each tap's inputs taken from two loads (depthwise_stride2_plane), wider ones phase planes: every width on both
+// sides of that line, both kernel sizes, a channel multiplier (phase planes on every ISA).
 TEST(DepthwiseCpu, EveryWidthAtStrideTwo) {
   uint32_t seed = 200;
   for (int64_t width = 1; width <= 70; ++width)
@@ -119,6 +119,12 @@ TEST(DepthwiseCpu, StridesDilationsPadsBatches) {
       {{1, 6, 3, 2}, 1, 3, 3, {ints_attr("pads", {2, 2, 2, 2})}},                   // output wider than input
       {{2, 5, 40}, 1, 1, 7, {ints_attr("pads", {3, 2}), ints_attr("strides", {2})}},  // 1-D
       {{1, 96, 14, 14}, 1, 3, 3, {ints_attr("pads", {1, 1, 1, 1})}},
+      // Channel blocks (AVX2): blocks of 8 channels and a partial last one, rows wider than a tile with tails,
+      // asymmetric pads, an input row no tap reads, stride 2 with 5x5.
+      {{2, 19, 21, 27}, 1, 3, 3, {ints_attr("pads", {0, 2, 2, 1})}},
+      {{1, 13, 18, 35}, 1, 5, 5, {ints_attr("strides", {2, 2}), ints_attr("pads", {2, 1, 1, 2})}},
+      {{1, 16, 9, 40}, 1, 5, 5, {ints_attr("pads", {2, 2, 2, 2})}, true, true},
+      {{1, 24, 12, 12}, 1, 3, 3, {ints_attr("strides", {2, 2})}},
       // The phase-plane grid: pitches well above the output width, several vectors per row or rows per vector,
       // taps of one kernel in different stride phases, a 1-row plane, kernels that touch one phase only.
       {{1, 5, 7, 7}, 1, 5, 5, {ints_attr("pads", {2, 2, 2, 2})}},

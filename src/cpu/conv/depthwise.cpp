@@ -1,6 +1,7 @@
-// Depthwise Conv on the CPU: geometry, packing, threading and the per-ISA choice of the plane kernel. Each
-// (image, input channel) packs its input plane once into stride-phase planes (padding taps read +0) and computes
-// its channel-multiplier output planes from it on the grid of depthwise.h.
+// Depthwise Conv on the CPU: geometry, packing, threading and the per-ISA choice of the kernel. On AVX2 the common
+// shapes run as channel blocks (one task per image and block of 8 channels). Otherwise each (image, input channel)
+// packs its input plane once into stride-phase planes (padding taps read +0) and computes its channel-multiplier
+// output planes from it on the grid of depthwise.h.
 #include "cpu/conv/depthwise.h"
 
 #include <algorithm>
@@ -48,6 +49,39 @@ bool runs_stride2(const ConvGeom& g, const DepthwiseKernels& ker) {
          g.out[2] <= kGridBlock;
 }
 
+/// Whether the conv runs as channel blocks (DepthwiseChannelBlock): the ISA has the kernel, one output channel per
+/// input channel, a square 3x3 or 5x5 kernel (the tile's registers hold 8 partials, 5 weights and the input),
+/// dilation 1, stride 1 or 2 on both axes, and an epilogue laid out as the output.
+bool runs_channel_blocks(const ConvGeom& g, CpuIsa isa, const StoreEpilogue& epilogue) {
+  return isa == CpuIsa::Avx2 && g.cout_g == 1 && g.kernel[1] == g.kernel[2] && (g.kernel[1] == 3 || g.kernel[1] == 5) &&
+         g.dilation[1] == 1 && g.dilation[2] == 1 && g.stride[1] == g.stride[2] && (g.stride[1] == 1 || g.stride[1] == 2) &&
+         !epilogue.per_column;
+}
+
+/// The conv as blocks of kLanes channels, one task per (image, block).
+void depthwise_channel_blocks(KernelContext& ctx, const ConvGeom& g, float* y, const StoreEpilogue& epilogue) {
+  constexpr int64_t kLanes = 8;  // AVX2
+  const float* x = ctx.input(0).data<float>();
+  const float* w = ctx.input(1).data<float>();
+  const float* bias = g.has_bias ? ctx.input(2).data<float>() : nullptr;
+  const int64_t k = g.kernel[1], s = g.stride[1], blocks = (g.c_in + kLanes - 1) / kLanes;
+  const int64_t row_pixels = channel_block_row_pixels(g.in[2], g.pad[2], s, k, g.out[2]);
+  const size_t scratch_bytes = static_cast<size_t>(channel_block_scratch_floats(row_pixels, k, kLanes)) * sizeof(float);
+  const int64_t in_plane = g.in_pixels(), out_plane = g.out_pixels();
+  ctx.pool->parallel_for(g.batch * blocks, [&](int64_t i0, int64_t i1) {
+    const std::shared_ptr<Buffer> scratch = ctx.allocator->allocate(scratch_bytes);
+    std::fill_n(static_cast<float*>(scratch->data), scratch_bytes / sizeof(float), 0.0f);
+    for (int64_t item = i0; item < i1; ++item) {
+      const int64_t img = item / blocks, c0 = item % blocks * kLanes, plane = img * g.c_in + c0;
+      depthwise_channel_block_f32_avx2(
+          {x + plane * in_plane, std::min(kLanes, g.c_in - c0), g.in[1], g.in[2], g.pad[1], g.pad[2], s, k, g.out[1],
+           g.out[2], w + c0 * k * k, bias ? bias + c0 : nullptr, y + plane * out_plane,
+           epilogue.addend ? epilogue.addend + plane * out_plane : nullptr, epilogue.addend_first, epilogue.relu,
+           static_cast<float*>(scratch->data)});
+    }
+  }, 1);
+}
+
 /// A fused node's Add and Relu on output plane `plane` while it is in L1 (its addend laid out as y, a plane a row).
 void plane_epilogue(const StoreEpilogue& epilogue, float* y, int64_t P, int64_t plane) {
   if (epilogue.active()) apply_gemm_epilogue(GemmOut{y, P, 1, nullptr, nullptr, epilogue}, y + plane * P, P, 1, P, plane, 0);
@@ -56,6 +90,12 @@ void plane_epilogue(const StoreEpilogue& epilogue, float* y, int64_t P, int64_t 
 }  // namespace
 
 CopyRowsFn copy_rows_for(CpuIsa isa) { return kernels_for(isa).copy_rows; }
+
+int64_t channel_block_row_pixels(int64_t in_w, int64_t pad_left, int64_t stride, int64_t kernel, int64_t out_w) {
+  // The input's columns, and every pixel a tile reads: tiles of 16 pixels (a multiple of every ISA's lanes) from
+  // column 0, the last one's window ending at (tiles * 16 - 1) * stride + kernel.
+  return std::max(pad_left + in_w, (round_up(out_w, kGridBlock) - 1) * stride + kernel);
+}
 
 // Contract: dot_chunked_f32 over the taps (kh, kw) ascending, init = bias; see docs/arithmetic.md#conv.
 void depthwise_plane_f32_scalar(const DepthwisePlane& p) {
@@ -82,6 +122,7 @@ void depthwise_conv_f32(KernelContext& ctx, const ConvGeom& g, float* y, const S
   const float* w = ctx.input(1).data<float>();
   const float* bias = g.has_bias ? ctx.input(2).data<float>() : nullptr;
   const DepthwiseKernels ker = kernels_for(cpu_isa());
+  if (runs_channel_blocks(g, cpu_isa(), epilogue)) return depthwise_channel_blocks(ctx, g, y, epilogue);
   const int64_t taps = g.taps(), out_h = g.out[1], out_w = g.out[2], P = out_h * out_w;
   // Item = (image, input channel) = one input plane; c_in == group, so item is also the plane's index in x.
   if (runs_stride2(g, ker)) {

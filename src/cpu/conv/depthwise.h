@@ -1,9 +1,11 @@
-// Depthwise Conv on the CPU (group == c_in, one input channel per group). Each input plane is packed into
-// stride-phase planes (+0 in the padding; cpu/conv/phase_planes.h) whose rows share one pitch, so that an output
-// plane becomes a flat run of "grid pixels" v = oh * pitch + ow: for every kernel tap, the inputs of consecutive
-// grid pixels are consecutive floats. A SIMD lane is one grid pixel running its output's dot_chunked_f32 over the kernel taps
-// (docs/arithmetic.md#conv); the grid columns ow >= out_w are computed and dropped. The ISA kernels only see
-// DepthwisePlane; the geometry, packing and threading live in depthwise.cpp.
+// Depthwise Conv on the CPU (group == c_in, one input channel per group). On AVX2 the common shapes (3x3 and 5x5,
+// stride 1 or 2, multiplier 1) run as blocks of 8 channels in the lanes (DepthwiseChannelBlock, below). Otherwise
+// each input plane is packed into stride-phase planes (+0 in the padding; cpu/conv/phase_planes.h) whose rows
+// share one pitch, so that an output plane becomes a flat run of "grid pixels" v = oh * pitch + ow: for every
+// kernel tap, the inputs of consecutive grid pixels are consecutive floats. A SIMD lane is one grid pixel running
+// its output's dot_chunked_f32 over the kernel taps (docs/arithmetic.md#conv); the grid columns ow >= out_w are
+// computed and dropped. The ISA kernels only see DepthwisePlane and DepthwiseChannelBlock; the geometry, packing
+// and threading live in depthwise.cpp.
 #pragma once
 
 #include <cstdint>
@@ -59,6 +61,33 @@ struct DepthwiseStride2Plane {
 /// ascending. The SIMD ISAs only: the scalar ISA runs every depthwise conv on phase planes.
 void depthwise_stride2_plane_f32_avx2(const DepthwiseStride2Plane& p);
 void depthwise_stride2_plane_f32_avx512(const DepthwiseStride2Plane& p);
+
+/// One block of kLanes channels (the ISA's lanes) of a depthwise conv with channel multiplier 1, a square 3x3 or
+/// 5x5 kernel, dilation 1 and stride 1 or 2 on both axes, computed with channels in the lanes: input rows are
+/// transposed into rows of pixels (each pixel one aligned vector of the block's channels, +0 in the padding), every
+/// output pixel is one vector of chains, and the outputs are transposed back at the store. On NCHW planes most taps'
+/// loads cross cache lines (kw floats off alignment), which halves Zen 3's load-and-fma rate; here none do.
+struct DepthwiseChannelBlock {
+  const float* x;    // the block's first input plane (in_h x in_w); the block's planes follow it
+  int64_t channels;  // planes in this block (<= the ISA's lanes)
+  int64_t in_h, in_w, pad_top, pad_left, stride, kernel, out_h, out_w;
+  const float* weights;  // the block's first channel's kernel*kernel weights, (kh, kw) row-major; channels follow
+  const float* bias;     // the block's first bias, or null (+0)
+  float* y;              // the block's first output plane (out_h x out_w)
+  const float* addend;   // a fused Add's addend, laid out as y (null: none)
+  bool addend_first, relu;
+  float* scratch;  // channel_block_scratch_floats(...) floats, +0 on the first call (only input pixels are written)
+};
+
+/// Floats of scratch one DepthwiseChannelBlock needs for its rows: `kernel` ring rows and one row of +0, each
+/// row_pixels pixels of `lanes` floats. A scratch buffer can serve block after block of the same conv.
+int64_t channel_block_row_pixels(int64_t in_w, int64_t pad_left, int64_t stride, int64_t kernel, int64_t out_w);
+inline int64_t channel_block_scratch_floats(int64_t row_pixels, int64_t kernel, int64_t lanes) {
+  return (kernel + 1) * row_pixels * lanes;
+}
+
+/// Computes the block's outputs. AVX2 only: the other ISAs run every depthwise conv on phase planes.
+void depthwise_channel_block_f32_avx2(const DepthwiseChannelBlock& b);
 
 /// dst[r * dst_pitch + j] = src[r * src_pitch + j * step] for r < rows, j < n (packing phase planes and tap rows,
 /// unpacking the grid); reads and writes nothing else.
