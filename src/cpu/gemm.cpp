@@ -311,6 +311,27 @@ int64_t k_block_length(int64_t K, int64_t m_panels, const IsaKernels& ker, bool 
 
 }  // namespace
 
+namespace {
+
+/// Copies a panel's row of at most a few dozen floats in fixed-size pieces, which the compiler turns into moves:
+/// a call to memcpy per row cost more than the copy (a 1x1 conv's taps on a 7x7 plane, 6 floats a row: packing A of
+/// 49 x 1152 took 65 us of a 313 us product).
+inline void copy_short_run(const float* src, int64_t count, float* d) {
+  int64_t i = 0;
+  for (; i + 8 <= count; i += 8) std::memcpy(d + i, src + i, 8 * sizeof(float));
+  if (count - i >= 4) {
+    std::memcpy(d + i, src + i, 4 * sizeof(float));
+    i += 4;
+  }
+  if (count - i >= 2) {
+    std::memcpy(d + i, src + i, 2 * sizeof(float));
+    i += 2;
+  }
+  if (i < count) d[i] = src[i];
+}
+
+}  // namespace
+
 PanelFn strided_panels(StridedOperand op, int64_t K) {
   return [op, K](int64_t i0, int64_t count, int width, float* dst) {
     if (op.ks == 1 && op.is != 1) {
@@ -327,7 +348,7 @@ PanelFn strided_panels(StridedOperand op, int64_t K) {
     for (int64_t k = 0; k < K; ++k) {
       float* d = dst + k * width;
       const float* src = op.data + k * op.ks + i0 * op.is;
-      if (op.is == 1) std::memcpy(d, src, static_cast<size_t>(count) * sizeof(float));
+      if (op.is == 1) copy_short_run(src, count, d);
       else
         for (int64_t i = 0; i < count; ++i) d[i] = src[i * op.is];
       for (int64_t i = count; i < width; ++i) d[i] = 0.0f;
