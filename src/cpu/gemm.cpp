@@ -89,8 +89,14 @@ void micro_scalar(int64_t K, const float* pa, B b, float* c, int64_t ldc, const 
   }
 }
 
+/// A fused Relu per lane: x < 0 ? +0 : x (absorbed_ops_f32's Relu; NaN and -0 pass). Shared by the micro-kernel's
+/// store and the epilogue pass, so that both give the same bits.
+__attribute__((target("avx2"))) inline __m256 relu_avx2(__m256 x) {
+  return _mm256_blendv_ps(x, _mm256_setzero_ps(), _mm256_cmp_ps(x, _mm256_setzero_ps(), _CMP_LT_OQ));
+}
+
 // Contract: dot_chunked_f32 over k ascending, one chain per lane; see docs/arithmetic.md#gemm.
-// With kRelu, the last chunk's store applies a fused Relu (x < 0 ? +0 : x, as epilogue_tile_avx2) to the totals:
+// With kRelu, the last chunk's store applies a fused Relu (relu_avx2, as epilogue_tile_avx2 does) to the totals:
 // the caller picks it only for a call that ends K, so the stored values are final.
 template <int R, class B, bool kRelu = false>
 __attribute__((target("avx2,fma"))) void micro_avx2_6x16(int64_t K, const float* pa, B b, float* c, int64_t ldc,
@@ -120,9 +126,8 @@ __attribute__((target("avx2,fma"))) void micro_avx2_6x16(int64_t K, const float*
       const float* s = init && k0 == 0 ? init + i * ldi : t;
       __m256 lo = _mm256_add_ps(_mm256_loadu_ps(s), acc0[i]), hi = _mm256_add_ps(_mm256_loadu_ps(s + 8), acc1[i]);
       if (relu) {
-        const __m256 zero = _mm256_setzero_ps();
-        lo = _mm256_blendv_ps(lo, zero, _mm256_cmp_ps(lo, zero, _CMP_LT_OQ));
-        hi = _mm256_blendv_ps(hi, zero, _mm256_cmp_ps(hi, zero, _CMP_LT_OQ));
+        lo = relu_avx2(lo);
+        hi = relu_avx2(hi);
       }
       _mm256_storeu_ps(t, lo);
       _mm256_storeu_ps(t + 8, hi);
@@ -414,7 +419,6 @@ template <bool kAddend, bool kAddendFirst, bool kRelu>
 __attribute__((target("avx2"))) void epilogue_tile_avx2(float* c, int64_t ldc, int64_t rows, int64_t cols,
                                                         const float* addend, int64_t lda, int64_t step) {
   if (kAddend && step != 1) return epilogue_tile<kAddend, kAddendFirst, kRelu>(c, ldc, rows, cols, addend, lda, step);
-  const __m256 zero = _mm256_setzero_ps();
   for (int64_t i = 0; i < rows; ++i) {
     float* row = c + i * ldc;
     const float* a = kAddend ? addend + i * lda : nullptr;
@@ -423,7 +427,7 @@ __attribute__((target("avx2"))) void epilogue_tile_avx2(float* c, int64_t ldc, i
       __m256 v = _mm256_loadu_ps(row + j);
       if constexpr (kAddend) v = kAddendFirst ? _mm256_add_ps(_mm256_loadu_ps(a + j), v)
                                               : _mm256_add_ps(v, _mm256_loadu_ps(a + j));
-      if constexpr (kRelu) v = _mm256_blendv_ps(v, zero, _mm256_cmp_ps(v, zero, _CMP_LT_OQ));
+      if constexpr (kRelu) v = relu_avx2(v);
       _mm256_storeu_ps(row + j, v);
     }
     for (; j < cols; ++j) row[j] = absorbed_ops_f32(row[j], kAddend, kAddend ? a[j] : 0.0f, kAddendFirst, kRelu);
