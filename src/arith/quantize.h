@@ -44,14 +44,15 @@ LOCKSTEP_HD Q round_saturate(float q, Q zero_point) {
 
 /// QuantizeLinear to a low-precision type, q = x / scale: int4/uint4/int2/uint2 as round_saturate (to their
 /// range); float4e2m1: q + zero point, then Cast's rounding; float8: Cast's rounding of q with `saturate` (the
-/// zero point is taken as 0, as in onnx's reference, so that -0 stays -0).
+/// zero point is taken as 0, as in onnx's reference, so that -0 stays -0). A NaN q skips the float4 sum: x86 passes
+/// q's NaN through it and a GPU would return its positive default NaN, and the NaN's sign picks float4's zero.
 template <class Q>
 LOCKSTEP_HD Q quantize_low(float q, Q zero_point, bool saturate) {
   if constexpr (!Q::kFloat) {
     const int64_t v = round_offset(q, static_cast<int64_t>(low_to_f32(zero_point)));
     return Q{static_cast<uint8_t>(small_int_saturate(v, Q::kIntBits, Q::kSigned))};
   } else {
-    const float r = Q::kType == LowType::E2M1 ? q + low_to_f32(zero_point) : q;
+    const float r = Q::kType == LowType::E2M1 && q == q ? q + low_to_f32(zero_point) : q;
     return Q{static_cast<uint8_t>(f64_to_minifloat(mini_float(Q::kType), static_cast<double>(r), saturate))};
   }
 }
