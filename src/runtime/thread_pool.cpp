@@ -26,44 +26,54 @@ bool spin_until(Done done) {
     if ((i & 63) == 63 && std::chrono::steady_clock::now() > deadline) return done();
   }
 }
+
+constexpr int64_t kMaxChunks = 0xffff;  // a claim's chunk count and next chunk take 16 bits each
+uint32_t generation_of(uint64_t claim) { return static_cast<uint32_t>(claim >> 32); }
+int64_t chunk_count_of(uint64_t claim) { return static_cast<int64_t>((claim >> 16) & 0xffff); }
+int64_t next_chunk_of(uint64_t claim) { return static_cast<int64_t>(claim & 0xffff); }
 }  // namespace
 
 ThreadPool::ThreadPool(int threads) {
   if (threads <= 0) threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-  for (int i = 1; i < threads; ++i) workers_.emplace_back([this, i] { worker_loop(i); });
+  for (int i = 1; i < threads; ++i) workers_.emplace_back([this] { worker_loop(); });
 }
 
 ThreadPool::~ThreadPool() {
-  {
-    std::lock_guard<std::mutex> lock(mutex_);
-    stop_ = true;
-  }
+  stop_ = true;
+  { std::lock_guard<std::mutex> lock(sleep_mutex_); }  // a worker between its check and its wait gets the notify
   wake_.notify_all();
   for (auto& w : workers_) w.join();
 }
 
-void ThreadPool::worker_loop(int) {
-  uint64_t seen = 0;
-  std::unique_lock<std::mutex> lock(mutex_);
+void ThreadPool::worker_loop() {
+  uint32_t seen = 0;
   for (;;) {
-    auto woken = [&] { return stop_.load() || generation_.load() != seen; };
-    lock.unlock();
-    spin_until(woken);
-    lock.lock();
-    wake_.wait(lock, woken);
-    if (stop_) return;
-    seen = generation_;
-    while (next_chunk_ < task_chunks_) {
-      int64_t chunk = next_chunk_++;
-      int64_t begin = task_n_ * chunk / task_chunks_, end = task_n_ * (chunk + 1) / task_chunks_;
-      const auto* fn = task_;
-      lock.unlock();
-      inside_pool_task = true;
-      (*fn)(begin, end);
-      inside_pool_task = false;
-      lock.lock();
-      if (++chunks_done_ == task_chunks_) done_.notify_all();
+    auto moved = [&] { return stop_.load() || generation_of(claim_.load(std::memory_order_acquire)) != seen; };
+    if (!spin_until(moved)) {
+      std::unique_lock<std::mutex> lock(sleep_mutex_);
+      wake_.wait(lock, moved);
     }
+    if (stop_) return;
+    seen = generation_of(claim_.load(std::memory_order_acquire));
+    inside_pool_task = true;
+    run_chunks(seen);
+    inside_pool_task = false;
+  }
+}
+
+void ThreadPool::run_chunks(uint32_t generation) {
+  uint64_t claim = claim_.load(std::memory_order_acquire);
+  for (;;) {
+    const int64_t chunks = chunk_count_of(claim), chunk = next_chunk_of(claim);
+    if (generation_of(claim) != generation || chunk >= chunks) return;
+    if (!claim_.compare_exchange_weak(claim, claim + 1, std::memory_order_acq_rel, std::memory_order_acquire))
+      continue;
+    (*task_)(task_n_ * chunk / chunks, task_n_ * (chunk + 1) / chunks);
+    if (chunks_done_.fetch_add(1, std::memory_order_acq_rel) + 1 == chunks) {
+      { std::lock_guard<std::mutex> lock(sleep_mutex_); }
+      done_.notify_all();
+    }
+    claim = claim_.load(std::memory_order_acquire);
   }
 }
 
@@ -73,35 +83,27 @@ void ThreadPool::parallel_for(int64_t n, const std::function<void(int64_t, int64
   grain = std::max<int64_t>(grain, 1);
   int64_t chunks = std::min<int64_t>(static_cast<int64_t>(size()) * std::max<int64_t>(chunks_per_thread, 1),
                                      (n + grain - 1) / grain);
+  chunks = std::min(chunks, kMaxChunks);
   if (chunks <= 1 || workers_.empty() || inside_pool_task) {
     fn(0, n);
     return;
   }
   std::lock_guard<std::mutex> run_lock(run_mutex_);
-  std::unique_lock<std::mutex> lock(mutex_);
   task_ = &fn;
   task_n_ = n;
-  task_chunks_ = chunks;
-  next_chunk_ = 0;
-  chunks_done_ = 0;
-  ++generation_;
+  chunks_done_.store(0, std::memory_order_relaxed);
+  const uint32_t generation = generation_of(claim_.load(std::memory_order_relaxed)) + 1;
+  claim_.store(uint64_t{generation} << 32 | uint64_t(chunks) << 16, std::memory_order_release);  // publishes it
+  { std::lock_guard<std::mutex> lock(sleep_mutex_); }  // a worker between its check and its wait gets the notify
   wake_.notify_all();
-  while (next_chunk_ < task_chunks_) {
-    int64_t chunk = next_chunk_++;
-    int64_t begin = n * chunk / chunks, end = n * (chunk + 1) / chunks;
-    lock.unlock();
-    inside_pool_task = true;
-    fn(begin, end);
-    inside_pool_task = false;
-    lock.lock();
-    ++chunks_done_;
+  inside_pool_task = true;
+  run_chunks(generation);
+  inside_pool_task = false;
+  auto finished = [&] { return chunks_done_.load(std::memory_order_acquire) == chunks; };
+  if (!spin_until(finished)) {
+    std::unique_lock<std::mutex> lock(sleep_mutex_);
+    done_.wait(lock, finished);
   }
-  auto finished = [&] { return chunks_done_.load() == task_chunks_; };
-  lock.unlock();
-  spin_until(finished);
-  lock.lock();
-  done_.wait(lock, finished);
-  task_ = nullptr;
 }
 
 }  // namespace lockstep

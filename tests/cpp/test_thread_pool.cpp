@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <atomic>
 #include <mutex>
 #include <utility>
 #include <vector>
@@ -31,5 +32,29 @@ TEST(ThreadPool, RangesCoverOnceWithinTheChunkBound) {
       EXPECT_EQ(next, n);
       EXPECT_LE(static_cast<int64_t>(ranges.size()), std::min<int64_t>(n, pool.size() * chunks_per_thread));
     }
+  }
+}
+
+// Back-to-back tasks of different functions, each too short for a sleeping worker to wake in time: every index of
+// every task is written once, by that task's function, while that task runs (a late worker must not run a chunk
+// after its task returned, a later task's chunk with an earlier task's function, or a chunk twice).
+TEST(ThreadPool, BackToBackTasksRunEachIndexOnceWithTheirOwnFunction) {
+  for (int threads : {2, 4, 8}) {
+    ThreadPool pool(threads);
+    std::vector<int> written(64);
+    std::atomic<int> running{0}, misplaced{0};
+    for (int task = 1; task <= 5000; ++task) {
+      const int64_t n = 1 + task % 64;
+      std::fill(written.begin(), written.end(), 0);
+      running = task;
+      pool.parallel_for(n, [&, task](int64_t b, int64_t e) {
+        if (running.load() != task) ++misplaced;
+        for (int64_t i = b; i < e; ++i) written[i] += task;
+      });
+      running = 0;
+      for (int64_t i = 0; i < 64; ++i)
+        ASSERT_EQ(written[i], i < n ? task : 0) << threads << " threads, task " << task << ", index " << i;
+    }
+    EXPECT_EQ(misplaced.load(), 0) << threads << " threads";
   }
 }
