@@ -91,9 +91,9 @@ TEST(DepthwiseCpu, EveryWidthAndKernel) {
       check_depthwise({{1, 3, 5, width}, 1, k, k, {ints_attr("pads", {k / 2, k / 2, k / 2, k / 2})}}, seed++);
 }
 
-// Stride 2 on both axes: on AVX2 channel blocks; on AVX-512 narrow outputs (up to 16 wide) read a framed plane,
-// each tap's inputs taken from two loads (depthwise_stride2_plane), wider ones phase planes: every width on both
-// sides of that line, both kernel sizes, a channel multiplier (phase planes on every ISA).
+// Stride 2 on both axes: channel blocks (AVX2 and AVX-512) with one channel per input channel; with a channel
+// multiplier, narrow outputs (up to 16 wide) read a framed plane, each tap's inputs taken from two loads
+// (depthwise_stride2_plane), wider ones phase planes: every width on both sides of that line, both kernel sizes.
 TEST(DepthwiseCpu, EveryWidthAtStrideTwo) {
   uint32_t seed = 200;
   for (int64_t width = 1; width <= 70; ++width)
@@ -119,8 +119,9 @@ TEST(DepthwiseCpu, StridesDilationsPadsBatches) {
       {{1, 6, 3, 2}, 1, 3, 3, {ints_attr("pads", {2, 2, 2, 2})}},                   // output wider than input
       {{2, 5, 40}, 1, 1, 7, {ints_attr("pads", {3, 2}), ints_attr("strides", {2})}},  // 1-D
       {{1, 96, 14, 14}, 1, 3, 3, {ints_attr("pads", {1, 1, 1, 1})}},
-      // Channel blocks (AVX2): blocks of 8 channels and a partial last one, rows wider than a tile with tails,
-      // asymmetric pads, an input row no tap reads, stride 2 with 5x5.
+      // Channel blocks (AVX2, AVX-512): blocks of 8 channels and a partial last one, rows wider than a tile with
+      // tails, asymmetric pads, an input row no tap reads, stride 2 with 5x5; at 3 threads, these and the 57-row
+      // plane below are also cut into bands of output rows.
       {{2, 19, 21, 27}, 1, 3, 3, {ints_attr("pads", {0, 2, 2, 1})}},
       {{1, 13, 18, 35}, 1, 5, 5, {ints_attr("strides", {2, 2}), ints_attr("pads", {2, 1, 1, 2})}},
       {{1, 16, 9, 40}, 1, 5, 5, {ints_attr("pads", {2, 2, 2, 2})}, true, true},

@@ -49,16 +49,17 @@ bool runs_stride2(const ConvGeom& g, const DepthwiseKernels& ker) {
          g.out[2] <= kGridBlock;
 }
 
-/// Whether the conv runs as channel blocks (DepthwiseChannelBlock): the ISA has the kernel, one output channel per
-/// input channel, a square 3x3 or 5x5 kernel (the tile's registers hold 8 partials, 5 weights and the input),
-/// dilation 1, stride 1 or 2 on both axes, and an epilogue laid out as the output.
+/// Whether the conv runs as channel blocks (DepthwiseChannelBlock): an AVX2 or AVX-512 machine (the same 8-lane
+/// kernel on both: a 16-lane form is not written yet, and the phase planes it replaces read off alignment on both),
+/// one output channel per input channel, a square 3x3 or 5x5 kernel (the tile's registers hold 8 partials, 5
+/// weights and the input), dilation 1, stride 1 or 2 on both axes, and an epilogue laid out as the output.
 bool runs_channel_blocks(const ConvGeom& g, CpuIsa isa, const StoreEpilogue& epilogue) {
-  return isa == CpuIsa::Avx2 && g.cout_g == 1 && g.kernel[1] == g.kernel[2] && (g.kernel[1] == 3 || g.kernel[1] == 5) &&
+  return isa != CpuIsa::Scalar && g.cout_g == 1 && g.kernel[1] == g.kernel[2] && (g.kernel[1] == 3 || g.kernel[1] == 5) &&
          g.dilation[1] == 1 && g.dilation[2] == 1 && g.stride[1] == g.stride[2] && (g.stride[1] == 1 || g.stride[1] == 2) &&
          !epilogue.per_column;
 }
 
-/// The conv as blocks of kLanes channels, one task per (image, block).
+/// The conv as blocks of kLanes channels, one task per (image, block, band of output rows).
 void depthwise_channel_blocks(KernelContext& ctx, const ConvGeom& g, float* y, const StoreEpilogue& epilogue) {
   constexpr int64_t kLanes = 8;  // AVX2
   const float* x = ctx.input(0).data<float>();
@@ -67,17 +68,25 @@ void depthwise_channel_blocks(KernelContext& ctx, const ConvGeom& g, float* y, c
   const int64_t k = g.kernel[1], s = g.stride[1], blocks = (g.c_in + kLanes - 1) / kLanes;
   const int64_t row_pixels = channel_block_row_pixels(g.in[2], g.pad[2], s, k, g.out[2]);
   const size_t scratch_bytes = static_cast<size_t>(channel_block_scratch_floats(row_pixels, k, kLanes)) * sizeof(float);
-  const int64_t in_plane = g.in_pixels(), out_plane = g.out_pixels();
-  ctx.pool->parallel_for(g.batch * blocks, [&](int64_t i0, int64_t i1) {
+  const int64_t in_plane = g.in_pixels(), out_plane = g.out_pixels(), out_h = g.out[1];
+  // Fewer blocks than two a thread (the narrow early layers: 16 channels are 2 blocks) would leave threads idle or
+  // unbalanced: the output rows are then cut into bands of at least 4 rows, each band transposing its own k - s rows
+  // of overlap. A band changes no output's arithmetic.
+  const int64_t threads = ctx.pool->size(), blocks_total = g.batch * blocks;
+  const int64_t bands = threads == 1 ? 1
+                                     : std::clamp<int64_t>((2 * threads + blocks_total - 1) / blocks_total, 1,
+                                                           std::max<int64_t>(1, out_h / 4));
+  ctx.pool->parallel_for(blocks_total * bands, [&](int64_t i0, int64_t i1) {
     const std::shared_ptr<Buffer> scratch = ctx.allocator->allocate(scratch_bytes);
     std::fill_n(static_cast<float*>(scratch->data), scratch_bytes / sizeof(float), 0.0f);
     for (int64_t item = i0; item < i1; ++item) {
-      const int64_t img = item / blocks, c0 = item % blocks * kLanes, plane = img * g.c_in + c0;
+      const int64_t block = item / bands, band = item % bands;
+      const int64_t img = block / blocks, c0 = block % blocks * kLanes, plane = img * g.c_in + c0;
       depthwise_channel_block_f32_avx2(
-          {x + plane * in_plane, std::min(kLanes, g.c_in - c0), g.in[1], g.in[2], g.pad[1], g.pad[2], s, k, g.out[1],
+          {x + plane * in_plane, std::min(kLanes, g.c_in - c0), g.in[1], g.in[2], g.pad[1], g.pad[2], s, k, out_h,
            g.out[2], w + c0 * k * k, bias ? bias + c0 : nullptr, y + plane * out_plane,
            epilogue.addend ? epilogue.addend + plane * out_plane : nullptr, epilogue.addend_first, epilogue.relu,
-           static_cast<float*>(scratch->data)});
+           static_cast<float*>(scratch->data), out_h * band / bands, out_h * (band + 1) / bands});
     }
   }, 1);
 }

@@ -77,6 +77,7 @@ struct DepthwiseChannelBlock {
   const float* addend;   // a fused Add's addend, laid out as y (null: none)
   bool addend_first, relu;
   float* scratch;  // channel_block_scratch_floats(...) floats, +0 on the first call (only input pixels are written)
+  int64_t out_row_begin = 0, out_row_end = INT64_MAX;  // the output rows computed: [begin, min(end, out_h))
 };
 
 /// Floats of scratch one DepthwiseChannelBlock needs for its rows: `kernel` ring rows and one row of +0, each
@@ -86,7 +87,7 @@ inline int64_t channel_block_scratch_floats(int64_t row_pixels, int64_t kernel, 
   return (kernel + 1) * row_pixels * lanes;
 }
 
-/// Computes the block's outputs. AVX2 only: the other ISAs run every depthwise conv on phase planes.
+/// Computes the block's outputs (rows out_row_begin up to out_row_end). AVX2 code, which AVX-512 machines run too.
 void depthwise_channel_block_f32_avx2(const DepthwiseChannelBlock& b);
 
 /// dst[r * dst_pitch + j] = src[r * src_pitch + j * step] for r < rows, j < n (packing phase planes and tap rows,
