@@ -209,6 +209,8 @@ class InferenceSession:
         self._provider_options[CPU] = {}
         self._inputs = [NodeArg(*i) for i in self._sess.inputs()]
         self._outputs = [NodeArg(*i) for i in self._sess.outputs()]
+        self._input_names = [i.name for i in self._inputs]  # what run() reads on every call
+        self._declared_types = {i.name: i.type for i in self._inputs}
 
     def get_inputs(self):
         return list(self._inputs)
@@ -270,14 +272,13 @@ class InferenceSession:
 
     def run(self, output_names, input_feed, run_options=None):
         """Runs the model. output_names None means every output. Returns a list of numpy arrays."""
-        required = [i.name for i in self._inputs]
-        missing = [n for n in required if n not in input_feed]
+        missing = [n for n in self._input_names if n not in input_feed]
         if missing:
             raise ValueError(f"Required inputs ({missing}) are missing from input feed ({list(input_feed)}).")
         native = _native_run_options(run_options)
         if any(isinstance(value, OrtValue) for value in input_feed.values()):
             return _values.run_with_values_in_feed(self, output_names, input_feed, native)
-        declared = {i.name: i.type for i in self._inputs}
+        declared = self._declared_types
         feeds = {name: feed_array(name, value, declared.get(name)) for name, value in input_feed.items()}
         return self._sess.run(list(output_names or []), feeds, native)
 

@@ -60,9 +60,16 @@ const MlDType* ml_dtype_of(DType t) {
 
 // The ml_dtypes type of a numpy array, or null for any other object.
 const MlDType* ml_dtype_of_array(nb::handle obj) {
-  nb::module_ np = nb::module_::import_("numpy");
-  if (!nb::isinstance(obj, np.attr("ndarray"))) return nullptr;
-  std::string name = nb::cast<std::string>(obj.attr("dtype").attr("name"));
+  // Looked up once and never released (the module outlives every call; a static nb::object would be released after
+  // the interpreter is gone). Every run passes here once per feed, so the common case stays two attribute reads.
+  static PyTypeObject* const ndarray = reinterpret_cast<PyTypeObject*>(
+      nb::object(nb::module_::import_("numpy").attr("ndarray")).release().ptr());
+  if (!PyObject_TypeCheck(obj.ptr(), ndarray)) return nullptr;
+  nb::object dtype = obj.attr("dtype");
+  // ml_dtypes' types are user-defined numpy dtypes (type numbers from NPY_USERDEF = 256 up); reading the name of a
+  // built-in one would run numpy's Python code for dtype.name on every feed.
+  if (nb::cast<int>(dtype.attr("num")) < 256) return nullptr;
+  std::string name = nb::cast<std::string>(dtype.attr("name"));
   for (const auto& m : kMlDTypes)
     if (name == m.name) return &m;
   return nullptr;

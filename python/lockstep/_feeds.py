@@ -26,6 +26,8 @@ ML_DTYPES = {
 }
 if ml_dtypes is not None:
     NUMPY_TYPES.update({f"tensor({onnx_name})": getattr(ml_dtypes, name) for onnx_name, name in ML_DTYPES.items()})
+# The element types whose arrays cross as they are (every feed of a common run takes this path first).
+_NUMERIC_TYPES = frozenset(NUMPY_TYPES.values())
 
 
 def _string_element(value):
@@ -84,6 +86,9 @@ def as_array(name, value, declared_type):
 def feed_array(name, value, declared_type):
     """A C-contiguous array for a feed, or a native string tensor for str, bytes and object arrays. An array keeps its
     own dtype (a mismatch is reported by the session, naming the input)."""
+    # np.ascontiguousarray would turn a rank-0 feed into rank 1.
+    if type(value) is np.ndarray and value.dtype.type in _NUMERIC_TYPES:
+        return np.asarray(value, order="C")
     if isinstance(value, SparseTensor):
         value = value.to_dense(f"input '{name}'")
     if not isinstance(value, np.ndarray):
@@ -93,11 +98,10 @@ def feed_array(name, value, declared_type):
         if _is_ragged(value):
             raise _refuse(name, declared_type, "an object array of sequences")
         return _core.Tensor.from_strings([_string_element(v) for v in value.reshape(-1).tolist()], list(value.shape))
-    if value.dtype.type not in NUMPY_TYPES.values():
+    if value.dtype.type not in _NUMERIC_TYPES:
         supported = ", ".join(t[len("tensor("):-1] for t in NUMPY_TYPES) + ", string"
         raise NotImplemented(f"input '{name}' has numpy dtype {value.dtype} (declared {declared_type}), which "
                              f"lockstep does not support (supported: {supported})")
-    # np.ascontiguousarray would turn a rank-0 feed into rank 1.
     return np.asarray(value, order="C")
 
 
