@@ -3,7 +3,8 @@
 //   - the scalar ISA: arith::cell_unit / arith::gru_gates per (batch, hidden) unit, the sequence CUDA runs
 //     literally (each unit computes its own recurrent dots);
 //   - AVX2 / AVX-512: the step's recurrent dots of all units as one product on the GEMM core against R packed once
-//     per node, then the rest of the cell row by row, the activations on the SIMD unary kernels.
+//     per node, then the rest of the cell row by row: LSTM with its default activations in one pass with the units
+//     in lanes (cpu/recurrent/lstm_f32_avx2.cpp), the others gate by gate on the SIMD unary kernels.
 // tests/test_isa_invariance.py compares the two on every recurrent case and node test.
 #include <algorithm>
 #include <cstring>
@@ -11,6 +12,7 @@
 
 #include "cpu/elementwise/unary_f32.h"
 #include "cpu/isa.h"
+#include "cpu/recurrent/lstm_f32.h"
 #include "ops/gemm.h"
 #include "ops/recurrent.h"
 #include "runtime/thread_pool.h"
@@ -66,6 +68,9 @@ void store_output(const CellStep& s, int64_t b, int64_t j, float out) {
 
 // Contract: arith::cell_unit (LSTM) for every unit of row b; see docs/arithmetic.md#recurrent.
 void lstm_row(const CellStep& s, int64_t b, float* pre) {
+#if defined(__x86_64__) || defined(__i386__)
+  if (lstm_row_lanes_apply(s)) return lstm_row_f32_avx2(s, b, pre);  // this function's ISAs all have AVX2
+#endif
   const int64_t H = s.hidden;
   const float* xw = s.xw + b * s.xw_bs;
   float* c = s.c + b * H;

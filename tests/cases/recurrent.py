@@ -143,6 +143,13 @@ CASES = [
                 "activations": ["HardSigmoid", "Softsign", "Elu"], "activation_alpha": [0.3, 0.8],
                 "activation_beta": [0.45]},
          outputs=3, opset=14, **LOOSE),
+    # The default activations with every other option: the SIMD ISAs run this cell with the units in lanes.
+    case("lstm_wide_input_forget_clip_peepholes", "LSTM",
+         {"X": rand(4, 2, 9, seed=30, low=-3, high=3), **weights("LSTM", 2, 21, 9, 220),
+          "sequence_lens": lens(4, 2), "initial_h": rand(2, 2, 21, seed=31), "initial_c": rand(2, 2, 21, seed=32),
+          "P": rand(2, 63, seed=223)},
+         attrs={"hidden_size": 21, "direction": "bidirectional", "input_forget": 1, "clip": 0.9}, outputs=3, opset=14,
+         **LOOSE),
     case("gru_wide_lens_bidirectional", "GRU",
          {"X": rand(5, 3, 13, seed=26), **weights("GRU", 2, 40, 13, 190), "sequence_lens": lens(5, 2, 4),
           "initial_h": rand(2, 3, 40, seed=27)},
