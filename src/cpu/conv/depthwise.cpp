@@ -59,6 +59,15 @@ bool runs_channel_blocks(const ConvGeom& g, CpuIsa isa, const StoreEpilogue& epi
          !epilogue.per_column;
 }
 
+/// This thread's scratch of at least `floats` floats (64-byte aligned, contents left from its last use), kept
+/// between calls. Taken from the session's allocator once per task, it made 16 threads queue on the allocator's
+/// mutex, each wait a sleep and a wake-up of the thread.
+float* thread_scratch(size_t floats) {
+  thread_local PanelBuffer buffer;
+  if (buffer.size() < floats) buffer.resize(floats);
+  return buffer.data();
+}
+
 /// The conv as blocks of kLanes channels, one task per (image, block, band of output rows).
 void depthwise_channel_blocks(KernelContext& ctx, const ConvGeom& g, float* y, const StoreEpilogue& epilogue) {
   constexpr int64_t kLanes = 8;  // AVX2
@@ -67,7 +76,7 @@ void depthwise_channel_blocks(KernelContext& ctx, const ConvGeom& g, float* y, c
   const float* bias = g.has_bias ? ctx.input(2).data<float>() : nullptr;
   const int64_t k = g.kernel[1], s = g.stride[1], blocks = (g.c_in + kLanes - 1) / kLanes;
   const int64_t row_pixels = channel_block_row_pixels(g.in[2], g.pad[2], s, k, g.out[2]);
-  const size_t scratch_bytes = static_cast<size_t>(channel_block_scratch_floats(row_pixels, k, kLanes)) * sizeof(float);
+  const size_t scratch_floats = static_cast<size_t>(channel_block_scratch_floats(row_pixels, k, kLanes));
   const int64_t in_plane = g.in_pixels(), out_plane = g.out_pixels(), out_h = g.out[1];
   // Fewer blocks than two a thread (the narrow early layers: 16 channels are 2 blocks) would leave threads idle or
   // unbalanced: the output rows are then cut into bands of at least 4 rows, each band transposing its own k - s rows
@@ -77,8 +86,8 @@ void depthwise_channel_blocks(KernelContext& ctx, const ConvGeom& g, float* y, c
                                      : std::clamp<int64_t>((2 * threads + blocks_total - 1) / blocks_total, 1,
                                                            std::max<int64_t>(1, out_h / 4));
   ctx.pool->parallel_for(blocks_total * bands, [&](int64_t i0, int64_t i1) {
-    const std::shared_ptr<Buffer> scratch = ctx.allocator->allocate(scratch_bytes);
-    std::fill_n(static_cast<float*>(scratch->data), scratch_bytes / sizeof(float), 0.0f);
+    float* scratch = thread_scratch(scratch_floats);
+    std::fill_n(scratch, scratch_floats, 0.0f);
     for (int64_t item = i0; item < i1; ++item) {
       const int64_t block = item / bands, band = item % bands;
       const int64_t img = block / blocks, c0 = block % blocks * kLanes, plane = img * g.c_in + c0;
@@ -86,7 +95,7 @@ void depthwise_channel_blocks(KernelContext& ctx, const ConvGeom& g, float* y, c
           {x + plane * in_plane, std::min(kLanes, g.c_in - c0), g.in[1], g.in[2], g.pad[1], g.pad[2], s, k, out_h,
            g.out[2], w + c0 * k * k, bias ? bias + c0 : nullptr, y + plane * out_plane,
            epilogue.addend ? epilogue.addend + plane * out_plane : nullptr, epilogue.addend_first, epilogue.relu,
-           static_cast<float*>(scratch->data), out_h * band / bands, out_h * (band + 1) / bands});
+           scratch, out_h * band / bands, out_h * (band + 1) / bands});
     }
   }, 1);
 }
