@@ -60,8 +60,7 @@ bool runs_channel_blocks(const ConvGeom& g, CpuIsa isa, const StoreEpilogue& epi
 }
 
 /// This thread's scratch of at least `floats` floats (64-byte aligned, contents left from its last use), kept
-/// between calls. Taken from the session's allocator once per task, it made 16 threads queue on the allocator's
-/// mutex, each wait a sleep and a wake-up of the thread.
+/// between calls: taken from the session's allocator, every task of every thread would pass its mutex.
 float* thread_scratch(size_t floats) {
   thread_local PanelBuffer buffer;
   if (buffer.size() < floats) buffer.resize(floats);
