@@ -91,7 +91,7 @@ def test_unknown_config_key_is_kept_and_the_session_runs():
 
 @pytest.mark.parametrize("key, value", [
     ("session.set_denormal_as_zero", "1"), ("session.load_model_format", "ORT"),
-    ("session.disable_cpu_ep_fallback", "maybe"),
+    ("session.disable_cpu_ep_fallback", "maybe"), ("session.force_spinning_stop", "yes"),
 ])
 def test_config_value_lockstep_cannot_honour_is_a_clear_error(key, value):
     so = lockstep.SessionOptions()
@@ -109,6 +109,18 @@ def test_disable_cpu_fallback_has_no_effect_on_a_cpu_session():
     so = lockstep.SessionOptions()
     so.add_session_config_entry("session.disable_cpu_ep_fallback", "1")
     lockstep.InferenceSession(add_model(), so, providers=[lockstep.CPU]).run(None, {"x": np.zeros((2, 3), np.float32)})
+
+
+def test_force_spinning_stop_keeps_results():
+    """With the threads sent to sleep after every run, the next runs wake them and give the same bits."""
+    outputs = []
+    for stop in ("0", "1"):
+        so = lockstep.SessionOptions()
+        so.intra_op_num_threads = 2
+        so.add_session_config_entry("session.force_spinning_stop", stop)
+        s = lockstep.InferenceSession(add_model(), so)
+        outputs.append([s.run(None, {"x": np.full((4, 3), i, np.float32)})[0].tobytes() for i in range(20)])
+    assert outputs[0] == outputs[1]
 
 
 @pytest.mark.parametrize("by", ["name", "denotation"])

@@ -25,6 +25,9 @@ struct SessionOptions {
   Device provider = Device::CPU;  // where the graph runs; CUDA needs a GPU and a CUDA build
   int device_id = 0;              // CUDA device ordinal
   int intra_op_num_threads = 0;   // CPU threads; 0 = one per hardware thread. Never changes a bit.
+  /// The pool's threads stop spinning when a run returns and sleep until the next run's first parallel op (onnxruntime's
+  /// session.force_spinning_stop); off, they spin up to 1 ms first, which the next run then finds awake.
+  bool force_spinning_stop = false;
   int graph_optimization_level = 99;  // 0 disables constant folding; any other value enables it
   int log_severity_level = 2;     // 0 verbose, 1 info, 2 warning, 3 error, 4 fatal
   /// Records one event per executed node (and the session's creation and each run) until end_profiling().

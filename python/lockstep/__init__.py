@@ -141,6 +141,7 @@ def _native_options(o, provider, opts):
         "provider": "cuda" if provider == CUDA else "cpu",
         "device_id": int(opts.get("device_id", 0)),
         "intra_op_num_threads": int(o.intra_op_num_threads or 0),
+        "force_spinning_stop": o.config_entries().get("session.force_spinning_stop") == "1",
         "graph_optimization_level": int(o.graph_optimization_level),
         "log_severity_level": int(severity),
         "enable_profiling": bool(o.enable_profiling),

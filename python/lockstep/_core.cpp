@@ -263,6 +263,7 @@ SessionOptions options_from(const nb::dict& d) {
   if (d.contains("provider")) o.provider = nb::cast<std::string>(d["provider"]) == "cuda" ? Device::CUDA : Device::CPU;
   if (d.contains("device_id")) o.device_id = nb::cast<int>(d["device_id"]);
   if (d.contains("intra_op_num_threads")) o.intra_op_num_threads = nb::cast<int>(d["intra_op_num_threads"]);
+  if (d.contains("force_spinning_stop")) o.force_spinning_stop = nb::cast<bool>(d["force_spinning_stop"]);
   if (d.contains("graph_optimization_level")) o.graph_optimization_level = nb::cast<int>(d["graph_optimization_level"]);
   if (d.contains("log_severity_level")) o.log_severity_level = nb::cast<int>(d["log_severity_level"]);
   if (d.contains("enable_profiling")) o.enable_profiling = nb::cast<bool>(d["enable_profiling"]);

@@ -99,6 +99,8 @@ class _ConfigEntries:
 # Session config keys lockstep acts on, with the values it accepts; every other key is kept and has no effect.
 SESSION_CONFIG_KEYS = {
     # "1": creating a CUDA session fails when a node has no CUDA kernel (it would run on the CPU).
+    # "1": the CPU threads sleep as soon as a run returns, instead of spinning up to 1 ms for the next one.
+    "session.force_spinning_stop": ("0", "1"),
     "session.disable_cpu_ep_fallback": ("0", "1"),
     # Denormals are kept: flushing them to zero would change bits (docs/arithmetic.md, build rules).
     "session.set_denormal_as_zero": ("0",),

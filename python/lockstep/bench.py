@@ -72,11 +72,14 @@ def time_interleaved(sessions, feeds, runs, warmup):
     return times
 
 
-def lockstep_session(model, provider="cpu", threads=0, profiling=False):
-    """model: a path or serialized bytes."""
+def lockstep_session(model, provider="cpu", threads=0, profiling=False, spinning_stop=False):
+    """model: a path or serialized bytes. spinning_stop: the threads sleep once a run returns (as onnxruntime's
+    session is made to, below, when the two are interleaved)."""
     options = lockstep.SessionOptions()
     options.intra_op_num_threads = threads
     options.enable_profiling = profiling
+    if spinning_stop:
+        options.add_session_config_entry("session.force_spinning_stop", "1")
     name = lockstep.CUDA if provider == "cuda" else lockstep.CPU
     return lockstep.InferenceSession(model, options, providers=[name])
 
@@ -97,8 +100,9 @@ def onnxruntime_session(onnxruntime, model, provider="cpu", threads=0):
                          f"(it has {', '.join(onnxruntime.get_available_providers())})")
     options = onnxruntime.SessionOptions()
     options.intra_op_num_threads = threads
-    # onnxruntime's workers keep spinning after a run by default; interleaved, that would take the cores from
-    # the lockstep run that follows. Spinning during its own runs stays on.
+    # onnxruntime's workers keep spinning after a run by default, and lockstep's for up to 1 ms; interleaved, that
+    # would take the cores from the other runtime's run that follows: both sessions stop spinning when a run
+    # returns. Spinning during their own runs stays on.
     options.add_session_config_entry("session.force_spinning_stop", "1")
     try:
         return onnxruntime.InferenceSession(model, options, providers=[name])
@@ -123,7 +127,8 @@ def measure(model, feeds_for, provider="cpu", threads=1, runs=10, warmup=2, agai
     Returns {"lockstep": {...}, "onnxruntime": {...}}: p50_ms, p90_ms, min_ms, runs, create_ms, rss_mib, peak_mib;
     with onnxruntime, lockstep's also holds paired_ratio (see paired_ratio)."""
     onnxruntime = import_onnxruntime() if against_onnxruntime else None
-    ours, results = create_measured(lambda: lockstep_session(model, provider, threads))
+    ours, results = create_measured(lambda: lockstep_session(model, provider, threads,
+                                                             spinning_stop=against_onnxruntime))
     measured = {"lockstep": (ours, results)}
     if onnxruntime:
         measured["onnxruntime"] = create_measured(lambda: onnxruntime_session(onnxruntime, model, provider, threads))

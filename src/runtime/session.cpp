@@ -151,6 +151,12 @@ class SessionImpl {
 
   std::vector<Tensor> run(const std::map<std::string, Tensor>& feeds, const std::vector<std::string>& names,
                           const std::vector<Device>& places, const RunOptions* run_options) {
+    struct PoolRests {  // also when the run throws
+      ThreadPool* pool;
+      ~PoolRests() {
+        if (pool) pool->rest();
+      }
+    } pool_rests{options_.force_spinning_stop ? &pool_ : nullptr};
     RunControl control{options_.max_tensor_bytes, run_options ? &run_options->terminate : nullptr};
     if (control.terminate && control.terminate->load())  // also for a graph without nodes
       throw Error(ErrorCode::Fail, kTerminated);

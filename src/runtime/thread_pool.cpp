@@ -51,7 +51,8 @@ void ThreadPool::worker_loop() {
   uint32_t seen = 0;
   for (;;) {
     auto moved = [&] { return stop_.load() || generation_of(claim_.load(std::memory_order_acquire)) != seen; };
-    if (!spin_until(moved)) {
+    auto moved_or_resting = [&] { return moved() || resting_.load(std::memory_order_acquire); };
+    if (!spin_until(moved_or_resting) || !moved()) {
       std::unique_lock<std::mutex> lock(sleep_mutex_);
       wake_.wait(lock, moved);
     }
@@ -91,6 +92,7 @@ void ThreadPool::parallel_for(int64_t n, const std::function<void(int64_t, int64
     return;
   }
   std::lock_guard<std::mutex> run_lock(run_mutex_);
+  resting_.store(false, std::memory_order_relaxed);  // published with the task below
   task_ = &fn;
   task_n_ = n;
   chunks_done_.store(0, std::memory_order_relaxed);

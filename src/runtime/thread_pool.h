@@ -28,6 +28,10 @@ class ThreadPool {
   void parallel_for(int64_t n, const std::function<void(int64_t, int64_t)>& fn, int64_t grain = 1,
                     int64_t chunks_per_thread = 4);
 
+  /// Sends the spinning workers to sleep until the next parallel_for, instead of leaving them the cores for up to
+  /// another millisecond (SessionOptions::force_spinning_stop: after each run).
+  void rest() { resting_.store(true, std::memory_order_release); }
+
  private:
   using Fn = std::function<void(int64_t, int64_t)>;
   void worker_loop();
@@ -47,6 +51,7 @@ class ThreadPool {
   std::atomic<uint64_t> claim_{0};
   std::atomic<int64_t> chunks_done_{0};
   std::atomic<bool> stop_{false};
+  std::atomic<bool> resting_{false};  // set by rest(), cleared by the next parallel_for
   std::mutex sleep_mutex_;  // only for sleeping: workers past their spin wait on wake_, parallel_for on done_
   std::condition_variable wake_, done_;
   std::mutex run_mutex_;  // one parallel_for at a time per pool

@@ -4,7 +4,9 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <mutex>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -57,4 +59,30 @@ TEST(ThreadPool, BackToBackTasksRunEachIndexOnceWithTheirOwnFunction) {
     }
     EXPECT_EQ(misplaced.load(), 0) << threads << " threads";
   }
+}
+
+// rest() between tasks (a session's run ending) sends the spinning workers to sleep: the next task wakes them and
+// still runs every index once, on more than one thread when its chunks are long enough to share.
+TEST(ThreadPool, TasksAfterRestRunEveryIndexOnceAndWakeTheWorkers) {
+  ThreadPool pool(4);
+  std::vector<int> written(256);
+  for (int task = 1; task <= 300; ++task) {
+    if (task % 2 == 0) pool.rest();
+    std::fill(written.begin(), written.end(), 0);
+    pool.parallel_for(256, [&](int64_t b, int64_t e) {
+      for (int64_t i = b; i < e; ++i) ++written[i];
+    });
+    for (int64_t i = 0; i < 256; ++i) ASSERT_EQ(written[i], 1) << "task " << task << ", index " << i;
+  }
+  // The workers sleep after a rest; a task whose chunks wait for them runs on several threads.
+  pool.rest();
+  std::mutex m;
+  std::vector<std::thread::id> seen;
+  pool.parallel_for(pool.size(), [&](int64_t, int64_t) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    std::lock_guard<std::mutex> lock(m);
+    if (std::find(seen.begin(), seen.end(), std::this_thread::get_id()) == seen.end())
+      seen.push_back(std::this_thread::get_id());
+  }, 1, 1);
+  EXPECT_GT(seen.size(), 1u);
 }
