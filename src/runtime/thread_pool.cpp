@@ -14,7 +14,7 @@ thread_local bool inside_pool_task = false;
 /// Waits up to about 1 ms for done() before the caller blocks on a condition variable: waking a sleeping thread
 /// costs tens of microseconds (more in a VM), which a run of many small ops would pay per op, and at 16 threads the
 /// gaps between one op's end and the next op's start often passed 100 us (ResNet-50 on a 16-core VM: 500 to 1,000
-/// sleeps a run with 100 us, about 10 with 1 ms; docs/performance.md).
+/// sleeps a run with 100 us, 10 to 175 with 1 ms; docs/performance.md).
 template <class Done>
 bool spin_until(Done done) {
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::microseconds(1000);
