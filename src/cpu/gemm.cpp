@@ -278,6 +278,12 @@ struct InitTile {
   }
 };
 constexpr int64_t kGroupBytes = 192 * 1024;  // the k-block slices of the B panels a thread runs together
+// packed_product gives each thread one contiguous range of its tasks rather than claiming small chunks as they
+// finish: on a 2-core Sapphire Rapids VM, ResNet-50's and MobileNetV3-L's convs at 2 threads took 15% less in all
+// (3x3 64ch 56x56 1.23 -> 1.09 ms, 1x1 80->480 14x14 0.145 -> 0.107; docs/performance.md, 2026-12-05, sixth session).
+// Two threads on interleaved panels slowed each other's micro-kernels by up to half (the same FMAs took 1.4-1.6x
+// the cycles of one thread); the pool still hands a late thread's range to one that is free.
+constexpr int64_t kOneRangeAThread = 1;
 constexpr int64_t kSmallProduct = int64_t(1) << 22;  // fmas of a product too small to split over threads
 constexpr int64_t kABlockBytes = 256 * 1024;  // the A panels' slice of one k-block (kept in L2)
 constexpr int64_t kAPanelBytes = 48 * 1024;  // at most one A panel's slice of one k-block, when kc_l2 is short
@@ -581,10 +587,7 @@ void packed_product(ThreadPool* pool, const PackedA& a, int64_t N, const BSource
     // over the whole group, so that C is written along its rows (one B panel at a time would touch every row of C
     // per panel: with long rows, rows a power-of-two-ish stride apart fight for the same L1 sets).
     const int64_t group = std::clamp<int64_t>(kGroupBytes / (kc * NR * int64_t(sizeof(float)) + 1), 1, 64);
-    // Fewer than 8 panels a thread: a thread claims them one by one, so that the threads end within one panel of
-    // each other (ranges of 1 to 2 panels left one thread 2 panels behind: 3x3 256ch 14x14, 13 panels, ran 10%
-    // longer at 2 threads); more, in ranges that keep the groups whole.
-    const int64_t chunks_per_thread = n_panels < 8 * threads ? n_panels : 4;
+    // One range of panels a thread (kOneRangeAThread): the ranges differ by one panel at most.
     run_range(pool, n_panels, [&](int64_t t0, int64_t t1) {
       PanelBuffer own_b(b_packed ? 0 : static_cast<size_t>(std::min(group, t1 - t0) * K * NR));
       alignas(64) float tile[kMaxTile];
@@ -599,19 +602,20 @@ void packed_product(ThreadPool* pool, const PackedA& a, int64_t N, const BSource
           for (int64_t mp = 0; mp < m_panels; ++mp)
             for (int64_t np = g0; np < g1; ++np) block(mp, np, panel(pbs, np - g0), tile, init_tile, kb * kc);
       }
-    }, 1, chunks_per_thread);
+    }, 1, kOneRangeAThread);
     return;
   }
+  // Tasks split-major, one range a thread: a thread's outputs are whole rows of C (contiguous when C is row-major).
   run_range(pool, n_panels * splits, [&](int64_t t0, int64_t t1) {
     alignas(64) float tile[kMaxTile];
     InitTile init_tile;
     for (int64_t t = t0; t < t1; ++t) {
-      const int64_t np = t / splits, s = t % splits;
+      const int64_t np = t % n_panels, s = t / n_panels;
       for (int64_t kb = 0; kb < k_blocks; ++kb)
         for (int64_t mp = s * per_split; mp < std::min(m_panels, (s + 1) * per_split); ++mp)
           block(mp, np, panel(prepacked_b, np), tile, init_tile, kb * kc);
     }
-  }, 1);
+  }, 1, kOneRangeAThread);
 }
 
 }  // namespace
