@@ -61,6 +61,9 @@ constexpr int kRowPanels = 4;  // the most B panels one RowFn call takes
 
 struct IsaKernels {
   int mr, nr;
+  // The bytes of one call's A slice and pointed B rows that a k-block may take (k_block_length): they stay in L1.
+  // Measured per ISA on the machine it was tuned on: AVX2 on Zen 3 (32 KB L1), AVX-512 on Sapphire Rapids (48 KB).
+  int64_t pointed_block_bytes;
   std::array<MicroFn<PackedRows>, 9> micro;
   std::array<MicroFn<PointedRows>, 9> micro_rows;
   std::array<RowFn, kRowPanels + 1> row;  // row[p] takes p panels (1 <= p <= kRowPanels)
@@ -251,15 +254,15 @@ constexpr std::array<MicroFn<B>, 9> table_avx2_relu(std::integer_sequence<int, R
 template <class B, int... R>
 constexpr std::array<MicroFn<B>, 9> table_avx512(std::integer_sequence<int, R...>) { return {nullptr, micro_avx512_8x32<R + 1, B>...}; }
 
-constexpr IsaKernels kScalar = {4, 8, table_scalar<PackedRows>(std::make_integer_sequence<int, 4>()),
+constexpr IsaKernels kScalar = {4, 8, 12 * 1024, table_scalar<PackedRows>(std::make_integer_sequence<int, 4>()),
                                 table_scalar<PointedRows>(std::make_integer_sequence<int, 4>()),
                                 {nullptr, row_scalar_8<1>, row_scalar_8<2>, row_scalar_8<3>, row_scalar_8<4>}};
-constexpr IsaKernels kAvx2 = {6, 16, table_avx2<PackedRows>(std::make_integer_sequence<int, 6>()),
+constexpr IsaKernels kAvx2 = {6, 16, 12 * 1024, table_avx2<PackedRows>(std::make_integer_sequence<int, 6>()),
                               table_avx2<PointedRows>(std::make_integer_sequence<int, 6>()),
                               {nullptr, row_avx2_16<1>, row_avx2_16<2>, row_avx2_16<3>, row_avx2_16<4>},
                               table_avx2_relu<PackedRows>(std::make_integer_sequence<int, 6>()),
                               table_avx2_relu<PointedRows>(std::make_integer_sequence<int, 6>())};
-constexpr IsaKernels kAvx512 = {8, 32, table_avx512<PackedRows>(std::make_integer_sequence<int, 8>()),
+constexpr IsaKernels kAvx512 = {8, 32, 30 * 1024, table_avx512<PackedRows>(std::make_integer_sequence<int, 8>()),
                                 table_avx512<PointedRows>(std::make_integer_sequence<int, 8>()),
                                 {nullptr, row_avx512_32<1>, row_avx512_32<2>, row_avx512_32<3>, row_avx512_32<4>}};
 constexpr int kMaxTile = 8 * 32;
@@ -287,7 +290,6 @@ constexpr int64_t kOneRangeAThread = 1;
 constexpr int64_t kSmallProduct = int64_t(1) << 22;  // fmas of a product too small to split over threads
 constexpr int64_t kABlockBytes = 256 * 1024;  // the A panels' slice of one k-block (kept in L2)
 constexpr int64_t kAPanelBytes = 48 * 1024;  // at most one A panel's slice of one k-block, when kc_l2 is short
-constexpr int64_t kPointedBlockBytes = 12 * 1024;  // an A panel's and a pointed B panel's slices of one k-block
 
 const IsaKernels& kernels_for(CpuIsa isa) {
   switch (isa) {
@@ -323,11 +325,12 @@ void prefetch_rows(const float* p, int64_t rows, int64_t stride, int64_t len) {
 ///   still on Zen 3 (2026-12-05: 128x3072x768 +4%, 1024^3 +1.6% against 16 KB slices, B packed ahead).
 /// - B read in place (Conv's taps): its rows are scattered over planes, where the prefetchers do not follow them, so
 ///   one call's A slice and B rows stay in L1 instead (ResNet-50's 3x3 convs on Zen 3, AVX2: kc = 128 ran 8-17%
-///   faster than the rule above; docs/performance.md, 2026-12-04 night).
+///   faster than the rule above; docs/performance.md, 2026-12-04 night; on Sapphire Rapids, AVX-512, kc = 192 ran
+///   5-8% faster than 64, and 128 or 256 between the two, 2026-12-05, sixth session).
 int64_t k_block_length(int64_t K, int64_t m_panels, const IsaKernels& ker, bool pointed_rows) {
   if (pointed_rows) {
     const int64_t slice_bytes = (ker.mr + ker.nr) * int64_t(sizeof(float));
-    const int64_t kc = std::max(kDotChunk, kPointedBlockBytes / slice_bytes / kDotChunk * kDotChunk);
+    const int64_t kc = std::max(kDotChunk, ker.pointed_block_bytes / slice_bytes / kDotChunk * kDotChunk);
     return std::min(std::max<int64_t>(1, K), kc);
   }
   const int64_t row_bytes = ker.mr * int64_t(sizeof(float));
