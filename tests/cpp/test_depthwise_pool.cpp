@@ -119,13 +119,14 @@ TEST(DepthwiseCpu, StridesDilationsPadsBatches) {
       {{1, 6, 3, 2}, 1, 3, 3, {ints_attr("pads", {2, 2, 2, 2})}},                   // output wider than input
       {{2, 5, 40}, 1, 1, 7, {ints_attr("pads", {3, 2}), ints_attr("strides", {2})}},  // 1-D
       {{1, 96, 14, 14}, 1, 3, 3, {ints_attr("pads", {1, 1, 1, 1})}},
-      // Channel blocks (AVX2, AVX-512): blocks of 8 channels and a partial last one, rows wider than a tile with
+      // Channel blocks (AVX2, AVX-512): blocks of 8 (16) channels and a partial last one, rows wider than a tile with
       // tails, asymmetric pads, an input row no tap reads, stride 2 with 5x5; at 3 threads, these and the 57-row
       // plane below are also cut into bands of output rows.
       {{2, 19, 21, 27}, 1, 3, 3, {ints_attr("pads", {0, 2, 2, 1})}},
       {{1, 13, 18, 35}, 1, 5, 5, {ints_attr("strides", {2, 2}), ints_attr("pads", {2, 1, 1, 2})}},
       {{1, 16, 9, 40}, 1, 5, 5, {ints_attr("pads", {2, 2, 2, 2})}, true, true},
       {{1, 24, 12, 12}, 1, 3, 3, {ints_attr("strides", {2, 2})}},
+      {{1, 40, 10, 33}, 1, 3, 3, {ints_attr("pads", {1, 1, 1, 1})}},  // AVX-512: two blocks of 16 and one of 8
       // The phase-plane grid: pitches well above the output width, several vectors per row or rows per vector,
       // taps of one kernel in different stride phases, a 1-row plane, kernels that touch one phase only.
       {{1, 5, 7, 7}, 1, 5, 5, {ints_attr("pads", {2, 2, 2, 2})}},

@@ -1,5 +1,5 @@
-// Depthwise Conv on the CPU: geometry, packing, threading and the per-ISA choice of the kernel. On AVX2 the common
-// shapes run as channel blocks (one task per image and block of 8 channels). Otherwise each (image, input channel)
+// Depthwise Conv on the CPU: geometry, packing, threading and the per-ISA choice of the kernel. On AVX2 and AVX-512
+// the common shapes run as channel blocks (one task per image and block of 8 or 16 channels). Otherwise each (image, input channel)
 // packs its input plane once into stride-phase planes (padding taps read +0) and computes its channel-multiplier
 // output planes from it on the grid of depthwise.h.
 #include "cpu/conv/depthwise.h"
@@ -21,21 +21,29 @@ static_assert(kTapChunk == arith::kDotChunk, "the depthwise chain must chunk lik
 
 namespace {
 
-/// One ISA's kernels: the plane kernel, the row copy that packs phase planes and unpacks the grid, and the
-/// stride-2 plane kernel (null: stride-2 planes run on phase planes too).
+/// One ISA's kernels: the plane kernel, the row copy that packs phase planes and unpacks the grid, the stride-2
+/// plane kernel (null: stride-2 planes run on phase planes too), the channel-block kernel with its lanes (null:
+/// every conv runs on planes), and a narrower one for a last block that fills no more than its lanes (null: none).
 struct DepthwiseKernels {
   void (*plane)(const DepthwisePlane&);
   CopyRowsFn copy_rows;
   void (*stride2_plane)(const DepthwiseStride2Plane&);
+  void (*channel_block)(const DepthwiseChannelBlock&);
+  int64_t channel_lanes;
+  void (*narrow_block)(const DepthwiseChannelBlock&) = nullptr;
+  int64_t narrow_lanes = 0;
 };
 
 DepthwiseKernels kernels_for(CpuIsa isa) {
 #if defined(__x86_64__) || defined(__i386__)
   if (isa == CpuIsa::Avx512)
-    return {depthwise_plane_f32_avx512, copy_rows_f32_avx512, depthwise_stride2_plane_f32_avx512};
-  if (isa == CpuIsa::Avx2) return {depthwise_plane_f32_avx2, copy_rows_f32_avx2, depthwise_stride2_plane_f32_avx2};
+    return {depthwise_plane_f32_avx512, copy_rows_f32_avx512, depthwise_stride2_plane_f32_avx512,
+            depthwise_channel_block_f32_avx512, 16, depthwise_channel_block_f32_avx2, 8};
+  if (isa == CpuIsa::Avx2)
+    return {depthwise_plane_f32_avx2, copy_rows_f32_avx2, depthwise_stride2_plane_f32_avx2,
+            depthwise_channel_block_f32_avx2, 8};
 #endif
-  return {depthwise_plane_f32_scalar, copy_rows_f32_scalar, nullptr};
+  return {depthwise_plane_f32_scalar, copy_rows_f32_scalar, nullptr, nullptr, 0};
 }
 
 int64_t round_up(int64_t n, int64_t m) { return (n + m - 1) / m * m; }
@@ -49,12 +57,12 @@ bool runs_stride2(const ConvGeom& g, const DepthwiseKernels& ker) {
          g.out[2] <= kGridBlock;
 }
 
-/// Whether the conv runs as channel blocks (DepthwiseChannelBlock): an AVX2 or AVX-512 machine (the same 8-lane
-/// kernel on both: a 16-lane form is not written yet, and the phase planes it replaces read off alignment on both),
-/// one output channel per input channel, a square 3x3 or 5x5 kernel (the tile's registers hold 8 partials, 5
-/// weights and the input), dilation 1, stride 1 or 2 on both axes, and an epilogue laid out as the output.
-bool runs_channel_blocks(const ConvGeom& g, CpuIsa isa, const StoreEpilogue& epilogue) {
-  return isa != CpuIsa::Scalar && g.cout_g == 1 && g.kernel[1] == g.kernel[2] && (g.kernel[1] == 3 || g.kernel[1] == 5) &&
+/// Whether the conv runs as channel blocks (DepthwiseChannelBlock): an ISA with that kernel (AVX2, AVX-512: the
+/// phase planes it replaces read off alignment on both), one output channel per input channel, a square 3x3 or 5x5
+/// kernel (the tile's registers hold a partial per lane, 5 weights and the input), dilation 1, stride 1 or 2 on
+/// both axes, and an epilogue laid out as the output.
+bool runs_channel_blocks(const ConvGeom& g, const DepthwiseKernels& ker, const StoreEpilogue& epilogue) {
+  return ker.channel_block && g.cout_g == 1 && g.kernel[1] == g.kernel[2] && (g.kernel[1] == 3 || g.kernel[1] == 5) &&
          g.dilation[1] == 1 && g.dilation[2] == 1 && g.stride[1] == g.stride[2] && (g.stride[1] == 1 || g.stride[1] == 2) &&
          !epilogue.per_column;
 }
@@ -67,15 +75,16 @@ float* thread_scratch(size_t floats) {
   return buffer.data();
 }
 
-/// The conv as blocks of kLanes channels, one task per (image, block, band of output rows).
-void depthwise_channel_blocks(KernelContext& ctx, const ConvGeom& g, float* y, const StoreEpilogue& epilogue) {
-  constexpr int64_t kLanes = 8;  // AVX2
+/// The conv as blocks of the ISA's lanes of channels, one task per (image, block, band of output rows).
+void depthwise_channel_blocks(KernelContext& ctx, const ConvGeom& g, const DepthwiseKernels& ker, float* y,
+                              const StoreEpilogue& epilogue) {
+  const int64_t lanes = ker.channel_lanes;
   const float* x = ctx.input(0).data<float>();
   const float* w = ctx.input(1).data<float>();
   const float* bias = g.has_bias ? ctx.input(2).data<float>() : nullptr;
-  const int64_t k = g.kernel[1], s = g.stride[1], blocks = (g.c_in + kLanes - 1) / kLanes;
+  const int64_t k = g.kernel[1], s = g.stride[1], blocks = (g.c_in + lanes - 1) / lanes;
   const int64_t row_pixels = channel_block_row_pixels(g.in[2], g.pad[2], s, k, g.out[2]);
-  const size_t scratch_floats = static_cast<size_t>(channel_block_scratch_floats(row_pixels, k, kLanes));
+  const size_t scratch_floats = static_cast<size_t>(channel_block_scratch_floats(row_pixels, k, lanes));
   const int64_t in_plane = g.in_pixels(), out_plane = g.out_pixels(), out_h = g.out[1];
   // Fewer blocks than two a thread (the narrow early layers: 16 channels are 2 blocks) would leave threads idle or
   // unbalanced: the output rows are then cut into bands of at least 4 rows, each band transposing its own k - s rows
@@ -84,14 +93,22 @@ void depthwise_channel_blocks(KernelContext& ctx, const ConvGeom& g, float* y, c
   const int64_t bands = threads == 1 ? 1
                                      : std::clamp<int64_t>((2 * threads + blocks_total - 1) / blocks_total, 1,
                                                            std::max<int64_t>(1, out_h / 4));
+  // A last block of at most narrow_lanes channels runs the narrow kernel (MobileNetV3-L's 72, 120, 184 and 200
+  // channels end in 8 of 16 lanes on AVX-512); both give each channel the same chain. Its rows lay pixels out
+  // narrow_lanes floats apart, so the scratch (whose padding must stay +0) is cleared when the width changes.
+  const bool narrow_tail = ker.narrow_block && g.c_in % lanes != 0 && g.c_in % lanes <= ker.narrow_lanes;
   ctx.pool->parallel_for(blocks_total * bands, [&](int64_t i0, int64_t i1) {
     float* scratch = thread_scratch(scratch_floats);
     std::fill_n(scratch, scratch_floats, 0.0f);
+    bool scratch_narrow = false;
     for (int64_t item = i0; item < i1; ++item) {
       const int64_t block = item / bands, band = item % bands;
-      const int64_t img = block / blocks, c0 = block % blocks * kLanes, plane = img * g.c_in + c0;
-      depthwise_channel_block_f32_avx2(
-          {x + plane * in_plane, std::min(kLanes, g.c_in - c0), g.in[1], g.in[2], g.pad[1], g.pad[2], s, k, out_h,
+      const int64_t img = block / blocks, c0 = block % blocks * lanes, plane = img * g.c_in + c0;
+      const bool narrow = narrow_tail && g.c_in - c0 < lanes;
+      if (narrow != scratch_narrow) std::fill_n(scratch, scratch_floats, 0.0f);
+      scratch_narrow = narrow;
+      (narrow ? ker.narrow_block : ker.channel_block)(
+          {x + plane * in_plane, std::min(lanes, g.c_in - c0), g.in[1], g.in[2], g.pad[1], g.pad[2], s, k, out_h,
            g.out[2], w + c0 * k * k, bias ? bias + c0 : nullptr, y + plane * out_plane,
            epilogue.addend ? epilogue.addend + plane * out_plane : nullptr, epilogue.addend_first, epilogue.relu,
            scratch, out_h * band / bands, out_h * (band + 1) / bands});
@@ -139,7 +156,7 @@ void depthwise_conv_f32(KernelContext& ctx, const ConvGeom& g, float* y, const S
   const float* w = ctx.input(1).data<float>();
   const float* bias = g.has_bias ? ctx.input(2).data<float>() : nullptr;
   const DepthwiseKernels ker = kernels_for(cpu_isa());
-  if (runs_channel_blocks(g, cpu_isa(), epilogue)) return depthwise_channel_blocks(ctx, g, y, epilogue);
+  if (runs_channel_blocks(g, ker, epilogue)) return depthwise_channel_blocks(ctx, g, ker, y, epilogue);
   const int64_t taps = g.taps(), out_h = g.out[1], out_w = g.out[2], P = out_h * out_w;
   // Item = (image, input channel) = one input plane; c_in == group, so item is also the plane's index in x.
   if (runs_stride2(g, ker)) {

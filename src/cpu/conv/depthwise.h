@@ -1,5 +1,5 @@
-// Depthwise Conv on the CPU (group == c_in, one input channel per group). On AVX2 the common shapes (3x3 and 5x5,
-// stride 1 or 2, multiplier 1) run as blocks of 8 channels in the lanes (DepthwiseChannelBlock, below). Otherwise
+// Depthwise Conv on the CPU (group == c_in, one input channel per group). On AVX2 and AVX-512 the common shapes (3x3
+// and 5x5, stride 1 or 2, multiplier 1) run as blocks of 8 or 16 channels in the lanes (DepthwiseChannelBlock, below). Otherwise
 // each input plane is packed into stride-phase planes (+0 in the padding; cpu/conv/phase_planes.h) whose rows
 // share one pitch, so that an output plane becomes a flat run of "grid pixels" v = oh * pitch + ow: for every
 // kernel tap, the inputs of consecutive grid pixels are consecutive floats. A SIMD lane is one grid pixel running
@@ -87,8 +87,9 @@ inline int64_t channel_block_scratch_floats(int64_t row_pixels, int64_t kernel, 
   return (kernel + 1) * row_pixels * lanes;
 }
 
-/// Computes the block's outputs (rows out_row_begin up to out_row_end). AVX2 code, which AVX-512 machines run too.
+/// Computes the block's outputs (rows out_row_begin up to out_row_end): blocks of 8 channels on AVX2, 16 on AVX-512.
 void depthwise_channel_block_f32_avx2(const DepthwiseChannelBlock& b);
+void depthwise_channel_block_f32_avx512(const DepthwiseChannelBlock& b);
 
 /// dst[r * dst_pitch + j] = src[r * src_pitch + j * step] for r < rows, j < n (packing phase planes and tap rows,
 /// unpacking the grid); reads and writes nothing else.
