@@ -287,6 +287,9 @@ constexpr int64_t kGroupBytes = 192 * 1024;  // the k-block slices of the B pane
 // Two threads on interleaved panels slowed each other's micro-kernels by up to half (the same FMAs took 1.4-1.6x
 // the cycles of one thread); the pool still hands a late thread's range to one that is free.
 constexpr int64_t kOneRangeAThread = 1;
+constexpr int64_t kKeptTilesBytes = 64 * 1024;  // the most a task's kept tiles (one per A panel) may take
+constexpr int64_t kKeptSliceBytes = 32 * 1024;  // a kept-tile product's B slice of one k-block
+static_assert(kKeptSliceBytes / (32 * sizeof(float)) % kDotChunk == 0, "kept k-blocks must end on chunk boundaries");
 constexpr int64_t kSmallProduct = int64_t(1) << 22;  // fmas of a product too small to split over threads
 constexpr int64_t kABlockBytes = 256 * 1024;  // the A panels' slice of one k-block (kept in L2)
 constexpr int64_t kAPanelBytes = 48 * 1024;  // at most one A panel's slice of one k-block, when kc_l2 is short
@@ -528,19 +531,28 @@ void packed_product(ThreadPool* pool, const PackedA& a, int64_t N, const BSource
     prepacked_b = shared_b.data();
     b_packed = true;
   }
-  const int64_t kc = k_block_length(K, m_panels, ker, b.rows != nullptr);
+  // A C whose rows are not contiguous (cs != 1: Conv's transposed product on 7x7 planes) cannot accumulate in place.
+  // Its tiles, one per A panel, are kept from one k-block to the next, K taken in blocks whose B slice stays in L1
+  // (kKeptSliceBytes), where one tile over all of K streamed both panels from L2 or memory for every tile:
+  // ResNet-50's layer4 convs and 7x7 pointwise convs took 24% less at 1 thread, 17% less at 2 (Sapphire Rapids,
+  // AVX-512; 12% less with AVX2 forced; docs/performance.md, 2026-12-05, sixth session).
+  const bool kept_tiles = out.cs != 1 && !b.rows && m_panels * MR * NR * int64_t(sizeof(float)) <= kKeptTilesBytes;
+  const int64_t kc = kept_tiles ? std::min<int64_t>(std::max<int64_t>(1, K), kKeptSliceBytes / (NR * int64_t(sizeof(float))))
+                                : k_block_length(K, m_panels, ker, b.rows != nullptr);
   const int64_t k_blocks = std::max<int64_t>(1, ceil_div(K, kc));  // one when K = 0: C still gets its init
   // B panel np of packed panels from panel 0 at base (null: B is read from pointed rows, or K = 0).
   auto panel = [&](const float* base, int64_t np) { return base ? base + np * K * NR : nullptr; };
   // One output block: A panel mp times the B panel np (packed at pb, or b.rows), over k in [k0, k0 + kc).
-  auto block = [&](int64_t mp, int64_t np, const float* pb, float* tile, InitTile& init_tile, int64_t k0) {
+  // kept: the tile holds this (A panel, B panel)'s running totals from one k-block to the next (kept_tiles below).
+  auto block = [&](int64_t mp, int64_t np, const float* pb, float* tile, InitTile& init_tile, int64_t k0,
+                   bool kept = false) {
     const int64_t m0 = mp * MR, n0 = np * NR, nr = std::min<int64_t>(NR, N - n0);
     const int r = static_cast<int>(std::min<int64_t>(MR, M - m0));
     const float* pa = a.data.data() + mp * MR * K;
-    // A full-width panel of a row-major C accumulates in C itself; others in a tile, over all of K at once, copied
-    // out after.
-    const bool in_place = nr == NR && out.cs == 1;
-    if (!in_place && k0 > 0) return;
+    // A full-width panel of a row-major C accumulates in C itself; others in a tile, copied out after: a kept tile
+    // block by block, any other over all of K at once.
+    const bool in_place = nr == NR && out.cs == 1, whole_k = !in_place && !kept;
+    if (whole_k && k0 > 0) return;
     float* c = in_place ? out.data + m0 * out.rs + n0 : tile;
     const int64_t ldc = in_place ? out.rs : NR;
     // Where the running totals start: in place, the micro-kernel reads them from init (its first chunk stores
@@ -561,7 +573,7 @@ void packed_product(ThreadPool* pool, const PackedA& a, int64_t N, const BSource
       if (out.init_col)
         for (int i = 0; i < r; ++i) std::copy_n(out.init_col + n0, nr, c + i * ldc);
     }
-    const int64_t k1 = in_place ? std::min(K, k0 + kc) : K;
+    const int64_t k1 = whole_k ? K : std::min(K, k0 + kc);
     if (k1 == K && out.epilogue.addend && !out.epilogue.per_column && out.cs == 1)
       prefetch_rows(out.epilogue.addend + m0 * out.rs + n0, r, out.rs, nr);
     // A Relu alone is applied by the micro-kernel's last store where the ISA has that kernel (one pass over the tile
@@ -574,8 +586,8 @@ void packed_product(ThreadPool* pool, const PackedA& a, int64_t N, const BSource
       const float* pk = (b.rows ? edge_b.data() : pb) + k0 * NR;
       (relu_in_kernel ? ker.micro_relu : ker.micro)[r](k1 - k0, pa + k0 * MR, PackedRows{pk, NR}, c, ldc, init, ldi);
     }
-    if ((!in_place || k1 == K) && !relu_in_kernel) apply_gemm_epilogue(out, c, ldc, r, nr, m0, n0);  // outputs final
-    if (in_place) return;
+    if (k1 == K && !relu_in_kernel) apply_gemm_epilogue(out, c, ldc, r, nr, m0, n0);  // outputs final
+    if (in_place || k1 < K) return;
     for (int i = 0; i < r; ++i) {
       float* dst = out.data + (m0 + i) * out.rs + n0 * out.cs;
       if (out.cs == 1) std::memcpy(dst, tile + i * NR, static_cast<size_t>(nr) * sizeof(float));
@@ -585,6 +597,24 @@ void packed_product(ThreadPool* pool, const PackedA& a, int64_t N, const BSource
   };
   if (M == 1 && prepacked_b && !b.rows && out.cs == 1 && K > 0)
     return row_times_panels(pool, ker, K, a.data.data(), MR, N, prepacked_b, out);
+  if (kept_tiles) {
+    // Tasks as below (B panels, or B panels times runs of A panels), k-block by k-block: the B panel's slice stays
+    // in L1 while the A panels' slices stream past it, each into its own kept tile.
+    run_range(pool, n_panels * splits, [&](int64_t t0, int64_t t1) {
+      PanelBuffer own_b(b_packed ? 0 : static_cast<size_t>(K * NR));
+      PanelBuffer tiles(static_cast<size_t>(m_panels * MR * NR));
+      InitTile init_tile;
+      for (int64_t t = t0; t < t1; ++t) {
+        const int64_t np = t % n_panels, s = t / n_panels;
+        const float* pb = b_packed ? panel(prepacked_b, np) : own_b.data();
+        if (!b_packed) (*b.panels)(np * NR, std::min<int64_t>(NR, N - np * NR), NR, own_b.data());
+        for (int64_t kb = 0; kb < k_blocks; ++kb)
+          for (int64_t mp = s * per_split; mp < std::min(m_panels, (s + 1) * per_split); ++mp)
+            block(mp, np, pb, tiles.data() + mp * MR * NR, init_tile, kb * kc, true);
+      }
+    }, 1, kOneRangeAThread);
+    return;
+  }
   if (splits == 1) {
     // Tasks are B panels. A thread takes its panels in groups whose k-block slices fit in L2 and runs each A panel
     // over the whole group, so that C is written along its rows (one B panel at a time would touch every row of C

@@ -26,7 +26,8 @@ using namespace lockstep::test;
 TEST(GemmCore, MatchesDotChunkedByteForByte) {
   ThreadPool pool(3);
   const int64_t sizes[][3] = {{1, 1, 1},   {7, 13, 63},  {9, 33, 64}, {17, 31, 65}, {6, 16, 128},
-                              {25, 47, 130}, {3, 100, 300}, {50, 5, 77}, {13, 9, 0},   {1, 70, 1000}};
+                              {25, 47, 130}, {3, 100, 300}, {50, 5, 77}, {13, 9, 0},   {1, 70, 1000},
+                              {50, 5, 1100}};  // transposed, its tiles kept over k-blocks of every ISA
   for (auto isa : isas())
     for (auto& s : sizes) {
       const int64_t M = s[0], N = s[1], K = s[2];
@@ -146,6 +147,7 @@ TEST(ConvCpu, MatchesDirectContractByteForByte) {
       {{1, 96, 1, 1}, {40, 96, 1, 1}, {}, true},
       {{2, 150, 1, 1}, {37, 150, 1, 1}, {}, false},
       {{1, 70, 7, 7}, {64, 70, 3, 3}, {ints_attr("pads", {1, 1, 1, 1})}, true},
+      {{1, 130, 7, 7}, {40, 130, 3, 3}, {ints_attr("pads", {1, 1, 1, 1})}, true},  // K = 1170: kept tiles, k-blocks
       {{1, 150, 7, 7}, {96, 150, 1, 1}, {}, true},
       {{1, 24, 5, 9}, {96, 24, 1, 1}, {}, true},
       {{1, 16, 14, 14}, {96, 16, 3, 3}, {ints_attr("strides", {2, 2}), ints_attr("pads", {1, 1, 1, 1})}, true},
