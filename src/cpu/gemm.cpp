@@ -290,6 +290,7 @@ constexpr int64_t kOneRangeAThread = 1;
 constexpr int64_t kKeptTilesBytes = 64 * 1024;  // the most a task's kept tiles (one per A panel) may take
 constexpr int64_t kKeptSliceBytes = 32 * 1024;  // a kept-tile product's B slice of one k-block
 static_assert(kKeptSliceBytes / (32 * sizeof(float)) % kDotChunk == 0, "kept k-blocks must end on chunk boundaries");
+constexpr int64_t kKeptSlicesAhead = 2;  // how far ahead a kept-tile product asks for its next B slice
 constexpr int64_t kSmallProduct = int64_t(1) << 22;  // fmas of a product too small to split over threads
 constexpr int64_t kABlockBytes = 256 * 1024;  // the A panels' slice of one k-block (kept in L2)
 constexpr int64_t kAPanelBytes = 48 * 1024;  // at most one A panel's slice of one k-block, when kc_l2 is short
@@ -608,9 +609,21 @@ void packed_product(ThreadPool* pool, const PackedA& a, int64_t N, const BSource
         const int64_t np = t % n_panels, s = t / n_panels;
         const float* pb = b_packed ? panel(prepacked_b, np) : own_b.data();
         if (!b_packed) (*b.panels)(np * NR, std::min<int64_t>(NR, N - np * NR), NR, own_b.data());
-        for (int64_t kb = 0; kb < k_blocks; ++kb)
-          for (int64_t mp = s * per_split; mp < std::min(m_panels, (s + 1) * per_split); ++mp)
+        const int64_t mp0 = s * per_split, mp1 = std::min(m_panels, (s + 1) * per_split);
+        for (int64_t kb = 0; kb < k_blocks; ++kb) {
+          // Prepacked B (a Conv's weights) is read once per run, from memory: the slice kKeptSlicesAhead k-blocks on
+          // in the panels' stream (prepacked panels follow one another) is asked into L2, a part per A panel, while
+          // this one runs (ResNet-50's layer4 convs with the caches flushed between runs: 12% less; 1, 2 and 4
+          // blocks ahead alike).
+          const int64_t at = (np * K + (kb + kKeptSlicesAhead) * kc) * NR;
+          const int64_t end = std::min(n_panels * K * NR, at + kc * NR);
+          const int64_t lines = prepacked_b && at < end ? (end - at) / 16 : 0;
+          for (int64_t mp = mp0; mp < mp1; ++mp) {
+            for (int64_t l = lines * (mp - mp0) / (mp1 - mp0); l < lines * (mp - mp0 + 1) / (mp1 - mp0); ++l)
+              _mm_prefetch(reinterpret_cast<const char*>(prepacked_b + at + l * 16), _MM_HINT_T1);
             block(mp, np, pb, tiles.data() + mp * MR * NR, init_tile, kb * kc, true);
+          }
+        }
       }
     }, 1, kOneRangeAThread);
     return;
