@@ -281,12 +281,15 @@ struct InitTile {
   }
 };
 constexpr int64_t kGroupBytes = 192 * 1024;  // the k-block slices of the B panels a thread runs together
-// packed_product gives each thread one contiguous range of its tasks rather than claiming small chunks as they
-// finish: on a 2-core Sapphire Rapids VM, ResNet-50's and MobileNetV3-L's convs at 2 threads took 15% less in all
-// (3x3 64ch 56x56 1.23 -> 1.09 ms, 1x1 80->480 14x14 0.145 -> 0.107; docs/performance.md, 2026-12-05, sixth session).
-// Two threads on interleaved panels slowed each other's micro-kernels by up to half (the same FMAs took 1.4-1.6x
-// the cycles of one thread); the pool still hands a late thread's range to one that is free.
-constexpr int64_t kOneRangeAThread = 1;
+// packed_product gives each thread one contiguous range of its tasks, rather than chunks claimed as threads finish,
+// where every thread has at least kTasksForOneRange tasks (the ranges then differ by one task, at most 1/6): on a
+// 2-core Sapphire Rapids VM, ResNet-50's and MobileNetV3-L's convs at 2 threads took 15% less in all (3x3 64ch
+// 56x56 1.23 -> 1.09 ms, 1x1 80->480 14x14 0.145 -> 0.107; docs/performance.md, 2026-12-05, sixth session): two
+// threads on interleaved panels slowed each other's micro-kernels by up to half. With fewer tasks a thread (BERT's
+// products at 16 threads: 72 tasks), ranges of one or two tasks left threads idle (BERT-base 1.05 -> 1.18 of
+// onnxruntime's time), so those keep 4 chunks a thread.
+constexpr int64_t kTasksForOneRange = 6;
+int64_t task_chunks_per_thread(int64_t tasks, int64_t threads) { return tasks >= kTasksForOneRange * threads ? 1 : 4; }
 constexpr int64_t kKeptTilesBytes = 64 * 1024;  // the most a task's kept tiles (one per A panel) may take
 constexpr int64_t kKeptSliceBytes = 32 * 1024;  // a kept-tile product's B slice of one k-block
 static_assert(kKeptSliceBytes / (32 * sizeof(float)) % kDotChunk == 0, "kept k-blocks must end on chunk boundaries");
@@ -625,7 +628,7 @@ void packed_product(ThreadPool* pool, const PackedA& a, int64_t N, const BSource
           }
         }
       }
-    }, 1, kOneRangeAThread);
+    }, 1, task_chunks_per_thread(n_panels * splits, threads));
     return;
   }
   if (splits == 1) {
@@ -633,7 +636,7 @@ void packed_product(ThreadPool* pool, const PackedA& a, int64_t N, const BSource
     // over the whole group, so that C is written along its rows (one B panel at a time would touch every row of C
     // per panel: with long rows, rows a power-of-two-ish stride apart fight for the same L1 sets).
     const int64_t group = std::clamp<int64_t>(kGroupBytes / (kc * NR * int64_t(sizeof(float)) + 1), 1, 64);
-    // One range of panels a thread (kOneRangeAThread): the ranges differ by one panel at most.
+    // Ranges of panels as task_chunks_per_thread says.
     run_range(pool, n_panels, [&](int64_t t0, int64_t t1) {
       PanelBuffer own_b(b_packed ? 0 : static_cast<size_t>(std::min(group, t1 - t0) * K * NR));
       alignas(64) float tile[kMaxTile];
@@ -648,10 +651,10 @@ void packed_product(ThreadPool* pool, const PackedA& a, int64_t N, const BSource
           for (int64_t mp = 0; mp < m_panels; ++mp)
             for (int64_t np = g0; np < g1; ++np) block(mp, np, panel(pbs, np - g0), tile, init_tile, kb * kc);
       }
-    }, 1, kOneRangeAThread);
+    }, 1, task_chunks_per_thread(n_panels, threads));
     return;
   }
-  // Tasks split-major, one range a thread: a thread's outputs are whole rows of C (contiguous when C is row-major).
+  // Tasks split-major: a thread's range is whole rows of C (contiguous when C is row-major).
   run_range(pool, n_panels * splits, [&](int64_t t0, int64_t t1) {
     alignas(64) float tile[kMaxTile];
     InitTile init_tile;
@@ -661,7 +664,7 @@ void packed_product(ThreadPool* pool, const PackedA& a, int64_t N, const BSource
         for (int64_t mp = s * per_split; mp < std::min(m_panels, (s + 1) * per_split); ++mp)
           block(mp, np, panel(prepacked_b, np), tile, init_tile, kb * kc);
     }
-  }, 1, kOneRangeAThread);
+  }, 1, task_chunks_per_thread(n_panels * splits, threads));
 }
 
 }  // namespace
