@@ -286,10 +286,11 @@ constexpr int64_t kGroupBytes = 192 * 1024;  // the k-block slices of the B pane
 // 2-core Sapphire Rapids VM, ResNet-50's and MobileNetV3-L's convs at 2 threads took 15% less in all (3x3 64ch
 // 56x56 1.23 -> 1.09 ms, 1x1 80->480 14x14 0.145 -> 0.107; docs/performance.md, 2026-12-05, sixth session): two
 // threads on interleaved panels slowed each other's micro-kernels by up to half. With fewer tasks a thread (BERT's
-// products at 16 threads: 72 tasks), ranges of one or two tasks left threads idle (BERT-base 1.05 -> 1.18 of
-// onnxruntime's time), so those keep 4 chunks a thread.
+// products at 16 threads: 72 tasks), ranges of 4 or 5 tasks left threads idle (BERT-base 1.05 -> 1.18 of
+// onnxruntime's time; 1.10 with chunks again), so those tasks are claimed one by one and threads end within one task
+// of each other.
 constexpr int64_t kTasksForOneRange = 6;
-int64_t task_chunks_per_thread(int64_t tasks, int64_t threads) { return tasks >= kTasksForOneRange * threads ? 1 : 4; }
+int64_t task_chunks_per_thread(int64_t tasks, int64_t threads) { return tasks >= kTasksForOneRange * threads ? 1 : tasks; }
 constexpr int64_t kKeptTilesBytes = 64 * 1024;  // the most a task's kept tiles (one per A panel) may take
 constexpr int64_t kKeptSliceBytes = 32 * 1024;  // a kept-tile product's B slice of one k-block
 static_assert(kKeptSliceBytes / (32 * sizeof(float)) % kDotChunk == 0, "kept k-blocks must end on chunk boundaries");
