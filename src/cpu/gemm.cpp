@@ -138,8 +138,14 @@ __attribute__((target("avx2,fma"))) void micro_avx2_6x16(int64_t K, const float*
   }
 }
 
+/// The fused Relu of relu_avx2 on 16 lanes: x < 0 ? +0 : x.
+__attribute__((target("avx512f"))) inline __m512 relu_avx512(__m512 x) {
+  return _mm512_mask_mov_ps(x, _mm512_cmp_ps_mask(x, _mm512_setzero_ps(), _CMP_LT_OQ), _mm512_setzero_ps());
+}
+
 // Contract: dot_chunked_f32 over k ascending, one chain per lane; see docs/arithmetic.md#gemm.
-template <int R, class B>
+// With kRelu, as micro_avx2_6x16: the last chunk's store applies the fused Relu (relu_avx512).
+template <int R, class B, bool kRelu = false>
 __attribute__((target("avx512f"))) void micro_avx512_8x32(int64_t K, const float* pa, B b, float* c, int64_t ldc,
                                                           const float* init, int64_t ldi) {
   constexpr int MR = 8;
@@ -160,12 +166,18 @@ __attribute__((target("avx512f"))) void micro_avx512_8x32(int64_t K, const float
         acc1[i] = _mm512_fmadd_ps(av, b1, acc1[i]);
       }
     }
+    const bool relu = kRelu && k1 == K;
 #pragma GCC unroll 8
     for (int i = 0; i < R; ++i) {
       float* t = c + i * ldc;
       const float* s = init && k0 == 0 ? init + i * ldi : t;
-      _mm512_storeu_ps(t, _mm512_add_ps(_mm512_loadu_ps(s), acc0[i]));
-      _mm512_storeu_ps(t + 16, _mm512_add_ps(_mm512_loadu_ps(s + 16), acc1[i]));
+      __m512 lo = _mm512_add_ps(_mm512_loadu_ps(s), acc0[i]), hi = _mm512_add_ps(_mm512_loadu_ps(s + 16), acc1[i]);
+      if (relu) {
+        lo = relu_avx512(lo);
+        hi = relu_avx512(hi);
+      }
+      _mm512_storeu_ps(t, lo);
+      _mm512_storeu_ps(t + 16, hi);
     }
   }
 }
@@ -253,6 +265,10 @@ constexpr std::array<MicroFn<B>, 9> table_avx2_relu(std::integer_sequence<int, R
 }
 template <class B, int... R>
 constexpr std::array<MicroFn<B>, 9> table_avx512(std::integer_sequence<int, R...>) { return {nullptr, micro_avx512_8x32<R + 1, B>...}; }
+template <class B, int... R>
+constexpr std::array<MicroFn<B>, 9> table_avx512_relu(std::integer_sequence<int, R...>) {
+  return {nullptr, micro_avx512_8x32<R + 1, B, true>...};
+}
 
 constexpr IsaKernels kScalar = {4, 8, 12 * 1024, table_scalar<PackedRows>(std::make_integer_sequence<int, 4>()),
                                 table_scalar<PointedRows>(std::make_integer_sequence<int, 4>()),
@@ -264,7 +280,9 @@ constexpr IsaKernels kAvx2 = {6, 16, 12 * 1024, table_avx2<PackedRows>(std::make
                               table_avx2_relu<PointedRows>(std::make_integer_sequence<int, 6>())};
 constexpr IsaKernels kAvx512 = {8, 32, 30 * 1024, table_avx512<PackedRows>(std::make_integer_sequence<int, 8>()),
                                 table_avx512<PointedRows>(std::make_integer_sequence<int, 8>()),
-                                {nullptr, row_avx512_32<1>, row_avx512_32<2>, row_avx512_32<3>, row_avx512_32<4>}};
+                                {nullptr, row_avx512_32<1>, row_avx512_32<2>, row_avx512_32<3>, row_avx512_32<4>},
+                                table_avx512_relu<PackedRows>(std::make_integer_sequence<int, 8>()),
+                                table_avx512_relu<PointedRows>(std::make_integer_sequence<int, 8>())};
 constexpr int kMaxTile = 8 * 32;
 // The +0 init of a row of any tile (read with row stride 0), or of a row of kRowPanels panels.
 alignas(64) constexpr float kZeroRow[kRowPanels * 32] = {};
