@@ -308,7 +308,9 @@ constexpr int64_t kGroupBytes = 192 * 1024;  // the k-block slices of the B pane
 // onnxruntime's time; 1.10 with chunks again), so those tasks are claimed one by one and threads end within one task
 // of each other.
 constexpr int64_t kTasksForOneRange = 6;
-int64_t task_chunks_per_thread(int64_t tasks, int64_t threads) { return tasks >= kTasksForOneRange * threads ? 1 : tasks; }
+int64_t task_chunks_per_thread(int64_t tasks, int64_t threads) {
+  return tasks >= kTasksForOneRange * threads ? 1 : tasks;
+}
 constexpr int64_t kKeptTilesBytes = 64 * 1024;  // the most a task's kept tiles (one per A panel) may take
 constexpr int64_t kKeptSliceBytes = 32 * 1024;  // a kept-tile product's B slice of one k-block
 static_assert(kKeptSliceBytes / (32 * sizeof(float)) % kDotChunk == 0, "kept k-blocks must end on chunk boundaries");
@@ -560,7 +562,8 @@ void packed_product(ThreadPool* pool, const PackedA& a, int64_t N, const BSource
   // ResNet-50's layer4 convs and 7x7 pointwise convs took 24% less at 1 thread, 17% less at 2 (Sapphire Rapids,
   // AVX-512; 12% less with AVX2 forced; docs/performance.md, 2026-12-05, sixth session).
   const bool kept_tiles = out.cs != 1 && !b.rows && m_panels * MR * NR * int64_t(sizeof(float)) <= kKeptTilesBytes;
-  const int64_t kc = kept_tiles ? std::min<int64_t>(std::max<int64_t>(1, K), kKeptSliceBytes / (NR * int64_t(sizeof(float))))
+  const int64_t kept_kc = kKeptSliceBytes / (NR * int64_t(sizeof(float)));
+  const int64_t kc = kept_tiles ? std::min<int64_t>(std::max<int64_t>(1, K), kept_kc)
                                 : k_block_length(K, m_panels, ker, b.rows != nullptr);
   const int64_t k_blocks = std::max<int64_t>(1, ceil_div(K, kc));  // one when K = 0: C still gets its init
   // B panel np of packed panels from panel 0 at base (null: B is read from pointed rows, or K = 0).

@@ -1,7 +1,7 @@
 // Depthwise Conv on the CPU: geometry, packing, threading and the per-ISA choice of the kernel. On AVX2 and AVX-512
-// the common shapes run as channel blocks (one task per image and block of 8 or 16 channels). Otherwise each (image, input channel)
-// packs its input plane once into stride-phase planes (padding taps read +0) and computes its channel-multiplier
-// output planes from it on the grid of depthwise.h.
+// the common shapes run as channel blocks (one task per image and block of 8 or 16 channels). Otherwise each
+// (image, input channel) packs its input plane once into stride-phase planes (padding taps read +0) and computes
+// its channel-multiplier output planes from it on the grid of depthwise.h.
 #include "cpu/conv/depthwise.h"
 
 #include <algorithm>

@@ -1,6 +1,6 @@
 // Depthwise Conv on the CPU (group == c_in, one input channel per group). On AVX2 and AVX-512 the common shapes (3x3
-// and 5x5, stride 1 or 2, multiplier 1) run as blocks of 8 or 16 channels in the lanes (DepthwiseChannelBlock, below). Otherwise
-// each input plane is packed into stride-phase planes (+0 in the padding; cpu/conv/phase_planes.h) whose rows
+// and 5x5, stride 1 or 2, multiplier 1) run as blocks of 8 or 16 channels in the lanes (DepthwiseChannelBlock,
+// below). Otherwise each input plane is packed into stride-phase planes (+0 in the padding; cpu/conv/phase_planes.h) whose rows
 // share one pitch, so that an output plane becomes a flat run of "grid pixels" v = oh * pitch + ow: for every
 // kernel tap, the inputs of consecutive grid pixels are consecutive floats. A SIMD lane is one grid pixel running
 // its output's dot_chunked_f32 over the kernel taps (docs/arithmetic.md#conv); the grid columns ow >= out_w are
