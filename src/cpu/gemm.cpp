@@ -16,6 +16,7 @@
 
 #include "arith/dot.h"
 #include "arith/reduce.h"
+#include "cpu/gemm/pack_f32.h"
 #include "cpu/isa.h"
 #include "ops/gemm.h"
 #include "runtime/thread_pool.h"
@@ -397,6 +398,10 @@ PanelFn strided_panels(StridedOperand op, int64_t K) {
     if (op.ks == 1 && op.is != 1) {
       // Each of the panel's rows lies along k (A of a row-major product): read them one after the other, writing
       // every width-th float, instead of gathering one float from each row per k.
+#if defined(__x86_64__) || defined(__i386__)
+      if (cpu_isa() != CpuIsa::Scalar && (width % 8 == 0 || width == 6))
+        return pack_rows_along_k_f32_avx2(op.data + i0 * op.is, op.is, count, K, width, dst);
+#endif
       for (int64_t i = 0; i < count; ++i) {
         const float* src = op.data + (i0 + i) * op.is;
         for (int64_t k = 0; k < K; ++k) dst[k * width + i] = src[k];
@@ -546,7 +551,10 @@ void packed_product(ThreadPool* pool, const PackedA& a, int64_t N, const BSource
   if (b.rows && N % NR != 0) {
     const int64_t n0 = (n_panels - 1) * NR;
     edge_b = PanelBuffer(static_cast<size_t>(K * NR));
-    for (int64_t k = 0; k < K; ++k) std::copy_n(b.rows[k] + n0, N - n0, edge_b.data() + k * NR);
+    for (int64_t k = 0; k < K; ++k) {
+      std::copy_n(b.rows[k] + n0, N - n0, edge_b.data() + k * NR);
+      std::fill(edge_b.data() + k * NR + (N - n0), edge_b.data() + (k + 1) * NR, 0.0f);
+    }
   }
   const float* prepacked_b = b.prepacked_b;
   bool b_packed = prepacked_b != nullptr || !b.panels || !*b.panels;

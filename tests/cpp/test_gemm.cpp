@@ -115,3 +115,25 @@ TEST(GemmCore, OneRowMatchesDotChunkedWithEveryInit) {
     }
   }
 }
+
+// A panel of rows that lie along k (A of a row-major product, B of a transposed one) is packed by an 8x8 transpose
+// in registers on AVX2 and AVX-512 hosts: every width the micro-kernels use, partial panels, K off the 8-block.
+TEST(GemmCore, PanelsOfRowsAlongKHoldTheirDefinition) {
+  const int64_t stride = 75;  // rows 75 floats apart: no row starts on a vector boundary
+  const auto data = random_values(40 * stride, 4);
+  for (int isa = 0; isa <= static_cast<int>(cpu::cpu_best_isa()); ++isa) {
+    cpu::force_cpu_isa(static_cast<cpu::CpuIsa>(isa));
+    for (int width : {4, 6, 8, 16, 32})
+      for (int64_t count : {int64_t(1), int64_t(width - 1), int64_t(width)})
+        for (int64_t K : {1, 7, 8, 9, 64, 67}) {
+          const int64_t i0 = 3;
+          std::vector<float> got(K * width, 12345.0f), want(K * width);
+          for (int64_t k = 0; k < K; ++k)
+            for (int64_t i = 0; i < width; ++i) want[k * width + i] = i < count ? data[(i0 + i) * stride + k] : 0.0f;
+          cpu::strided_panels({data.data(), stride, 1}, K)(i0, count, width, got.data());
+          EXPECT_TRUE(same_bytes(got, want)) << "isa " << cpu::cpu_isa_name(static_cast<cpu::CpuIsa>(isa))
+                                             << " width " << width << " count " << count << " K " << K;
+        }
+  }
+  cpu::reset_cpu_isa();
+}
