@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <iterator>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -97,11 +98,14 @@ class CachingAllocator : public Allocator {
     // No destructor: the allocator's close() has released the kept blocks by the time the pool goes.
     Pool(RawMemory m, CacheBound b) : memory(m), bound_(b) {}
 
-    /// The smallest kept block of rounded..2*rounded bytes and its size, or {nullptr, 0}.
+    /// The smallest kept block of rounded..2*rounded bytes and its size, or {nullptr, 0}. Of several blocks of that
+    /// size, the one freed last: its lines are the likeliest to be in the CPU's caches still (a layer's output then
+    /// goes where the layer before last wrote, not to a block untouched since early in the run).
     std::pair<void*, size_t> take(size_t rounded) {
       std::lock_guard<std::mutex> lock(mutex_);
       auto it = by_size_.lower_bound(rounded);
       if (it == by_size_.end() || it->first - rounded > rounded) return {nullptr, 0};
+      it = std::prev(by_size_.upper_bound(it->first));  // equal sizes are kept in the order they were freed
       std::pair<void*, size_t> found{it->second.data, it->first};
       by_age_.erase(it->second.freed_at);
       by_size_.erase(it);
