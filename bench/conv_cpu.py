@@ -13,10 +13,13 @@ from onnx import TensorProto, helper, numpy_helper
 
 from lockstep import bench
 
-# name: (c_in, h_w, c_out, kernel, stride, pad[, group]); ResNet-50's conv shapes at input 224, then depthwise
+# name: (c_in, h_w, c_out, kernel, stride, pad[, group]); ResNet-50's conv shapes at input 224 (and the 3x3 stems of
+# EfficientNet-B0 and MobileNetV3-Large), then depthwise
 # (group = c_in) and small-K pointwise convs of MobileNetV3-Large and EfficientNet-B0.
 SHAPES = {
     "stem_7x7_s2": (3, 224, 64, 7, 2, 3),
+    "stem_3x3_s2_32": (3, 224, 32, 3, 2, 1),
+    "stem_3x3_s2_16": (3, 224, 16, 3, 2, 1),
     "3x3_64_56": (64, 56, 64, 3, 1, 1),
     "3x3_128_28": (128, 28, 128, 3, 1, 1),
     "3x3_256_14": (256, 14, 256, 3, 1, 1),

@@ -183,6 +183,14 @@ LOCKSTEP_HD float lppool_window_f32(const PoolGeom& g, const float* plane, int64
 /// MaxPool of one output: the sequential max rule over the taps inside the input, in row-major kernel order
 /// (padding never takes part). -inf and index -1 if no tap is inside. `index` is the tap's flat position in
 /// the plane, row-major or (storage_order = 1) column-major over the spatial dims.
+/// MaxPool's rule for the next tap t inside the input: the first such tap is taken, then float taps by
+/// max_takes_f32 (NaN wins, as does a greater value), other types when greater.
+template <typename T>
+LOCKSTEP_HD bool maxpool_takes(T t, T m, bool any) {
+  if constexpr (sizeof(T) == 4 && T(0.5) != T(0)) return !any || max_takes_f32(t, m);
+  else return !any || t > m;
+}
+
 template <typename T>
 LOCKSTEP_HD T maxpool_window(const PoolGeom& g, const T* plane, int64_t out_flat, T lowest, int64_t* index) {
   int64_t o[kPoolDims];
@@ -201,10 +209,7 @@ LOCKSTEP_HD T maxpool_window(const PoolGeom& g, const T* plane, int64_t out_flat
         if (p2 < 0 || p2 >= g.in[2]) continue;
         int64_t flat = (p0 * g.in[1] + p1) * g.in[2] + p2;
         T t = plane[flat];
-        bool take;
-        if constexpr (sizeof(T) == 4 && T(0.5) != T(0)) take = !any || max_takes_f32(t, m);
-        else take = !any || t > m;
-        if (take) {
+        if (maxpool_takes(t, m, any)) {
           m = t;
           at = g.column_major_indices ? (p2 * g.in[1] + p1) * g.in[0] + p0 : flat;
         }
