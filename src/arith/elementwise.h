@@ -337,6 +337,9 @@ struct GeluErfChainOp {
   template <class V> LOCKSTEP_LANE V operator()(V x) const { return (x * (erf_f32(x / divisor) + addend)) * factor; }
 };
 
+/// Where(IsNaN(x), value, x) fused after a Softmax (src/graph/fuse.cpp): a selection, no arithmetic.
+LOCKSTEP_HD float nan_replaced_f32(float x, float value) { return x != x ? value : x; }
+
 /// Softmax's steps (docs/arithmetic.md#softmax--logsoftmax): e^(x - m); e / s; LogSoftmax's (x - m) - log s.
 struct ExpOfDifferenceOp {
   static constexpr unsigned kTypes = kF32;

@@ -5,6 +5,7 @@
 #include <limits>
 #include <type_traits>
 
+#include "arith/elementwise.h"
 #include "arith/math.h"
 #include "arith/reduce.h"
 #include "arith/reduce_ops.h"
@@ -306,6 +307,13 @@ struct CpuReduce {
   }
   static void softmax(KernelContext& ctx, const AxisPlan& p, bool log, const float* x, float* y) {
     softmax_rows(ctx, p, log, x, y);
+  }
+  // Contract: arith::nan_replaced_f32 per element (a selection).
+  static void replace_nan(KernelContext& ctx, float value, Tensor& y) {
+    float* d = y.data<float>();
+    ctx.pool->parallel_for(y.numel(), [&](int64_t begin, int64_t end) {
+      for (int64_t i = begin; i < end; ++i) d[i] = arith::nan_replaced_f32(d[i], value);
+    }, 1 << 15);
   }
   template <typename T, class Row>
   static void lines(KernelContext& ctx, const AxisPlan& p, Row row, const T* x, T* y) {

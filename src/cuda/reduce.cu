@@ -5,6 +5,7 @@
 #include <limits>
 #include <type_traits>
 
+#include "arith/elementwise.h"
 #include "arith/math.h"
 #include "arith/reduce.h"
 #include "arith/reduce_ops.h"
@@ -188,6 +189,12 @@ __global__ void lines_thread(const T* x, T* y, AxisPlan p, Row row) {
   row(x + p.row_base(r), y + p.row_base(r), p.len, p.inner);
 }
 
+// Contract: arith::nan_replaced_f32 per element (a selection); one thread per element.
+__global__ void replace_nan_thread(float* y, int64_t n, float value) {
+  const int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (i < n) y[i] = arith::nan_replaced_f32(y[i], value);
+}
+
 struct CudaReduce {
   static void copy(KernelContext& ctx, const Tensor& x, Tensor& y) {
     check(ctx, cudaMemcpyAsync(y.raw(), x.raw(), x.bytes(), cudaMemcpyDeviceToDevice, stream_of(ctx)), "copy");
@@ -214,6 +221,12 @@ struct CudaReduce {
   }
   static void softmax(KernelContext& ctx, const AxisPlan& p, bool log, const float* x, float* y) {
     softmax_rows(ctx, p, log, x, y);
+  }
+  static void replace_nan(KernelContext& ctx, float value, Tensor& y) {
+    if (y.numel() == 0) return;
+    replace_nan_thread<<<blocks_for(y.numel()), kThreadsPerBlock, 0, stream_of(ctx)>>>(y.data<float>(), y.numel(),
+                                                                                      value);
+    check_launch(ctx);
   }
   template <typename T, class Row>
   static void lines(KernelContext& ctx, const AxisPlan& p, Row row, const T* x, T* y) {

@@ -140,6 +140,46 @@ void fuse_gelu_erf_chain(onnx::Graph& graph) {
   graph.nodes = std::move(kept);
 }
 
+// s = Softmax(x), b = IsNaN(s), y = Where(b, c, s), with c a float constant of one element (rank 0 or [1]: Softmax's
+// output has rank >= 1, so c keeps its shape), s read by nothing else and b by nothing else (torch's export of
+// scaled_dot_product_attention with a mask): lockstep.SoftmaxReplacingNaN(x) -> y with Softmax's attributes and
+// value = c, which selects c wherever Softmax returned NaN, the Where's result.
+void fuse_softmax_nan_replacement(onnx::Graph& graph) {
+  std::map<std::string, int> readers = reader_counts(graph);
+  std::map<std::string, size_t> producer;
+  for (size_t i = 0; i < graph.nodes.size(); ++i)
+    for (const auto& name : graph.nodes[i].outputs) producer[name] = i;
+  auto made_by = [&](const std::string& value, const char* op, int reads) -> onnx::Node* {
+    auto it = producer.find(value);
+    if (it == producer.end() || readers[value] != reads || !is_op(graph.nodes[it->second], op)) return nullptr;
+    return &graph.nodes[it->second];
+  };
+  std::set<const onnx::Node*> removed;
+  for (onnx::Node& where : graph.nodes) {
+    if (!is_op(where, "Where") || where.inputs.size() != 3) continue;
+    const Tensor* c = constant(graph, where.inputs[1]);
+    if (!c || c->dtype() != DType::Float || c->numel() != 1 || c->rank() > 1) continue;
+    onnx::Node* isnan = made_by(where.inputs[0], "IsNaN", 1);
+    onnx::Node* softmax = made_by(where.inputs[2], "Softmax", 2);
+    if (!isnan || !softmax || isnan->inputs.size() != 1 || isnan->inputs[0] != where.inputs[2] ||
+        softmax->outputs.size() != 1)
+      continue;
+    removed.insert(isnan);
+    removed.insert(softmax);
+    onnx::Node fused = *softmax;
+    fused.name = where.name;
+    fused.domain = kFusedDomain;
+    fused.op_type = "SoftmaxReplacingNaN";
+    fused.outputs = where.outputs;
+    (fused.attributes["value"] = attribute("value", onnx::Attribute::Float)).f = c->data<float>()[0];
+    where = std::move(fused);
+  }
+  std::vector<onnx::Node> kept;
+  for (onnx::Node& n : graph.nodes)
+    if (!removed.count(&n)) kept.push_back(std::move(n));
+  graph.nodes = std::move(kept);
+}
+
 // The Add operand a FusedMatMul takes: a float [N] constant, with B a constant [K, N], so that the Add keeps the
 // product's shape whatever A is.
 bool is_row_bias(const onnx::Graph& g, const onnx::Node& matmul, const std::string& addend) {
@@ -151,7 +191,9 @@ bool is_row_bias(const onnx::Graph& g, const onnx::Node& matmul, const std::stri
 
 // Conv or MatMul -> p, then Add(p, r) or Add(r, p) -> s and/or Relu -> y, each intermediate read by nothing else:
 // one lockstep.FusedConv (inputs X, W, B, r) or FusedMatMul (A, B, r) -> y, with attributes activation = "Relu"
-// and addend_first = 1 for Add(r, p). It takes the place of its last absorbed node, where r exists already.
+// and addend_first = 1 for Add(r, p). A MatMul's Add may instead be followed by a lockstep.GeluErfChain (made by
+// fuse_gelu_erf_chain): activation = "GeluErfChain" with the chain's divisor, addend and factor. The fused node
+// takes the place of its last absorbed node, where r exists already.
 void fuse_product_epilogues(onnx::Graph& graph) {
   std::map<std::string, int> readers = reader_counts(graph);
   std::map<std::string, size_t> reader_of;  // value name -> the index of the node reading it (sole readers only)
@@ -164,6 +206,12 @@ void fuse_product_epilogues(onnx::Graph& graph) {
     auto it = reader_of.find(n.outputs[0]);
     onnx::Node* reader = it == reader_of.end() ? nullptr : &graph.nodes[it->second];
     return reader && is_op(*reader, op) && !removed.count(reader) ? reader : nullptr;
+  };
+  auto sole_fused_reader = [&](const onnx::Node& n, const char* op) -> onnx::Node* {
+    auto it = n.outputs.size() == 1 ? reader_of.find(n.outputs[0]) : reader_of.end();
+    onnx::Node* reader = it == reader_of.end() ? nullptr : &graph.nodes[it->second];
+    return reader && reader->domain == kFusedDomain && reader->op_type == op && !removed.count(reader) ? reader
+                                                                                                        : nullptr;
   };
   for (onnx::Node& product : graph.nodes) {
     const bool conv = is_op(product, "Conv"), matmul = is_op(product, "MatMul");
@@ -180,8 +228,9 @@ void fuse_product_epilogues(onnx::Graph& graph) {
     }
     if (matmul && !add) continue;  // a MatMul alone gains nothing
     onnx::Node* relu = sole_reader(add ? *add : product, "Relu");
+    onnx::Node* gelu = matmul && !relu ? sole_fused_reader(*add, "GeluErfChain") : nullptr;
     if (!add && !relu) continue;
-    onnx::Node& last = relu ? *relu : *add;
+    onnx::Node& last = relu ? *relu : gelu ? *gelu : *add;
     onnx::Node fused = product;
     fused.domain = kFusedDomain;
     fused.op_type = conv ? "FusedConv" : "FusedMatMul";
@@ -189,6 +238,11 @@ void fuse_product_epilogues(onnx::Graph& graph) {
     fused.inputs.push_back(addend);
     fused.outputs = last.outputs;
     if (relu) (fused.attributes["activation"] = attribute("activation", onnx::Attribute::String)).s = "Relu";
+    if (gelu) {
+      (fused.attributes["activation"] = attribute("activation", onnx::Attribute::String)).s = "GeluErfChain";
+      for (const char* name : {"divisor", "addend", "factor"}) fused.attributes[name] = gelu->attributes.at(name);
+      removed.insert(add);
+    }
     if (addend_first) (fused.attributes["addend_first"] = attribute("addend_first", onnx::Attribute::Int)).i = 1;
     removed.insert(&product);
     if (add && relu) removed.insert(add);
@@ -233,6 +287,7 @@ void mark_fused_domain(onnx::Model& model) {
 }
 
 void fuse_nodes(onnx::Graph& graph) {
+  fuse_softmax_nan_replacement(graph);
   fuse_silu(graph);
   fuse_gelu_erf_chain(graph);
   fuse_product_epilogues(graph);

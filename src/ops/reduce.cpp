@@ -187,8 +187,15 @@ const OpEntry kRows[] = {
     {"CumSum", 11, kNewestOpset, &cpu::lines, LOCKSTEP_CUDA_KERNEL(lines), int(LineKind::CumSum)},
     {"CumProd", 26, kNewestOpset, &cpu::lines, LOCKSTEP_CUDA_KERNEL(lines), int(LineKind::CumProd)},
 };
+
+// The lockstep-domain op that the graph rewrites create (src/graph/fuse.cpp).
+const OpEntry kFusedRows[] = {
+    {"SoftmaxReplacingNaN", 1, kNewestOpset, &cpu::softmax, LOCKSTEP_CUDA_KERNEL(softmax),
+     int(SoftmaxKind::SoftmaxReplacingNaN)},
+};
 }  // namespace
 
 std::span<const OpEntry> reduce_ops() { return kRows; }
+std::span<const OpEntry> fused_reduce_ops() { return kFusedRows; }
 
 }  // namespace lockstep

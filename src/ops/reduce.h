@@ -70,8 +70,9 @@ AxisPlan plan_scan(const KernelContext& ctx, bool& exclusive, bool& reverse);
 /// Rejects dtypes this family does not compute on, naming the dtype.
 void require_dtype(const KernelContext& ctx, DType t, std::initializer_list<DType> allowed);
 
-/// Variants of the softmax row: ctx.entry.variant.
-enum class SoftmaxKind : int { Softmax, LogSoftmax };
+/// Variants of the softmax row: ctx.entry.variant. SoftmaxReplacingNaN is lockstep.SoftmaxReplacingNaN (made by
+/// src/graph/fuse.cpp from Softmax -> IsNaN -> Where): Softmax, then each NaN output replaced by attribute `value`.
+enum class SoftmaxKind : int { Softmax, LogSoftmax, SoftmaxReplacingNaN };
 /// Variants of the per-line kernel (`lines`): each line along an axis is one task (arith's *Row functors).
 enum class LineKind : int { Hardmax, LpNormalization, CumSum, CumProd };
 /// Variants of arg_reduce.
@@ -139,8 +140,9 @@ void run_softmax(KernelContext& ctx) {
   AxisPlan p = plan_softmax(ctx);
   Tensor& y = ctx.output(0, DType::Float, x.shape());
   if (y.numel() == 0) return;
-  const bool log = static_cast<SoftmaxKind>(ctx.entry.variant) == SoftmaxKind::LogSoftmax;
-  Dev::softmax(ctx, p, log, x.data<float>(), y.data<float>());
+  const auto kind = static_cast<SoftmaxKind>(ctx.entry.variant);
+  Dev::softmax(ctx, p, kind == SoftmaxKind::LogSoftmax, x.data<float>(), y.data<float>());
+  if (kind == SoftmaxKind::SoftmaxReplacingNaN) Dev::replace_nan(ctx, ctx.node.attr_float("value", 0.0f), y);
 }
 
 /// Hardmax, LpNormalization (float32) and CumSum/CumProd (float, double, int32, int64, uint32, uint64): one

@@ -33,7 +33,7 @@ const OpEntry* find_op(const std::string& op_type, int64_t opset) {
 }
 
 const OpEntry* find_fused_op(const std::string& op_type) {
-  for (FamilyFn family : {fused_elementwise_ops, fused_product_ops})
+  for (FamilyFn family : {fused_elementwise_ops, fused_reduce_ops, fused_product_ops})
     for (const OpEntry& e : family())
       if (op_type == e.op_type) return &e;
   return nullptr;

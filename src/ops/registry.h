@@ -45,6 +45,7 @@ std::span<const OpEntry> attention_ops();
 std::span<const OpEntry> detection_ops();
 std::span<const OpEntry> strings_ops();
 std::span<const OpEntry> fused_elementwise_ops();
+std::span<const OpEntry> fused_reduce_ops();
 std::span<const OpEntry> fused_product_ops();
 
 }  // namespace lockstep
