@@ -16,7 +16,6 @@
 
 #include "arith/dot.h"
 #include "arith/reduce.h"
-#include "cpu/elementwise/unary_f32.h"
 #include "cpu/gemm/pack_f32.h"
 #include "cpu/isa.h"
 #include "ops/gemm.h"
@@ -708,15 +707,6 @@ void apply_gemm_epilogue(const GemmOut& out, float* c, int64_t ldc, int64_t rows
   const EpilogueTileFn fn = (cpu_isa() == CpuIsa::Scalar ? kEpilogueTiles : kEpilogueTilesAvx2)[kind];
   const float* addend = e.addend ? e.addend + (e.per_column ? n0 : m0 * out.rs + n0 * out.cs) : nullptr;
   fn(c, ldc, rows, cols, addend, e.per_column ? 0 : out.rs, e.per_column ? 1 : out.cs);
-  if (!e.gelu) return;
-  // The GELU chain after the Add, on each row of the tile while it is in L1, by the standalone op's kernel.
-  const UnaryF32Kernel<arith::GeluErfChainOp> gelu = unary_f32_kernel<arith::GeluErfChainOp>();
-  for (int64_t i = 0; i < rows; ++i) {
-    float* row = c + i * ldc;
-    if (gelu) gelu(e.gelu_op, row, row, cols);
-    else
-      for (int64_t j = 0; j < cols; ++j) row[j] = e.gelu_op(row[j]);
-  }
 }
 
 PackedA pack_a(ThreadPool* pool, int64_t M, int64_t K, const PanelFn& a_panels) {

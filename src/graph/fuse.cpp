@@ -191,9 +191,7 @@ bool is_row_bias(const onnx::Graph& g, const onnx::Node& matmul, const std::stri
 
 // Conv or MatMul -> p, then Add(p, r) or Add(r, p) -> s and/or Relu -> y, each intermediate read by nothing else:
 // one lockstep.FusedConv (inputs X, W, B, r) or FusedMatMul (A, B, r) -> y, with attributes activation = "Relu"
-// and addend_first = 1 for Add(r, p). A MatMul's Add may instead be followed by a lockstep.GeluErfChain (made by
-// fuse_gelu_erf_chain): activation = "GeluErfChain" with the chain's divisor, addend and factor. The fused node
-// takes the place of its last absorbed node, where r exists already.
+// and addend_first = 1 for Add(r, p). It takes the place of its last absorbed node, where r exists already.
 void fuse_product_epilogues(onnx::Graph& graph) {
   std::map<std::string, int> readers = reader_counts(graph);
   std::map<std::string, size_t> reader_of;  // value name -> the index of the node reading it (sole readers only)
@@ -206,12 +204,6 @@ void fuse_product_epilogues(onnx::Graph& graph) {
     auto it = reader_of.find(n.outputs[0]);
     onnx::Node* reader = it == reader_of.end() ? nullptr : &graph.nodes[it->second];
     return reader && is_op(*reader, op) && !removed.count(reader) ? reader : nullptr;
-  };
-  auto sole_fused_reader = [&](const onnx::Node& n, const char* op) -> onnx::Node* {
-    auto it = n.outputs.size() == 1 ? reader_of.find(n.outputs[0]) : reader_of.end();
-    onnx::Node* reader = it == reader_of.end() ? nullptr : &graph.nodes[it->second];
-    return reader && reader->domain == kFusedDomain && reader->op_type == op && !removed.count(reader) ? reader
-                                                                                                        : nullptr;
   };
   for (onnx::Node& product : graph.nodes) {
     const bool conv = is_op(product, "Conv"), matmul = is_op(product, "MatMul");
@@ -228,9 +220,8 @@ void fuse_product_epilogues(onnx::Graph& graph) {
     }
     if (matmul && !add) continue;  // a MatMul alone gains nothing
     onnx::Node* relu = sole_reader(add ? *add : product, "Relu");
-    onnx::Node* gelu = matmul && !relu ? sole_fused_reader(*add, "GeluErfChain") : nullptr;
     if (!add && !relu) continue;
-    onnx::Node& last = relu ? *relu : gelu ? *gelu : *add;
+    onnx::Node& last = relu ? *relu : *add;
     onnx::Node fused = product;
     fused.domain = kFusedDomain;
     fused.op_type = conv ? "FusedConv" : "FusedMatMul";
@@ -238,11 +229,6 @@ void fuse_product_epilogues(onnx::Graph& graph) {
     fused.inputs.push_back(addend);
     fused.outputs = last.outputs;
     if (relu) (fused.attributes["activation"] = attribute("activation", onnx::Attribute::String)).s = "Relu";
-    if (gelu) {
-      (fused.attributes["activation"] = attribute("activation", onnx::Attribute::String)).s = "GeluErfChain";
-      for (const char* name : {"divisor", "addend", "factor"}) fused.attributes[name] = gelu->attributes.at(name);
-      removed.insert(add);
-    }
     if (addend_first) (fused.attributes["addend_first"] = attribute("addend_first", onnx::Attribute::Int)).i = 1;
     removed.insert(&product);
     if (add && relu) removed.insert(add);

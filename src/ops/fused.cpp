@@ -6,14 +6,7 @@ namespace lockstep {
 
 ProductEpilogue plan_epilogue(const KernelContext& ctx, int addend_input, const Shape& product, Shape& out_shape) {
   ProductEpilogue e;
-  const std::string activation = ctx.node.attr_string("activation", "");
-  e.relu = activation == "Relu";
-  e.gelu = activation == "GeluErfChain";
-  if (!activation.empty() && !e.relu && !e.gelu)
-    throw ctx.error("activation '" + activation + "' is not one lockstep fuses", ErrorCode::InvalidGraph);
-  if (e.gelu)
-    e.gelu_op = {ctx.node.attr_float("divisor", 1.0f), ctx.node.attr_float("addend", 0.0f),
-                 ctx.node.attr_float("factor", 1.0f)};
+  e.relu = ctx.node.attr_string("activation", "") == "Relu";
   e.addend_first = ctx.node.attr_int("addend_first", 0) != 0;
   if (!ctx.has_input(addend_input)) {
     e.plan = plan_broadcast_shapes(ctx, {product}, out_shape);

@@ -24,7 +24,6 @@ void run_fused_conv(KernelContext& ctx) {
   const ConvGeom g = conv_geometry(ctx);
   Shape out_shape;
   const ProductEpilogue e = plan_epilogue(ctx, 3, g.out_shape, out_shape);
-  if (e.gelu) throw ctx.error("FusedConv takes no GELU chain (only FusedMatMul does)", ErrorCode::InvalidGraph);
   Tensor& y = ctx.output(0, DType::Float, out_shape);
   if (y.numel() == 0) return;
   if (out_shape == g.out_shape) return Dev::conv_into(ctx, g, y.data<float>(), e);
