@@ -375,3 +375,24 @@ def test_profile_on_cuda_names_the_provider_of_each_node(tmp_path):
     nodes = [e for e in s.profile_events() if e["category"] == "Node"]
     assert [(e["name"], e["provider"]) for e in nodes] == [(n, lockstep.CUDA) for n in ("add0", "flatten", "Relu_2")]
     assert nodes[2]["outputs"] == [("float", [6])]
+
+
+def test_numpy_feeds_are_read_in_place_and_never_written_or_returned():
+    """run() reads a C-contiguous numpy feed in place (no copy), as onnxruntime does; a feed is never written, not even
+    by an op that may reuse its input's buffer (Relu), and no output shares a feed's memory (Identity)."""
+    f = TensorProto.FLOAT
+    nodes = [helper.make_node("Identity", ["x"], ["same"]), helper.make_node("Relu", ["x"], ["r"]),
+             helper.make_node("Neg", ["r"], ["n"])]
+    graph = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", f, [4, 300])],
+                              [helper.make_tensor_value_info(n, f, [4, 300]) for n in ("same", "n")])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    session = lockstep.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
+    x = np.random.default_rng(0).standard_normal((4, 300)).astype(np.float32)
+    before = x.copy()
+    read_only = x.copy()
+    read_only.setflags(write=False)
+    for feed in (x, read_only):
+        same, n = session.run(None, {"x": feed})
+        assert same.tobytes() == before.tobytes() and n.tobytes() == (-np.maximum(before, 0)).tobytes()
+        assert not np.shares_memory(same, feed) and not np.shares_memory(n, feed)
+        assert feed.tobytes() == before.tobytes()

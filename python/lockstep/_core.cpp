@@ -297,8 +297,11 @@ nb::list run_session(Session& s, const std::vector<std::string>& names, const nb
   std::map<std::string, Tensor> tensors;
   for (auto [key, value] : feeds) {
     std::string name = nb::cast<std::string>(key);
+    // A numpy feed is read in place, as onnxruntime reads it: `tensors` holds it for the whole run, so no kernel
+    // takes its buffer over (Executor::run_kernel's donation needs the only reference), and the session's outputs
+    // never share memory with a feed (Session::run).
     tensors[name] = nb::isinstance<Tensor>(value) ? nb::cast<Tensor>(value)  // string feeds, made by the package
-                                                  : tensor_over_numpy(value, false, "input '" + name + "'");
+                                                  : tensor_over_numpy(value, true, "input '" + name + "'");
   }
   std::vector<Tensor> outputs;
   {
