@@ -180,9 +180,6 @@ LOCKSTEP_HD float lppool_window_f32(const PoolGeom& g, const float* plane, int64
   return lp_root_f32(window_sum_f32(g, plane, out_flat, LpTermF32{p}, count), p);
 }
 
-/// MaxPool of one output: the sequential max rule over the taps inside the input, in row-major kernel order
-/// (padding never takes part). -inf and index -1 if no tap is inside. `index` is the tap's flat position in
-/// the plane, row-major or (storage_order = 1) column-major over the spatial dims.
 /// MaxPool's rule for the next tap t inside the input: the first such tap is taken, then float taps by
 /// max_takes_f32 (NaN wins, as does a greater value), other types when greater.
 template <typename T>
@@ -191,6 +188,9 @@ LOCKSTEP_HD bool maxpool_takes(T t, T m, bool any) {
   else return !any || t > m;
 }
 
+/// MaxPool of one output: the sequential max rule over the taps inside the input, in row-major kernel order
+/// (padding never takes part). -inf and index -1 if no tap is inside. `index` is the tap's flat position in
+/// the plane, row-major or (storage_order = 1) column-major over the spatial dims.
 template <typename T>
 LOCKSTEP_HD T maxpool_window(const PoolGeom& g, const T* plane, int64_t out_flat, T lowest, int64_t* index) {
   int64_t o[kPoolDims];

@@ -1,9 +1,9 @@
 // The allocator of both providers: freed blocks are kept and handed out again, which is the memory plan's buffer
 // reuse (the executor's lifetimes make the same sizes recur every run) and avoids cudaMalloc/cudaFree, which
 // synchronise the device. A request takes the smallest kept block that fits it within twice its size, so near
-// sizes share blocks; the kept bytes are bounded (CacheBound), the least recently freed blocks going first, so
-// that a session fed ever new shapes does not grow without end, while one whose shapes recur keeps every block
-// its runs use.
+// sizes share blocks (of equal ones the last freed, still warm in the CPU's caches); the kept bytes are bounded
+// (CacheBound), the least recently freed blocks going first, so that a session fed ever new shapes does not grow
+// without end, while one whose shapes recur keeps every block its runs use.
 #pragma once
 
 #include <algorithm>
