@@ -3,6 +3,7 @@
 #include <set>
 
 #include "graph/plan.h"
+#include "runtime/half_precision.h"
 #include "runtime/provider.h"
 #include "runtime/thread_pool.h"
 
@@ -26,7 +27,7 @@ void fold_node(const onnx::Node& node, const OpEntry& entry, onnx::Graph& graph,
   ctx.allocator = &cpu.allocator();
   ctx.pool = &pool;
   ctx.to_host = [](const Tensor& t) { return t; };
-  entry.cpu(ctx);
+  run_kernel_with_half_rule(entry.cpu, cast_row().cpu, ctx);
   for (size_t i = 0; i < node.outputs.size(); ++i)
     if (!node.outputs[i].empty() && ctx.outputs[i].defined()) graph.initializers[node.outputs[i]] = ctx.outputs[i];
 }

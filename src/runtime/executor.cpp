@@ -1,5 +1,7 @@
 #include "runtime/executor.h"
 
+#include "runtime/half_precision.h"
+
 namespace lockstep {
 
 namespace {
@@ -172,7 +174,7 @@ void Executor::run_kernel(const PlannedNode& pn, size_t index, std::vector<Tenso
   }
   if (host_shape_node_[index] && small_host_inputs(pn, host)) return run_host_shape_node(pn, ctx, env, host);
   on_provider(ctx);
-  fn(ctx);
+  call_kernel(fn, ctx);
   for (size_t i = 0; i < pn.outputs.size(); ++i)
     if (pn.outputs[i] >= 0) env[pn.outputs[i]] = std::move(ctx.outputs[i]);
 }
@@ -183,6 +185,10 @@ void Executor::on_provider(KernelContext& ctx) {
   ctx.pool = &pool_;
   ctx.stream = provider_.stream();
   ctx.to_host = [this](const Tensor& t) { return provider_.download(t); };
+}
+
+void Executor::call_kernel(KernelFn fn, KernelContext& ctx) {
+  run_kernel_with_half_rule(fn, ctx.device == Device::CPU ? cast_row().cpu : provider_.kernel(cast_row()), ctx);
 }
 
 namespace {
@@ -279,7 +285,7 @@ void Executor::run_cpu_kernel(KernelContext& ctx) {
   ctx.allocator = &cpu_.allocator();
   ctx.pool = &pool_;
   ctx.to_host = [](const Tensor& t) { return t; };
-  ctx.entry.cpu(ctx);
+  call_kernel(ctx.entry.cpu, ctx);
   for (Tensor& t : ctx.outputs)
     if (t.defined()) t = provider_.upload(t);
 }

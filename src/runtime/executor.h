@@ -81,6 +81,8 @@ class Executor {
   // Runs the node's CPU kernel on host copies of its inputs and puts its outputs on the provider's device.
   void run_on_host(const PlannedNode& pn, KernelContext& ctx, std::vector<Tensor>& env);
   void run_cpu_kernel(KernelContext& ctx);  // the same, leaving the outputs in ctx.outputs
+  // Runs fn under the half-precision rule (run_kernel_with_half_rule), with this device's Cast kernel.
+  void call_kernel(KernelFn fn, KernelContext& ctx);
   void on_provider(KernelContext& ctx);     // sets the context up for this provider's kernel
 
   // Control flow (If here; Loop and Scan in control_flow.cpp). The logic runs on the host: it reads the condition
