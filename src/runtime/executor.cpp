@@ -38,6 +38,7 @@ Executor::Executor(const Plan& plan, int64_t opset, Provider& provider, Provider
     makes_strings_.push_back(makes_strings(*pn.node));
   }
   mark_host_shape_nodes();
+  keep_float_ = half_values_in_float(plan_);
   read_strings_ = std::make_unique<std::atomic<bool>[]>(plan.nodes.size());
   for (size_t i = 0; i < plan.nodes.size(); ++i)
     for (const auto& sub : plan.nodes[i].subgraphs)
@@ -118,7 +119,9 @@ std::vector<Tensor> Executor::run(const std::vector<Tensor>& inputs, const std::
     host.resize(env.size());
     for (const auto& [id, t] : plan_.constants) host[id] = t;
   }
-  for (size_t i = 0; i < plan_.nodes.size(); ++i) run_node(plan_.nodes[i], i, env, host, outer, control);
+  std::vector<DType> half_in_float(env.size(), DType::Undefined);  // by value id: see mark_half_values_in_float
+  for (size_t i = 0; i < plan_.nodes.size(); ++i)
+    run_node(plan_.nodes[i], i, env, host, half_in_float, outer, control);
   std::vector<Tensor> out;
   for (int id : plan_.graph_outputs) {
     if (!env[id].defined()) throw Error(ErrorCode::Fail, "graph output '" + plan_.value_names[id] + "' has no value");
@@ -128,7 +131,8 @@ std::vector<Tensor> Executor::run(const std::vector<Tensor>& inputs, const std::
 }
 
 void Executor::run_node(const PlannedNode& pn, size_t index, std::vector<Tensor>& env, std::vector<Tensor>& host,
-                        const std::map<std::string, Tensor>& outer, const RunControl& control) {
+                        std::vector<DType>& half_in_float, const std::map<std::string, Tensor>& outer,
+                        const RunControl& control) {
   check_terminate(control);
   for (size_t i = 0; i < pn.inputs.size(); ++i)
     if (pn.inputs[i] >= 0 && !env[pn.inputs[i]].defined())
@@ -136,9 +140,9 @@ void Executor::run_node(const PlannedNode& pn, size_t index, std::vector<Tensor>
   if (!pn.entry)
     run_control_flow(pn, index, env, outer, control);  // no event of its own: its subgraphs' nodes record theirs
   else if (profiler_)
-    run_kernel_profiled(pn, index, env, host, control);
+    run_kernel_profiled(pn, index, env, host, half_in_float, control);
   else
-    run_kernel(pn, index, env, host, control);
+    run_kernel(pn, index, env, host, half_in_float, control);
   for (int id : pn.release_after) {
     env[id] = Tensor();
     if (!host.empty()) host[id] = Tensor();
@@ -146,7 +150,7 @@ void Executor::run_node(const PlannedNode& pn, size_t index, std::vector<Tensor>
 }
 
 void Executor::run_kernel(const PlannedNode& pn, size_t index, std::vector<Tensor>& env, std::vector<Tensor>& host,
-                          const RunControl& control) {
+                          std::vector<DType>& half_in_float, const RunControl& control) {
   KernelContext ctx(*pn.node, *pn.entry);
   ctx.opset = opset_;
   ctx.max_tensor_bytes = control.max_tensor_bytes;
@@ -166,17 +170,25 @@ void Executor::run_kernel(const PlannedNode& pn, size_t index, std::vector<Tenso
     for (size_t i = 0; i < pn.inputs.size(); ++i)
       if (ctx.donatable[i]) ctx.donatable[i] = env[pn.inputs[i]].buffer().use_count() == 1;
   }
+  HalfValuesInFloat kept;
+  kept.keep_output = keep_float_[index];
+  for (int id : pn.inputs) kept.input_half.push_back(id >= 0 ? half_in_float[id] : DType::Undefined);
   KernelFn fn = provider_.kernel(*pn.entry);
-  if (!fn) return run_on_cpu_fallback(pn, ctx, env);
-  if (provider_.device() != Device::CPU && handles_strings(pn, index, env)) {
+  if (!fn) {
+    run_on_cpu_fallback(pn, ctx, env, &kept);
+  } else if (provider_.device() != Device::CPU && handles_strings(pn, index, env)) {
     read_strings_[index].store(true);
-    return run_on_host(pn, ctx, env);
+    run_on_host(pn, ctx, env);
+  } else if (host_shape_node_[index] && small_host_inputs(pn, host)) {
+    run_host_shape_node(pn, ctx, env, host, &kept);
+  } else {
+    on_provider(ctx);
+    call_kernel(fn, ctx, &kept);
+    for (size_t i = 0; i < pn.outputs.size(); ++i)
+      if (pn.outputs[i] >= 0) env[pn.outputs[i]] = std::move(ctx.outputs[i]);
   }
-  if (host_shape_node_[index] && small_host_inputs(pn, host)) return run_host_shape_node(pn, ctx, env, host);
-  on_provider(ctx);
-  call_kernel(fn, ctx);
-  for (size_t i = 0; i < pn.outputs.size(); ++i)
-    if (pn.outputs[i] >= 0) env[pn.outputs[i]] = std::move(ctx.outputs[i]);
+  for (size_t i = 0; i < pn.outputs.size() && i < kept.output_half.size(); ++i)
+    if (pn.outputs[i] >= 0) half_in_float[pn.outputs[i]] = kept.output_half[i];
 }
 
 void Executor::on_provider(KernelContext& ctx) {
@@ -187,8 +199,8 @@ void Executor::on_provider(KernelContext& ctx) {
   ctx.to_host = [this](const Tensor& t) { return provider_.download(t); };
 }
 
-void Executor::call_kernel(KernelFn fn, KernelContext& ctx) {
-  run_kernel_with_half_rule(fn, ctx.device == Device::CPU ? cast_row().cpu : provider_.kernel(cast_row()), ctx);
+void Executor::call_kernel(KernelFn fn, KernelContext& ctx, HalfValuesInFloat* kept) {
+  run_kernel_with_half_rule(fn, ctx.device == Device::CPU ? cast_row().cpu : provider_.kernel(cast_row()), ctx, kept);
 }
 
 namespace {
@@ -201,7 +213,8 @@ std::vector<TypedShape> typed_shapes(const std::vector<int>& ids, const std::vec
 }  // namespace
 
 void Executor::run_kernel_profiled(const PlannedNode& pn, size_t index, std::vector<Tensor>& env,
-                                   std::vector<Tensor>& host, const RunControl& control) {
+                                   std::vector<Tensor>& host, std::vector<DType>& half_in_float,
+                                   const RunControl& control) {
   ProfileEvent event;
   event.category = "Node";
   event.name = pn.node->name.empty() ? pn.node->op_type + "_" + std::to_string(index) : pn.node->name;
@@ -213,7 +226,7 @@ void Executor::run_kernel_profiled(const PlannedNode& pn, size_t index, std::vec
   // Waiting for the device before and after makes the event time this node's kernel alone, not queued work.
   provider_.synchronize();
   event.start_ns = profiler_->now_ns();
-  run_kernel(pn, index, env, host, control);
+  run_kernel(pn, index, env, host, half_in_float, control);
   provider_.synchronize();
   event.duration_ns = profiler_->now_ns() - event.start_ns;
   event.outputs = typed_shapes(pn.outputs, env);
@@ -221,14 +234,15 @@ void Executor::run_kernel_profiled(const PlannedNode& pn, size_t index, std::vec
 }
 
 // The CPU kernel implements the same contract, so the bits are those the provider's kernel would give.
-void Executor::run_on_cpu_fallback(const PlannedNode& pn, KernelContext& ctx, std::vector<Tensor>& env) {
+void Executor::run_on_cpu_fallback(const PlannedNode& pn, KernelContext& ctx, std::vector<Tensor>& env,
+                                   HalfValuesInFloat* kept) {
   {
     std::lock_guard<std::mutex> lock(fallback_mutex_);
     if (fallback_ops_.insert(pn.node->op_type).second)
       log_.warn(std::string(provider_.name()) + " has no kernel for " + pn.node->op_type + "; " + pn.node->label() +
                 " and every later " + pn.node->op_type + " run on the CPU");
   }
-  run_on_host(pn, ctx, env);
+  run_on_host(pn, ctx, env, kept);
 }
 
 bool Executor::handles_strings(const PlannedNode& pn, size_t index, const std::vector<Tensor>& env) const {
@@ -246,7 +260,7 @@ bool Executor::small_host_inputs(const PlannedNode& pn, const std::vector<Tensor
 }
 
 void Executor::run_host_shape_node(const PlannedNode& pn, KernelContext& ctx, std::vector<Tensor>& env,
-                                   std::vector<Tensor>& host) {
+                                   std::vector<Tensor>& host, HalfValuesInFloat* kept) {
   std::vector<Tensor> host_inputs(ctx.inputs.size());
   for (size_t i = 0; i < ctx.inputs.size(); ++i) {
     const int id = pn.inputs[i];
@@ -258,7 +272,7 @@ void Executor::run_host_shape_node(const PlannedNode& pn, KernelContext& ctx, st
   ctx.allocator = &cpu_.allocator();
   ctx.pool = &pool_;
   ctx.to_host = [](const Tensor& t) { return t; };
-  pn.entry->cpu(ctx);
+  call_kernel(pn.entry->cpu, ctx, kept);
   for (size_t i = 0; i < pn.outputs.size(); ++i) {
     const int id = pn.outputs[i];
     if (id < 0 || !ctx.outputs[i].defined()) continue;
@@ -267,13 +281,14 @@ void Executor::run_host_shape_node(const PlannedNode& pn, KernelContext& ctx, st
   }
 }
 
-void Executor::run_on_host(const PlannedNode& pn, KernelContext& ctx, std::vector<Tensor>& env) {
-  run_cpu_kernel(ctx);
+void Executor::run_on_host(const PlannedNode& pn, KernelContext& ctx, std::vector<Tensor>& env,
+                           HalfValuesInFloat* kept) {
+  run_cpu_kernel(ctx, kept);
   for (size_t i = 0; i < pn.outputs.size(); ++i)
     if (pn.outputs[i] >= 0 && ctx.outputs[i].defined()) env[pn.outputs[i]] = std::move(ctx.outputs[i]);
 }
 
-void Executor::run_cpu_kernel(KernelContext& ctx) {
+void Executor::run_cpu_kernel(KernelContext& ctx, HalfValuesInFloat* kept) {
   std::vector<Tensor> host_inputs(ctx.inputs.size());
   for (size_t i = 0; i < ctx.inputs.size(); ++i)
     if (ctx.inputs[i]) {
@@ -285,7 +300,7 @@ void Executor::run_cpu_kernel(KernelContext& ctx) {
   ctx.allocator = &cpu_.allocator();
   ctx.pool = &pool_;
   ctx.to_host = [](const Tensor& t) { return t; };
-  call_kernel(ctx.entry.cpu, ctx);
+  call_kernel(ctx.entry.cpu, ctx, kept);
   for (Tensor& t : ctx.outputs)
     if (t.defined()) t = provider_.upload(t);
 }

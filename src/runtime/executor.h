@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "graph/plan.h"
+#include "runtime/half_precision.h"
 #include "runtime/log.h"
 #include "runtime/profiler.h"
 #include "runtime/provider.h"
@@ -62,27 +63,32 @@ class Executor {
 
  private:
   // env: the run's values on the provider's device, by value id; host: their host copies where a device session
-  // has one (constants, host shape nodes' results), else empty.
+  // has one (constants, host shape nodes' results), else empty; half_in_float: by value id, the half type of a
+  // value left in float32 (keep_float_), else DType::Undefined.
   void run_node(const PlannedNode& pn, size_t index, std::vector<Tensor>& env, std::vector<Tensor>& host,
-                const std::map<std::string, Tensor>& outer, const RunControl& control);
+                std::vector<DType>& half_in_float, const std::map<std::string, Tensor>& outer,
+                const RunControl& control);
   void run_kernel(const PlannedNode& pn, size_t index, std::vector<Tensor>& env, std::vector<Tensor>& host,
-                  const RunControl& control);
+                  std::vector<DType>& half_in_float, const RunControl& control);
   void run_kernel_profiled(const PlannedNode& pn, size_t index, std::vector<Tensor>& env, std::vector<Tensor>& host,
-                           const RunControl& control);
+                           std::vector<DType>& half_in_float, const RunControl& control);
   // Shape values on a device session: which nodes compute them on the host (see kHostShapeOps), whether this run's
   // inputs allow it, and the run itself (CPU kernel on the host copies; the results kept on the host and uploaded).
   void mark_host_shape_nodes();
   bool small_host_inputs(const PlannedNode& pn, const std::vector<Tensor>& host) const;
   void run_host_shape_node(const PlannedNode& pn, KernelContext& ctx, std::vector<Tensor>& env,
-                           std::vector<Tensor>& host);
-  void run_on_cpu_fallback(const PlannedNode& pn, KernelContext& ctx, std::vector<Tensor>& env);
+                           std::vector<Tensor>& host, HalfValuesInFloat* kept);
+  void run_on_cpu_fallback(const PlannedNode& pn, KernelContext& ctx, std::vector<Tensor>& env,
+                           HalfValuesInFloat* kept);
   // String tensors live on the host: a node that reads or makes one runs on the CPU whatever the provider.
   bool handles_strings(const PlannedNode& pn, size_t index, const std::vector<Tensor>& env) const;
   // Runs the node's CPU kernel on host copies of its inputs and puts its outputs on the provider's device.
-  void run_on_host(const PlannedNode& pn, KernelContext& ctx, std::vector<Tensor>& env);
-  void run_cpu_kernel(KernelContext& ctx);  // the same, leaving the outputs in ctx.outputs
+  void run_on_host(const PlannedNode& pn, KernelContext& ctx, std::vector<Tensor>& env,
+                   HalfValuesInFloat* kept = nullptr);
+  // The same, leaving the outputs in ctx.outputs.
+  void run_cpu_kernel(KernelContext& ctx, HalfValuesInFloat* kept = nullptr);
   // Runs fn under the half-precision rule (run_kernel_with_half_rule), with this device's Cast kernel.
-  void call_kernel(KernelFn fn, KernelContext& ctx);
+  void call_kernel(KernelFn fn, KernelContext& ctx, HalfValuesInFloat* kept = nullptr);
   void on_provider(KernelContext& ctx);     // sets the context up for this provider's kernel
 
   // Control flow (If here; Loop and Scan in control_flow.cpp). The logic runs on the host: it reads the condition
@@ -132,6 +138,7 @@ class Executor {
   std::vector<std::unique_ptr<NodeState>> node_states_;
   std::vector<std::vector<bool>> constant_inputs_;
   std::vector<bool> host_shape_node_;  // by node index: computed on the host on a device provider
+  std::vector<std::vector<bool>> keep_float_;  // by node index, per output: half_values_in_float
   std::vector<bool> makes_strings_;  // by node index: a Constant with a string value
   std::unique_ptr<std::atomic<bool>[]> read_strings_;  // by node index: a run found it reads or makes strings
   mutable std::mutex fallback_mutex_;
