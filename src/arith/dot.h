@@ -1,5 +1,5 @@
 // Per-element formulas of the conv and gemm families, shared literally by both devices
-// (docs/arithmetic.md#gemm, docs/arithmetic.md#convtranspose).
+// (docs/arithmetic.md#gemm, docs/arithmetic.md#convtranspose, docs/arithmetic.md#causalconvwithstate).
 #pragma once
 
 #include <cstdint>
@@ -93,6 +93,42 @@ LOCKSTEP_HD float conv_transpose_element_f32(const ConvDims& g, const float* x, 
     return wg[c * w_plane + (rd * g.kernel[1] + rh) * g.kernel[2] + rw];
   };
   return dot_chunked_f32(K, bias ? bias[oc] : 0.0f, a_of, b_of);
+}
+
+/// CausalConvWithState's geometry: x (batch, channels, length), w (channels, 1, kernel), optional bias (channels)
+/// and past state (batch, channels, kernel - 1). The sequence it convolves is the state followed by x.
+struct CausalConvGeometry {
+  const float* x;
+  const float* w;
+  const float* bias;   // nullptr: +0
+  const float* state;  // nullptr: +0
+  int64_t channels, length, kernel;
+  bool silu;
+
+  /// Position p of plane bc's sequence (p < kernel - 1: the state).
+  LOCKSTEP_HD float sequence(int64_t bc, int64_t p) const {
+    const int64_t carried = kernel - 1;
+    if (p >= carried) return x[bc * length + p - carried];
+    return state ? state[bc * carried + p] : 0.0f;
+  }
+};
+
+/// Output element (b, c, t) at flat index e.
+// Contract: dot_chunked_f32 over the taps ascending, init = bias; then silu y * sigmoid(y); see
+// docs/arithmetic.md#causalconvwithstate.
+LOCKSTEP_HD float causal_conv_element_f32(const CausalConvGeometry& g, int64_t e) {
+  const int64_t t = e % g.length, bc = e / g.length, c = bc % g.channels;
+  const float* wc = g.w + c * g.kernel;
+  const float y = dot_chunked_f32(
+      g.kernel, g.bias ? g.bias[c] : 0.0f, [&](int64_t j) { return g.sequence(bc, t + j); },
+      [&](int64_t j) { return wc[j]; });
+  return g.silu ? y * sigmoid_f32(y) : y;
+}
+
+/// Present-state element (b, c, j) at flat index e: the sequence's position length + j (its last kernel - 1).
+LOCKSTEP_HD float causal_conv_state_element_f32(const CausalConvGeometry& g, int64_t e) {
+  const int64_t carried = g.kernel - 1;
+  return g.sequence(e / carried, g.length + e % carried);
 }
 
 }  // namespace lockstep::arith

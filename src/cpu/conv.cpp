@@ -310,4 +310,13 @@ void col2im(KernelContext& ctx) {
   fill_output_f32(ctx, out_shape, 1024, element);
 }
 
+// Contract: arith::causal_conv_element_f32 (taps ascending from the bias); see
+// docs/arithmetic.md#causalconvwithstate.
+void causal_conv_with_state(KernelContext& ctx) {
+  Shape out_shape, state_shape;
+  const arith::CausalConvGeometry g = causal_conv_plan(ctx, &out_shape, &state_shape);
+  fill_output_f32(ctx, out_shape, 1024, CausalConvOutput{g});
+  fill_output_f32(ctx, state_shape, 1024, CausalConvState{g}, 1);
+}
+
 }  // namespace lockstep::cpu

@@ -7,10 +7,11 @@
 
 namespace lockstep::cpu {
 
-/// Allocates output 0 as float32 of `shape` and sets element i to element(i), at least `grain` elements a task.
+/// Allocates output `output` as float32 of `shape` and sets element i to element(i), at least `grain` elements a
+/// task.
 template <typename Element>
-void fill_output_f32(KernelContext& ctx, const Shape& shape, int64_t grain, const Element& element) {
-  Tensor& y = ctx.output(0, DType::Float, shape);
+void fill_output_f32(KernelContext& ctx, const Shape& shape, int64_t grain, const Element& element, int output = 0) {
+  Tensor& y = ctx.output(output, DType::Float, shape);
   if (y.numel() == 0) return;
   float* yd = y.data<float>();
   ctx.pool->parallel_for(y.numel(), [&](int64_t begin, int64_t end) {

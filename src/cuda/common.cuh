@@ -46,11 +46,11 @@ __global__ void fill_f32_kernel(Element element, float* __restrict__ y, int64_t 
     y[i] = element(i);
 }
 
-/// Allocates output 0 as float32 of `shape` and sets element i to element(i), for the ops whose output element is
-/// one shared arith function of its index (Col2Im, GridSample).
+/// Allocates output `output` as float32 of `shape` and sets element i to element(i), for the ops whose output
+/// element is one shared arith function of its index (Col2Im, GridSample, CausalConvWithState).
 template <typename Element>
-void fill_output_f32(KernelContext& ctx, const Shape& shape, const Element& element) {
-  Tensor& y = ctx.output(0, DType::Float, shape);
+void fill_output_f32(KernelContext& ctx, const Shape& shape, const Element& element, int output = 0) {
+  Tensor& y = ctx.output(output, DType::Float, shape);
   const int64_t n = y.numel();
   if (n == 0) return;
   unsigned blocks = static_cast<unsigned>(std::min<int64_t>((n + kThreadsPerBlock - 1) / kThreadsPerBlock, 1 << 20));

@@ -1,7 +1,8 @@
 // CUDA kernels of the conv family. Conv runs on the shared tiled implicit GEMM (src/cuda/gemm.cu), except
 // depthwise convs (one input channel per group), which run one thread per output with the channel's weights in
 // shared memory; ConvTranspose runs one thread per output through arith::conv_transpose_element_f32, the same
-// code the CPU kernel calls; Col2Im one thread per image element through arith::col2im_element_f32, as the CPU.
+// code the CPU kernel calls; Col2Im one thread per image element through arith::col2im_element_f32, as the CPU,
+// and CausalConvWithState one thread per element through arith::causal_conv_element_f32.
 #include "arith/dot.h"
 #include "cuda/common.cuh"
 #include "ops/conv.h"
@@ -108,6 +109,15 @@ void col2im(KernelContext& ctx) {
   Shape out_shape;
   Col2ImElement element = col2im_plan(ctx, &out_shape);
   fill_output_f32(ctx, out_shape, element);
+}
+
+// Contract: causal_conv_element_f32, one thread per output element, as the CPU; see
+// docs/arithmetic.md#causalconvwithstate.
+void causal_conv_with_state(KernelContext& ctx) {
+  Shape out_shape, state_shape;
+  const arith::CausalConvGeometry g = causal_conv_plan(ctx, &out_shape, &state_shape);
+  fill_output_f32(ctx, out_shape, CausalConvOutput{g});
+  fill_output_f32(ctx, state_shape, CausalConvState{g}, 1);
 }
 
 }  // namespace lockstep::cuda

@@ -1,5 +1,5 @@
 // The conv family's definitions: Conv and ConvTranspose, opsets 1..28 (11 clarified auto_pad, 22 only types);
-// Col2Im (18).
+// Col2Im (18), CausalConvWithState (27).
 #include "ops/conv.h"
 
 #include <string>
@@ -249,11 +249,43 @@ Col2ImElement col2im_plan(const KernelContext& ctx, Shape* out_shape) {
   return {g, x.data<float>()};
 }
 
+arith::CausalConvGeometry causal_conv_plan(const KernelContext& ctx, Shape* out_shape, Shape* state_shape) {
+  const Tensor& x = ctx.input(0);
+  const Tensor& w = ctx.input(1);
+  for (int i = 0; i < 4; ++i)
+    if (ctx.has_input(i) && ctx.inputs[i]->dtype() != DType::Float)
+      throw ctx.error(std::string("input ") + std::to_string(i) + " of type " + dtype_name(ctx.inputs[i]->dtype()) +
+                          ": only float32, float16 and bfloat16 are supported",
+                      ErrorCode::NotImplemented);
+  if (x.rank() != 3) throw ctx.error("input must have rank 3 (batch, channels, length), got " + shape_string(x.shape()));
+  const int64_t channels = x.dim(1);
+  if (w.rank() != 3 || w.dim(0) != channels || w.dim(1) != 1 || w.dim(2) < 1)
+    throw ctx.error("weight " + shape_string(w.shape()) + " must be (channels, 1, k) with channels = " +
+                    std::to_string(channels) + " and k >= 1");
+  const int64_t kernel = w.dim(2);
+  const Tensor* bias = ctx.has_input(2) ? &ctx.input(2) : nullptr;
+  if (bias && (bias->rank() != 1 || bias->dim(0) != channels))
+    throw ctx.error("bias " + shape_string(bias->shape()) + " must be (" + std::to_string(channels) + ")");
+  *out_shape = x.shape();
+  *state_shape = {x.dim(0), channels, kernel - 1};
+  const Tensor* state = ctx.has_input(3) ? &ctx.input(3) : nullptr;
+  if (state && state->shape() != *state_shape)
+    throw ctx.error("past_state " + shape_string(state->shape()) + " must be " + shape_string(*state_shape) +
+                    " (batch, channels, k - 1)");
+  const std::string activation = ctx.node.attr_string("activation", "none");
+  if (activation != "none" && activation != "silu" && activation != "swish")
+    throw ctx.error("activation '" + activation + "' must be 'silu', 'swish' or 'none'");
+  return {x.data<float>(), w.data<float>(), bias ? bias->data<float>() : nullptr,
+          state ? state->data<float>() : nullptr, channels, x.dim(2), kernel, activation != "none"};
+}
+
 namespace {
 const OpEntry kRows[] = {
     {"Conv", 1, kNewestOpset, &cpu::conv, LOCKSTEP_CUDA_KERNEL(conv)},
     {"ConvTranspose", 1, kNewestOpset, &cpu::conv_transpose, LOCKSTEP_CUDA_KERNEL(conv_transpose)},
     {"Col2Im", 18, kNewestOpset, &cpu::col2im, LOCKSTEP_CUDA_KERNEL(col2im)},
+    {"CausalConvWithState", 27, kNewestOpset, &cpu::causal_conv_with_state,
+     LOCKSTEP_CUDA_KERNEL(causal_conv_with_state)},
 };
 }  // namespace
 

@@ -55,9 +55,23 @@ struct Col2ImElement {
 /// and output shape.
 Col2ImElement col2im_plan(const KernelContext& ctx, Shape* out_shape);
 
+/// CausalConvWithState's two outputs, for either device's fill (pointers are the device's).
+struct CausalConvOutput {
+  arith::CausalConvGeometry g;
+  LOCKSTEP_HD float operator()(int64_t e) const { return arith::causal_conv_element_f32(g, e); }
+};
+struct CausalConvState {
+  arith::CausalConvGeometry g;
+  LOCKSTEP_HD float operator()(int64_t e) const { return arith::causal_conv_state_element_f32(g, e); }
+};
+/// Validates a CausalConvWithState node (input, weight, optional bias and past_state; activation) and returns its
+/// geometry and the shapes of output and present_state.
+arith::CausalConvGeometry causal_conv_plan(const KernelContext& ctx, Shape* out_shape, Shape* state_shape);
+
 namespace cpu {
 void conv(KernelContext& ctx);
 void col2im(KernelContext& ctx);
+void causal_conv_with_state(KernelContext& ctx);
 /// Conv of geometry g into yd (g.out_shape elements, not empty), each output through the epilogue (FusedConv; its
 /// addend, if any, has the output's layout).
 void conv_into(KernelContext& ctx, const ConvGeom& g, float* yd, const StoreEpilogue& epilogue);
@@ -73,6 +87,7 @@ void conv(KernelContext& ctx);
 void conv_into(KernelContext& ctx, const ConvGeom& g, float* y, const StoreEpilogue& epilogue);
 void conv_transpose(KernelContext& ctx);
 void col2im(KernelContext& ctx);
+void causal_conv_with_state(KernelContext& ctx);
 }  // namespace cuda
 
 }  // namespace lockstep

@@ -135,3 +135,40 @@ CASES += [
     _col2im("col2im_3d", 405, [3, 5, 4], [2, 3, 2], c=2, strides=[1, 2, 1], pads=[0, 1, 1, 1, 0, 0]),
     _col2im("col2im_strides_past_block", 406, [10, 9], [2, 2], strides=[3, 4], pads=[0, 1, 1, 0]),
 ]
+
+# --- CausalConvWithState (27): with and without bias, past state and SiLU; a kernel past one 64-tap chunk; k = 1.
+
+
+def _causal_conv_reference(silu):
+    def run(input, weight, bias=None, past_state=None):
+        b, c, length = input.shape
+        k = weight.shape[2]
+        state = past_state if past_state is not None else np.zeros((b, c, k - 1), np.float32)
+        seq = np.concatenate([state, input], axis=2).astype(np.float64)
+        y = sum(seq[:, :, j:j + length] * weight[None, :, 0, j, None] for j in range(k))
+        if bias is not None:
+            y = y + bias[None, :, None]
+        if silu:
+            y = y / (1 + np.exp(-y))
+        return [y.astype(np.float32), seq[:, :, length:].astype(np.float32)]
+
+    return run
+
+
+def _causal_conv(name, seed, b, c, length, k, bias=True, state=True, activation="none"):
+    inputs = {"input": rand(b, c, length, seed=seed), "weight": rand(c, 1, k, seed=seed + 1),
+              "bias": rand(c, seed=seed + 2) if bias else None,
+              "past_state": rand(b, c, k - 1, seed=seed + 3) if state else None}
+    if not state:
+        del inputs["past_state"]
+    return case(name, "CausalConvWithState", inputs, attrs={"activation": activation}, opset=27, outputs=2,
+                reference=_causal_conv_reference(activation != "none"), rtol=1e-5, atol=1e-6)
+
+
+CASES += [
+    _causal_conv("causal_conv_state_bias", 420, 2, 3, 7, 4),
+    _causal_conv("causal_conv_silu", 421, 1, 5, 9, 3, activation="silu"),
+    _causal_conv("causal_conv_no_state_no_bias", 422, 2, 2, 6, 3, bias=False, state=False, activation="swish"),
+    _causal_conv("causal_conv_long_kernel", 423, 1, 2, 5, 70),
+    _causal_conv("causal_conv_kernel_1", 424, 2, 3, 4, 1),
+]
