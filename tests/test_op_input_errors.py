@@ -1,6 +1,6 @@
 """Bad attributes and shapes of Einsum, the losses, Hardmax/LpNormalization/CumSum, LpPool, OneHot, TopK,
-CenterCropPad, ReverseSequence, GridSample, Col2Im, NonMaxSuppression, GroupNormalization, LRN, MatMulInteger and
-ConvInteger are clear errors naming the node and op (and the input), never crashes."""
+CenterCropPad, ReverseSequence, GridSample, Col2Im, NonMaxSuppression, GroupNormalization, LRN, MatMulInteger,
+ConvInteger, SwiGLU and CausalConvWithState are clear errors naming the node and op (and the input), never crashes."""
 
 import numpy as np
 import pytest
@@ -121,6 +121,14 @@ BAD = [
     (case("convinteger_w_zero_point_shape", "ConvInteger",
           {"x": np.zeros((1, 2, 3, 3), np.uint8), "w": np.zeros((4, 2, 2, 2), np.uint8), "xz": None,
            "wz": np.zeros(3, np.uint8)}, opset=10), r"w_zero_point has shape \[3\]; lockstep takes one element or 4"),
+    (case("swiglu_broadcast", "SwiGLU", {"A": np.zeros((2, 3), F32), "B": np.zeros((1, 3), F32)}, opset=28),
+     r"A \[2,3\] and B \[1,3\] must have the same shape"),
+    (case("causal_conv_weight_shape", "CausalConvWithState", {"input": np.zeros((1, 2, 5), F32),
+                                                              "weight": np.zeros((3, 1, 2), F32)}, opset=27),
+     r"weight \[3,1,2\] must be \(channels, 1, k\)"),
+    (case("causal_conv_state_shape", "CausalConvWithState",
+          {"input": np.zeros((1, 2, 5), F32), "weight": np.zeros((2, 1, 3), F32), "bias": None,
+           "past_state": np.zeros((1, 2, 3), F32)}, opset=27), r"past_state \[1,2,3\] must be \[1,2,2\]"),
 ]
 
 

@@ -549,6 +549,13 @@ struct ModOp {
   }
   template <class T> LOCKSTEP_HD T operator()(T a, T b) const { return int_mod(a, b, fmod); }
 };
+/// SwiGLU (28): Swish_alpha(a) * b, Swish's sequence for the gate, then one IEEE multiply.
+struct SwiGLUOp {
+  static constexpr unsigned kTypes = kF32;
+  static constexpr bool kBoolOut = false;
+  float alpha;
+  LOCKSTEP_HD float operator()(float a, float b) const { return (a * sigmoid_f32(alpha * a)) * b; }
+};
 struct PReluOp {
   static constexpr unsigned kTypes = kF32;
   static constexpr bool kBoolOut = false;

@@ -62,6 +62,7 @@ ElementwiseParams binary_params(const KernelContext& ctx, BinaryOp op) {
     if (f != 0 && f != 1) throw ctx.error("fmod must be 0 or 1, got " + std::to_string(f));
     p.flag_a = f == 1;
   }
+  if (op == BinaryOp::SwiGLU) p.alpha = ctx.node.attr_float("alpha", 1.0f);
   if (op == BinaryOp::BitShift) {
     std::string d = ctx.node.attr_string("direction", "");
     if (d != "LEFT" && d != "RIGHT") throw ctx.error("direction must be \"LEFT\" or \"RIGHT\", got \"" + d + "\"");
@@ -74,7 +75,7 @@ void validate_binary(const KernelContext& ctx, BinaryOp op, DType dtype, const E
   bool is_float = dtype == DType::Float || dtype == DType::Double || dtype == DType::Float16;
   if (op == BinaryOp::Mod && is_float && !p.flag_a && !(dtype == DType::Float && ctx.opset >= 28)) {
     if (ctx.opset >= 28)
-      throw ctx.error("Mod with fmod=0 (opset 28's floor remainder) on double or float16 is not supported yet",
+      throw ctx.error("Mod with fmod=0 (opset 28's floor remainder) on double is not supported yet",
                       ErrorCode::NotImplemented);
     throw ctx.error("fmod must be 1 for floating-point inputs");
   }
@@ -267,7 +268,7 @@ const OpEntry kRows[] = {
     U(Celu, 12), U(Softsign, 7), U(Shrink, 9), U(Mish, 18),
     B(Add, 7), B(Sub, 7), B(Mul, 7), B(Div, 7), B(Pow, 7), B(Mod, 10), B(PRelu, 7), B(Equal, 7), B(Greater, 7),
     B(Less, 7), B(GreaterOrEqual, 12), B(LessOrEqual, 12), B(And, 7), B(Or, 7), B(Xor, 7), B(BitwiseAnd, 18),
-    B(BitwiseOr, 18), B(BitwiseXor, 18), B(BitShift, 11),
+    B(BitwiseOr, 18), B(BitwiseXor, 18), B(BitShift, 11), B(SwiGLU, 28),
     V(Sum, 7), V(Mean, 7), V(Max, 7), V(Min, 7),
     LOCKSTEP_ROW("Clip", 7, clip, 0), LOCKSTEP_ROW("Where", 9, where, 0), LOCKSTEP_ROW("Cast", 7, cast, 0),
     LOCKSTEP_ROW("CastLike", 15, cast, 0),

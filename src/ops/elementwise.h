@@ -25,7 +25,7 @@ enum class UnaryOp : int {
 enum class BinaryOp : int {
   Add, Sub, Mul, Div, Pow, Mod, PRelu, Max, Min, Equal, Greater, Less, GreaterOrEqual, LessOrEqual, And, Or, Xor,
   BitwiseAnd, BitwiseOr, BitwiseXor,
-  BitShift,
+  BitShift, SwiGLU,
 };
 /// OpEntry::variant of the `variadic` kernel rows.
 enum class VariadicOp : int { Sum, Mean, Max, Min };
@@ -241,6 +241,7 @@ void visit_binary(BinaryOp op, const ElementwiseParams& p, Fn&& fn) {
     case BinaryOp::BitwiseOr: return fn(BitwiseOrOp{});
     case BinaryOp::BitwiseXor: return fn(BitwiseXorOp{});
     case BinaryOp::BitShift: return fn(BitShiftOp{p.flag_a});
+    case BinaryOp::SwiGLU: return fn(SwiGLUOp{p.alpha});
   }
 }
 
@@ -358,6 +359,9 @@ void run_binary(KernelContext& ctx) {
     plan_broadcast(ctx, {&a, &b}, out);
     require_unidirectional(ctx, a.shape(), out);
   }
+  if (op == BinaryOp::SwiGLU && a.shape() != b.shape())
+    throw ctx.error("A " + shape_string(a.shape()) + " and B " + shape_string(b.shape()) +
+                    " must have the same shape (SwiGLU does not broadcast)");
   broadcast_binary<Dev>(ctx, op, p, a, b, &ctx.outputs.at(0));
 }
 

@@ -283,7 +283,7 @@ CASES += [
          rtol=0, atol=0, reference=lambda A, B: [np.mod(A, B)], note="numpy's floor remainder; ORT lacks opset 28"),
 ]
 
-# ThresholdedRelu, Swish (opset 24), and the bitwise ops (opset 18) on every integer type.
+# ThresholdedRelu, Swish (opset 24), SwiGLU (28), and the bitwise ops (opset 18) on every integer type.
 def _sigmoid(v):
     return 1.0 / (1.0 + np.exp(-v.astype(np.float64)))
 
@@ -294,6 +294,13 @@ CASES += [
     case("swish_alpha", "Swish", {"X": rand(300, low=-20, high=20, seed=22)}, attrs={"alpha": 0.7}, opset=24,
          reference=lambda X: [(X * _sigmoid(0.7 * X)).astype(np.float32)], rtol=1e-5, atol=1e-6,
          note="onnxruntime 1.30 has no Swish"),
+    case("swiglu_default", "SwiGLU", {"A": rand(4, 50, low=-20, high=20, seed=24), "B": rand(4, 50, seed=25)}, opset=28,
+         reference=lambda A, B: [(A * _sigmoid(A) * B).astype(np.float32)], rtol=1e-5, atol=1e-6,
+         note="onnxruntime 1.30 has no SwiGLU"),
+    case("swiglu_alpha", "SwiGLU", {"A": rand(2, 3, 40, low=-20, high=20, seed=26), "B": rand(2, 3, 40, seed=27)},
+         attrs={"alpha": 1.702}, opset=28, reference=lambda A, B: [(A * _sigmoid(np.float32(1.702) * A) * B)
+                                                                  .astype(np.float32)], rtol=1e-5, atol=1e-6,
+         note="onnxruntime 1.30 has no SwiGLU"),
 ]
 for t in (np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16, np.uint32, np.uint64):
     info = np.iinfo(t)
