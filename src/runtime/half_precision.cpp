@@ -10,7 +10,7 @@ namespace {
 
 bool is_half(DType t) { return t == DType::Float16 || t == DType::BFloat16; }
 
-// The families whose kernels compute, and the ops of the other families that compare values.
+// The families whose kernels compute, and the ops of the other families that compare or compute values.
 bool family_computes(const char* family) {
   static const std::unordered_set<std::string> kComputing = {
       "conv", "gemm", "elementwise", "reduce", "normalization", "pool", "resize",
@@ -22,7 +22,7 @@ const std::unordered_set<const OpEntry*>& computing_rows() {
   static const std::unordered_set<const OpEntry*> rows = [] {
     // Where, Cast and CastLike select or convert: they take every type as it is.
     const std::unordered_set<std::string> kMoving = {"Where", "Cast", "CastLike"};
-    const std::unordered_set<std::string> kComparing = {"TopK", "Unique"};
+    const std::unordered_set<std::string> kComparing = {"TopK", "Unique", "Range"};
     std::unordered_set<const OpEntry*> out;
     for (const RegisteredOp& r : all_ops())
       if ((family_computes(r.family) && !kMoving.count(r.entry->op_type)) || kComparing.count(r.entry->op_type))

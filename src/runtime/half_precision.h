@@ -10,7 +10,8 @@
 namespace lockstep {
 
 /// Whether the row's op computes (conv, gemm, elementwise math, reduce, normalization, pool, resize, loss,
-/// recurrent, attention, detection, fused ops, TopK, Unique) rather than moving, selecting or converting bytes.
+/// recurrent, attention, detection, fused ops, TopK, Unique, Range) rather than moving, selecting or converting
+/// bytes.
 bool computes_in_float(const OpEntry& entry);
 
 /// A node's half values that stay in float32 between ops that compute (docs/arithmetic.md#half-precision).

@@ -12,7 +12,7 @@ import ml_dtypes
 import numpy as np
 
 import lockstep
-from cases import attention, conv, elementwise, gemm, index, normalization, pool, recurrent, reduce
+from cases import attention, conv, elementwise, gemm, index, normalization, pool, recurrent, reduce, tensor
 from onnx_models import feeds_of, single_node_model
 
 HALF_TYPES = {"f16": np.float16, "bf16": ml_dtypes.bfloat16}
@@ -26,12 +26,13 @@ SOURCES = [
     "ReduceSum_s1_o13", "MaxPool_2d_pads", "AveragePool_2d_ceil_pads", "layernorm_0_stats", "rmsnorm_0",
     "groupnorm_0_o21", "batchnorm_o15", "instancenorm_0", "attention_3d_gqa", "attention_past_present",
     "attention_mask_float_4d", "lstm_peepholes_states_lens", "gru_forward", "topk_ties_l1", "unique_sorted_float",
+    "range_float_feed", "causal_conv_silu", "swiglu_alpha",
 ]
 
 
 def _float_cases():
     by_name = {}
-    for module in (attention, conv, elementwise, gemm, index, normalization, pool, recurrent, reduce):
+    for module in (attention, conv, elementwise, gemm, index, normalization, pool, recurrent, reduce, tensor):
         by_name.update({c.name: c for c in module.CASES})
     return [by_name[name] for name in SOURCES]
 
