@@ -257,7 +257,8 @@ arith::CausalConvGeometry causal_conv_plan(const KernelContext& ctx, Shape* out_
       throw ctx.error(std::string("input ") + std::to_string(i) + " of type " + dtype_name(ctx.inputs[i]->dtype()) +
                           ": only float32, float16 and bfloat16 are supported",
                       ErrorCode::NotImplemented);
-  if (x.rank() != 3) throw ctx.error("input must have rank 3 (batch, channels, length), got " + shape_string(x.shape()));
+  if (x.rank() != 3)
+    throw ctx.error("input must have rank 3 (batch, channels, length), got " + shape_string(x.shape()));
   const int64_t channels = x.dim(1);
   if (w.rank() != 3 || w.dim(0) != channels || w.dim(1) != 1 || w.dim(2) < 1)
     throw ctx.error("weight " + shape_string(w.shape()) + " must be (channels, 1, k) with channels = " +

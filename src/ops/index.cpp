@@ -1,5 +1,5 @@
-// The index family's definitions (GatherND, ScatterND, ScatterElements, Compress, NonZero) as source maps
-// (src/ops/layout.h): every index is read and validated on the host, so out-of-range indices are errors naming
+// The index family's definitions (GatherND, ScatterND, ScatterElements, Compress, NonZero, TensorScatter) as source
+// maps (src/ops/layout.h): every index is read and validated on the host, so out-of-range indices are errors naming
 // the node on both devices.
 #include <algorithm>
 #include <cmath>
@@ -143,6 +143,51 @@ SourceMap scatter_nd_map(const KernelContext& ctx) {
   for (size_t t = 0; t < offsets.size(); ++t)
     for (int64_t i = 0; i < inner; ++i) moves.emplace_back(offsets[t] + i, t * inner + i);
   finish_scatter(ctx, plan, moves);
+  return plan;
+}
+
+// TensorScatter: a copy of past_cache where update's position s along `axis` replaces position write_indices[b] + s
+// (modulo the cache length in circular mode).
+SourceMap tensor_scatter_map(const KernelContext& ctx) {
+  const Tensor& past = ctx.input(0);
+  const Tensor& update = ctx.input(1);
+  if (update.dtype() != past.dtype()) throw ctx.error("update and past_cache differ in element type");
+  const int64_t rank = past.rank();
+  if (rank < 2) throw ctx.error("past_cache must have rank 2 or more, got " + shape_string(past.shape()));
+  const int64_t axis = normalize_axis(ctx.node, ctx.node.attr_int("axis", -2), rank);
+  if (axis == 0) throw ctx.error("axis must not be 0 (the batch dimension)");
+  Shape want = past.shape();
+  want[axis] = update.dim(axis);
+  if (update.rank() != rank || update.shape() != want || update.dim(axis) > past.dim(axis))
+    throw ctx.error("update " + shape_string(update.shape()) + " must be past_cache " + shape_string(past.shape()) +
+                    " with at most as many positions along axis " + std::to_string(axis));
+  const std::string mode = ctx.node.attr_string("mode", "linear");
+  if (mode != "linear" && mode != "circular")
+    throw ctx.error("mode must be 'linear' or 'circular', got '" + mode + "'");
+  const int64_t batch = past.dim(0), length = past.dim(axis), steps = update.dim(axis);
+  std::vector<int64_t> write(batch, 0);
+  if (ctx.has_input(2)) {
+    Tensor w = host_indices(ctx, 2);
+    if (w.rank() != 1 || w.dim(0) != batch)
+      throw ctx.error("write_indices " + shape_string(w.shape()) + " must be (" + std::to_string(batch) + ")");
+    for (int64_t b = 0; b < batch; ++b) {
+      write[b] = w.int_at(b);
+      if (write[b] < 0 || (mode == "linear" && write[b] + steps > length))
+        throw ctx.error("write_indices[" + std::to_string(b) + "] = " + std::to_string(write[b]) + " with " +
+                        std::to_string(steps) + " update positions does not fit the cache length " +
+                        std::to_string(length) + (mode == "linear" ? " (linear mode)" : ""));
+    }
+  }
+  SourceMap plan{past.dtype(), past.shape(), std::vector<int64_t>(past.numel()), ctx.host_input(1)};
+  for (int64_t e = 0; e < past.numel(); ++e) plan.map[e] = e;
+  const int64_t outer = product(past.shape(), 0, axis), inner = product(past.shape(), axis + 1, rank);
+  const int64_t per_batch = outer / std::max<int64_t>(batch, 1);
+  for (int64_t o = 0; o < outer; ++o)
+    for (int64_t s = 0; s < steps; ++s) {
+      const int64_t p = (write[o / per_batch] + s) % length;  // linear mode: below length already
+      for (int64_t i = 0; i < inner; ++i)
+        plan.map[(o * length + p) * inner + i] = from_extra((o * steps + s) * inner + i);
+    }
   return plan;
 }
 

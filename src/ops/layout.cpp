@@ -209,6 +209,7 @@ SourceMap source_map(const KernelContext& ctx) {
     case MappedOp::NonZero: return nonzero_map(ctx);
     case MappedOp::OneHot: return one_hot_map(ctx);
     case MappedOp::MaxUnpool: return max_unpool_map(ctx);
+    case MappedOp::TensorScatter: return tensor_scatter_map(ctx);
     case MappedOp::CenterCropPad: return center_crop_pad_map(ctx);
     case MappedOp::ReverseSequence: return reverse_sequence_map(ctx);
     case MappedOp::TopK:
@@ -247,6 +248,7 @@ const OpEntry kIndexRows[] = {
     {"MaxUnpool", 9, kNewestOpset, MAPPED(MaxUnpool)},
     {"TopK", 7, kNewestOpset, MAPPED(TopK)},
     {"Unique", 11, kNewestOpset, MAPPED(Unique)},
+    {"TensorScatter", 24, kNewestOpset, MAPPED(TensorScatter)},
 };
 #undef MAPPED
 }  // namespace

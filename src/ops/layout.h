@@ -33,7 +33,7 @@ inline int64_t from_extra(int64_t j) { return -j - 1; }
 enum class MappedOp : int {
   Trilu = 0, DepthToSpace, SpaceToDepth, EyeLike,
   GatherND, ScatterND, ScatterElements, Compress, NonZero, OneHot, TopK, CenterCropPad, ReverseSequence,
-  MaxUnpool, Unique,
+  MaxUnpool, Unique, TensorScatter,
 };
 
 /// The plan of the node's op (ctx.entry.variant); reads index and shape inputs with host_input.
@@ -46,6 +46,7 @@ SourceMap compress_map(const KernelContext& ctx);
 SourceMap nonzero_map(const KernelContext& ctx);
 SourceMap one_hot_map(const KernelContext& ctx);
 SourceMap max_unpool_map(const KernelContext& ctx);
+SourceMap tensor_scatter_map(const KernelContext& ctx);
 /// TopK's two plans: Values (into input 0) and Indices (int64, all extra elements).
 std::vector<SourceMap> top_k_maps(const KernelContext& ctx);
 /// The plans of every output of the node: one for most ops, two for TopK, four for

@@ -139,3 +139,37 @@ CASES += [
     case("unique_only_values", "Unique", {"X": np.array([True, False, True], bool)}, opset=11,
          reference=lambda X: [np.unique(X)], **EXACT),
 ]
+
+# TensorScatter (24): the KV-cache update, linear and circular (wrapping past the end), default and explicit
+# axes, with and without write_indices; any element type (it moves bytes).
+
+
+def _tensor_scatter_reference(axis=-2, mode="linear"):
+    def run(past_cache, update, write_indices=None):
+        out = past_cache.copy()
+        ax = axis % past_cache.ndim
+        length, steps = past_cache.shape[ax], update.shape[ax]
+        w = np.zeros(past_cache.shape[0], np.int64) if write_indices is None else write_indices
+        for prefix in np.ndindex(past_cache.shape[:ax]):
+            for s in range(steps):
+                p = w[prefix[0]] + s
+                out[prefix + ((p % length) if mode == "circular" else p,)] = update[prefix + (s,)]
+        return [out]
+
+    return run
+
+
+CASES += [
+    case("tensor_scatter_linear", "TensorScatter", {"past_cache": rand(2, 3, 8, 4, seed=80),
+                                                    "update": rand(2, 3, 2, 4, seed=81),
+                                                    "write_indices": np.array([1, 6], np.int64)},
+         opset=24, reference=_tensor_scatter_reference(), **EXACT),
+    case("tensor_scatter_circular_wrap", "TensorScatter", {"past_cache": rand(2, 5, 3, seed=82),
+                                                           "update": rand(2, 4, 3, seed=83),
+                                                           "write_indices": np.array([3, 0], np.int64)},
+         attrs={"axis": 1, "mode": "circular"}, opset=24,
+         reference=_tensor_scatter_reference(axis=1, mode="circular"), **EXACT),
+    case("tensor_scatter_prefill_float16", "TensorScatter", {"past_cache": rand(1, 2, 6, 3, seed=84).astype(np.float16),
+                                                             "update": rand(1, 2, 4, 3, seed=85).astype(np.float16)},
+         opset=24, reference=_tensor_scatter_reference(), **EXACT),
+]
