@@ -1,12 +1,14 @@
 // The GridSample contract in code (docs/arithmetic.md#gridsample): grid coordinates to input coordinates, the
 // padding rules, and per output element the taps of each spatial axis, combined by the separable interpolation
-// of Resize (arith::resize_separable_f32). Plain C++ on the host, __host__ __device__ under nvcc.
+// of Resize (arith::resize_separable_f32). Then AffineGrid's, which makes such grids (docs/arithmetic.md#affinegrid).
+// Plain C++ on the host, __host__ __device__ under nvcc.
 #pragma once
 
 #include <cstdint>
 
 #include "arith/elementwise.h"  // floor_f32, rint_f32, isnan_f32
 #include "arith/hd.h"
+#include "arith/reduce.h"  // dot_chunked_f32
 #include "arith/resize.h"
 
 namespace lockstep::arith {
@@ -125,6 +127,43 @@ LOCKSTEP_HD float grid_sample_element_f32(const GridSampleGeometry& g, const flo
     e_taps[k] = &taps[k];
   }
   return resize_separable_f32<kGridMaxAxes>(x + image * g.in_plane, g.axes, e_taps);
+}
+
+/// AffineGrid's geometry: theta (N, 2, 3) or (N, 3, 4) and the output's spatial sizes (depth 1 in 2-D).
+struct AffineGridGeometry {
+  const float* theta;
+  int64_t depth, height, width;
+  bool three_d, align_corners;
+};
+
+/// Position i of `size` evenly spaced positions in [-1, 1]: start + float(i) * step, as ONNX's function body has
+/// it (step = 2 / size and start = -1 + step / 2 without align_corners; with it step = 2 / (size - 1), or 0 for
+/// one position, and start = -1).
+LOCKSTEP_HD float affine_grid_position_f32(int64_t i, int64_t size, bool align_corners) {
+  const float step = align_corners ? (size == 1 ? 0.0f : 2.0f / static_cast<float>(size - 1))
+                                   : 2.0f / static_cast<float>(size);
+  const float start = align_corners ? -1.0f : -1.0f + step / 2.0f;
+  return start + static_cast<float>(i) * step;
+}
+
+/// Output element e of (N, [D,] H, W, 2 or 3): component c of theta's row c times (x, y, z, 1).
+// Contract: dot_chunked_f32 over the 4 homogeneous terms (2-D: theta row (r0, r1, 0, t)), as MatMul; see
+// docs/arithmetic.md#affinegrid.
+LOCKSTEP_HD float affine_grid_element_f32(const AffineGridGeometry& g, int64_t e) {
+  const int64_t components = g.three_d ? 3 : 2;
+  const int64_t c = e % components;
+  int64_t rest = e / components;
+  const int64_t x = rest % g.width;
+  rest /= g.width;
+  const int64_t y = rest % g.height;
+  rest /= g.height;
+  const int64_t z = rest % g.depth, n = rest / g.depth;
+  const float position[4] = {affine_grid_position_f32(x, g.width, g.align_corners),
+                             affine_grid_position_f32(y, g.height, g.align_corners),
+                             affine_grid_position_f32(z, g.depth, g.align_corners), 1.0f};
+  const float* t = g.theta + (n * components + c) * (components + 1);
+  const float row[4] = {t[0], t[1], g.three_d ? t[2] : 0.0f, g.three_d ? t[3] : t[2]};
+  return dot_chunked_f32(4, 0.0f, [&](int64_t k) { return row[k]; }, [&](int64_t k) { return position[k]; });
 }
 
 }  // namespace lockstep::arith

@@ -83,4 +83,12 @@ void grid_sample(KernelContext& ctx) {
   fill_output_f32(ctx, out_shape, 1024, element);
 }
 
+// Contract: arith::affine_grid_element_f32 (theta row times the homogeneous position, as MatMul); see
+// docs/arithmetic.md#affinegrid.
+void affine_grid(KernelContext& ctx) {
+  Shape out_shape;
+  AffineGridElement element = affine_grid_plan(ctx, &out_shape);
+  fill_output_f32(ctx, out_shape, 1024, element);
+}
+
 }  // namespace lockstep::cpu

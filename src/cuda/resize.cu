@@ -103,4 +103,11 @@ void grid_sample(KernelContext& ctx) {
   fill_output_f32(ctx, out_shape, element);
 }
 
+// Contract: arith::affine_grid_element_f32, one thread per output element; see docs/arithmetic.md#affinegrid.
+void affine_grid(KernelContext& ctx) {
+  Shape out_shape;
+  AffineGridElement element = affine_grid_plan(ctx, &out_shape);
+  fill_output_f32(ctx, out_shape, element);
+}
+
 }  // namespace lockstep::cuda

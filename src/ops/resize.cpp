@@ -1,5 +1,5 @@
 // The resize family: Resize (opsets 10, 11, 13, 18, 19) and Upsample (7, 9) parsed into one ResizePlan;
-// GridSample (16, 20, 22) validated into its geometry.
+// GridSample (16, 20, 22) validated into its geometry; AffineGrid (20) likewise.
 #include "ops/resize.h"
 
 #include <algorithm>
@@ -327,11 +327,33 @@ GridSampleElement grid_sample_plan(const KernelContext& ctx, Shape* out_shape) {
   return {g, ctx.input(0).data<float>(), ctx.input(1).data<float>()};
 }
 
+AffineGridElement affine_grid_plan(const KernelContext& ctx, Shape* out_shape) {
+  const Tensor& theta = ctx.input(0);
+  if (theta.dtype() != DType::Float)
+    throw ctx.error(std::string("AffineGrid input theta of type ") + dtype_name(theta.dtype()) +
+                        ": only float32, float16 and bfloat16 are supported", ErrorCode::NotImplemented);
+  const std::vector<int64_t> size = ctx.host_input(1).to_ints();
+  if (size.size() != 4 && size.size() != 5)
+    throw ctx.error("size " + shape_string(size) + " must have 4 entries (N, C, H, W) or 5 (N, C, D, H, W)");
+  for (int64_t d : size)
+    if (d < 0) throw ctx.error("size " + shape_string(size) + " has a negative entry");
+  const bool three_d = size.size() == 5;
+  const Shape want = three_d ? Shape{size[0], 3, 4} : Shape{size[0], 2, 3};
+  if (theta.shape() != want)
+    throw ctx.error("theta " + shape_string(theta.shape()) + " must be " + shape_string(want) + " for size " +
+                    shape_string(size));
+  const int64_t depth = three_d ? size[2] : 1, height = size[size.size() - 2], width = size.back();
+  *out_shape = three_d ? Shape{size[0], depth, height, width, 3} : Shape{size[0], height, width, 2};
+  const bool align = ctx.node.attr_int("align_corners", 0) != 0;
+  return {{theta.data<float>(), depth, height, width, three_d, align}};
+}
+
 namespace {
 const OpEntry kRows[] = {
     {"Upsample", 7, 9, &cpu::resize, LOCKSTEP_CUDA_KERNEL(resize)},
     {"Resize", 10, kNewestOpset, &cpu::resize, LOCKSTEP_CUDA_KERNEL(resize)},
     {"GridSample", 16, kNewestOpset, &cpu::grid_sample, LOCKSTEP_CUDA_KERNEL(grid_sample)},
+    {"AffineGrid", 20, kNewestOpset, &cpu::affine_grid, LOCKSTEP_CUDA_KERNEL(affine_grid)},
 };
 }  // namespace
 

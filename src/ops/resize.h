@@ -58,13 +58,24 @@ struct GridSampleElement {
 /// Validates a GridSample node (X: N, C, spatial...; grid: N, out..., axes) and returns its element and shape.
 GridSampleElement grid_sample_plan(const KernelContext& ctx, Shape* out_shape);
 
+/// AffineGrid's output element e, for either device's fill (theta is the device's pointer).
+struct AffineGridElement {
+  arith::AffineGridGeometry g;
+  LOCKSTEP_HD float operator()(int64_t e) const { return arith::affine_grid_element_f32(g, e); }
+};
+/// Validates an AffineGrid node (theta: N, 2, 3 or N, 3, 4; size: N, C, [D,] H, W) and returns its element and
+/// output shape (N, [D,] H, W, 2 or 3).
+AffineGridElement affine_grid_plan(const KernelContext& ctx, Shape* out_shape);
+
 namespace cpu {
 void resize(KernelContext& ctx);
 void grid_sample(KernelContext& ctx);
+void affine_grid(KernelContext& ctx);
 }
 namespace cuda {
 void resize(KernelContext& ctx);
 void grid_sample(KernelContext& ctx);
+void affine_grid(KernelContext& ctx);
 }
 
 }  // namespace lockstep

@@ -171,3 +171,38 @@ CASES += [
          {"X": rand(2, 5, 33, 47, seed=317), "grid": rand(2, 31, 29, 2, low=-1.1, high=1.1, seed=318)},
          opset=22, **GRID_TOL),
 ]
+
+# AffineGrid (20): 2-D and 3-D, both align_corners, sizes of one position; numpy reference in float64.
+
+
+def _affine_grid_reference(align_corners):
+    def positions(n):
+        if align_corners:
+            return np.linspace(-1.0, 1.0, n) if n > 1 else np.array([-1.0])
+        return (np.arange(n) * 2.0 + 1.0) / n - 1.0
+
+    def run(theta, size):
+        spatial = [int(v) for v in size[2:]]
+        axes = list(np.meshgrid(*[positions(n) for n in spatial], indexing="ij"))[::-1]  # x (width) first
+        homogeneous = np.stack(axes + [np.ones_like(axes[0])], axis=-1)  # spatial..., r + 1
+        grid = np.einsum("nij,...j->n...i", theta.astype(np.float64), homogeneous)
+        return [grid.astype(np.float32)]
+
+    return run
+
+
+for align in (0, 1):
+    CASES += [
+        case(f"affine_grid_2d_a{align}", "AffineGrid", {"theta": rand(2, 2, 3, seed=500 + align),
+                                                       "size": np.array([2, 3, 5, 7], np.int64)},
+             attrs={"align_corners": align}, const=("size",), opset=20,
+             reference=_affine_grid_reference(align), rtol=1e-5, atol=1e-6),
+        case(f"affine_grid_3d_a{align}", "AffineGrid", {"theta": rand(1, 3, 4, seed=510 + align),
+                                                       "size": np.array([1, 2, 3, 4, 6], np.int64)},
+             attrs={"align_corners": align}, const=("size",), opset=20,
+             reference=_affine_grid_reference(align), rtol=1e-5, atol=1e-6),
+        case(f"affine_grid_single_row_a{align}", "AffineGrid", {"theta": rand(1, 2, 3, seed=520 + align),
+                                                               "size": np.array([1, 1, 1, 4], np.int64)},
+             attrs={"align_corners": align}, const=("size",), opset=20,
+             reference=_affine_grid_reference(align), rtol=1e-5, atol=1e-6),
+    ]
