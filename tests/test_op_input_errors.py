@@ -1,6 +1,6 @@
 """Bad attributes and shapes of Einsum, the losses, Hardmax/LpNormalization/CumSum, LpPool, OneHot, TopK,
 CenterCropPad, ReverseSequence, GridSample, Col2Im, NonMaxSuppression, GroupNormalization, LRN, MatMulInteger,
-ConvInteger, SwiGLU and CausalConvWithState are clear errors naming the node and op (and the input), never crashes."""
+ConvInteger, SwiGLU, CausalConvWithState and DFT are clear errors naming the node and op (and the input), never crashes."""
 
 import numpy as np
 import pytest
@@ -129,6 +129,10 @@ BAD = [
     (case("causal_conv_state_shape", "CausalConvWithState",
           {"input": np.zeros((1, 2, 5), F32), "weight": np.zeros((2, 1, 3), F32), "bias": None,
            "past_state": np.zeros((1, 2, 3), F32)}, opset=27), r"past_state \[1,2,3\] must be \[1,2,2\]"),
+    (case("dft_axis_on_components", "DFT", {"input": np.zeros((2, 8, 1), F32)}, attrs={"axis": 2}, opset=17),
+     r"axis 2 is outside"),
+    (case("dft_onesided_complex", "DFT", {"input": np.zeros((2, 8, 2), F32)}, attrs={"onesided": 1}, opset=17),
+     "one-sided forward DFT takes a real input"),
 ]
 
 

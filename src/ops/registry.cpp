@@ -14,6 +14,7 @@ constexpr Family kFamilies[] = {
     {"tensor", tensor_ops},   {"resize", resize_ops}, {"layout", layout_ops},
     {"index", index_ops},     {"loss", loss_ops},     {"recurrent", recurrent_ops},
     {"quantize", quantize_ops}, {"attention", attention_ops}, {"detection", detection_ops},
+    {"signal", signal_ops},
     {"strings", strings_ops},
 };
 }  // namespace

@@ -43,6 +43,7 @@ std::span<const OpEntry> recurrent_ops();
 std::span<const OpEntry> quantize_ops();
 std::span<const OpEntry> attention_ops();
 std::span<const OpEntry> detection_ops();
+std::span<const OpEntry> signal_ops();
 std::span<const OpEntry> strings_ops();
 std::span<const OpEntry> fused_elementwise_ops();
 std::span<const OpEntry> fused_reduce_ops();

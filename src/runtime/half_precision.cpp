@@ -14,7 +14,7 @@ bool is_half(DType t) { return t == DType::Float16 || t == DType::BFloat16; }
 bool family_computes(const char* family) {
   static const std::unordered_set<std::string> kComputing = {
       "conv", "gemm", "elementwise", "reduce", "normalization", "pool", "resize",
-      "loss", "recurrent", "attention", "detection"};
+      "loss", "recurrent", "attention", "detection", "signal"};
   return kComputing.count(family) != 0;
 }
 

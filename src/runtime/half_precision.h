@@ -10,7 +10,7 @@
 namespace lockstep {
 
 /// Whether the row's op computes (conv, gemm, elementwise math, reduce, normalization, pool, resize, loss,
-/// recurrent, attention, detection, fused ops, TopK, Unique, Range) rather than moving, selecting or converting
+/// recurrent, attention, detection, signal, fused ops, TopK, Unique, Range) rather than moving, selecting or converting
 /// bytes.
 bool computes_in_float(const OpEntry& entry);
 

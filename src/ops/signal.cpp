@@ -1,0 +1,74 @@
+// The signal family's definitions: DFT (17; 20 moved axis to an input, default -2).
+#include "ops/signal.h"
+
+#include <string>
+
+#include "ops/common.h"
+#include "ops/registry.h"
+
+namespace lockstep {
+
+namespace {
+
+// A scalar integer input (dft_length, axis), read on the host.
+int64_t scalar_input(const KernelContext& ctx, int i, const char* name) {
+  Tensor t = ctx.host_input(i);
+  if ((t.dtype() != DType::Int64 && t.dtype() != DType::Int32) || t.numel() != 1)
+    throw ctx.error(std::string(name) + " must be one int32 or int64 value, got " + dtype_name(t.dtype()) + " " +
+                    shape_string(t.shape()));
+  return t.int_at(0);
+}
+
+}  // namespace
+
+DftElement dft_plan(const KernelContext& ctx, Shape* out_shape) {
+  const Tensor& x = ctx.input(0);
+  if (x.dtype() != DType::Float)
+    throw ctx.error(std::string("input of type ") + dtype_name(x.dtype()) +
+                        ": only float32, float16 and bfloat16 are supported", ErrorCode::NotImplemented);
+  const int64_t rank = x.rank();
+  if (rank < 2 || (x.dim(-1) != 1 && x.dim(-1) != 2))
+    throw ctx.error("input " + shape_string(x.shape()) + " must end in a dimension of 1 (real) or 2 (complex)");
+  int64_t axis = ctx.opset >= 20 ? (ctx.has_input(2) ? scalar_input(ctx, 2, "axis") : -2)
+                                 : ctx.node.attr_int("axis", 1);
+  if (axis < -rank || axis > rank - 2 || axis == -1)
+    throw ctx.error("axis " + std::to_string(axis) + " is outside [-" + std::to_string(rank) + ", -2] and [0, " +
+                    std::to_string(rank - 2) + "]");
+  axis = normalize_axis(ctx.node, axis, rank);
+  const bool inverse = ctx.node.attr_int("inverse", 0) != 0, onesided = ctx.node.attr_int("onesided", 0) != 0;
+  const int64_t components = x.dim(-1), length = x.dim(axis);
+  if (onesided && !inverse && components != 1)
+    throw ctx.error("a one-sided forward DFT takes a real input (last dimension 1)");
+  if (onesided && inverse && components != 2)
+    throw ctx.error("a one-sided inverse DFT takes a complex input (last dimension 2)");
+  const int64_t size = ctx.has_input(1) ? scalar_input(ctx, 1, "dft_length") : onesided && inverse ? 2 * (length - 1)
+                                                                                                     : length;
+  if (size < 1) throw ctx.error("dft_length " + std::to_string(size) + " must be at least 1");
+  arith::DftGeometry g;
+  g.x = x.data<float>();
+  g.outer = 1;
+  for (int64_t d = 0; d < axis; ++d) g.outer *= x.dim(d);
+  g.inner = 1;
+  for (int64_t d = axis + 1; d < rank - 1; ++d) g.inner *= x.dim(d);
+  g.length = length;
+  g.components = components;
+  g.size = size;
+  g.kind = !inverse ? arith::DftKind::Forward
+                    : onesided ? arith::DftKind::InverseOfOneSided : arith::DftKind::Inverse;
+  g.bins = onesided && !inverse ? size / 2 + 1 : size;
+  g.out_components = onesided && inverse ? 1 : 2;
+  *out_shape = x.shape();
+  (*out_shape)[axis] = g.bins;
+  out_shape->back() = g.out_components;
+  return {g};
+}
+
+namespace {
+const OpEntry kRows[] = {
+    {"DFT", 17, kNewestOpset, &cpu::dft, LOCKSTEP_CUDA_KERNEL(dft)},
+};
+}  // namespace
+
+std::span<const OpEntry> signal_ops() { return kRows; }
+
+}  // namespace lockstep

@@ -1,0 +1,50 @@
+"""Cross-device cases for the signal family (DFT): forward and inverse, real and complex input, one-sided
+(RFFT, IRFFT), zero padding and truncation by dft_length, axes of opset 17 (attribute) and 20 (input); numpy's
+float64 FFT as the reference."""
+
+import numpy as np
+
+from cases import case, rand
+
+
+def _dft_reference(dim, inverse=False, onesided=False, length=None):
+    def run(input, dft_length=None, axis=None):
+        x = input.astype(np.float64)
+        signal = x[..., 0] + (1j * x[..., 1] if x.shape[-1] == 2 else 0)
+        ax = dim % x.ndim  # the same axis of the signal (the last dimension dropped) as of x
+        n = length
+        if onesided and inverse:
+            y = np.fft.irfft(signal, n=n, axis=ax)[..., None]
+        elif onesided:
+            y = np.fft.rfft(signal, n=n, axis=ax)
+        else:
+            y = (np.fft.ifft if inverse else np.fft.fft)(signal, n=n, axis=ax)
+        if np.iscomplexobj(y):
+            y = np.stack([y.real, y.imag], axis=-1)
+        return [y.astype(np.float32)]
+
+    return run
+
+
+def _dft(name, x, axis=1, opset=17, inverse=0, onesided=0, length=None):
+    inputs = {"input": x, "dft_length": None if length is None else np.array(length, np.int64)}
+    attrs = {"inverse": inverse, "onesided": onesided}
+    if opset >= 20:
+        inputs["axis"] = np.array(axis, np.int64)
+    else:
+        attrs["axis"] = axis
+    if inputs["dft_length"] is None and opset < 20:
+        del inputs["dft_length"]
+    const = tuple(k for k in ("dft_length", "axis") if inputs.get(k) is not None)
+    return case(name, "DFT", inputs, attrs=attrs, opset=opset, const=const,
+                reference=_dft_reference(axis, bool(inverse), bool(onesided), length), rtol=1e-4, atol=1e-4)
+
+
+CASES = [
+    _dft("dft_real_axis1", rand(2, 12, 3, 1, seed=600)),
+    _dft("dft_complex_inverse", rand(2, 9, 2, seed=601), inverse=1),
+    _dft("dft_rfft_padded", rand(1, 7, 1, seed=602), onesided=1, length=10),
+    _dft("dft_irfft", rand(3, 6, 2, seed=603), onesided=1, inverse=1),
+    _dft("dft_truncated_opset20_axis_last", rand(2, 3, 16, 2, seed=604), axis=-2, opset=20, length=11),
+    _dft("dft_long_opset20", rand(1, 70, 2, seed=605), axis=1, opset=20),
+]
