@@ -1,4 +1,4 @@
-// The DFT contract in code (docs/arithmetic.md#dft): per output element, one canonical dot product over the signal
+// The DFT contract in code (docs/arithmetic.md#signal): per output element, one canonical dot product over the signal
 // with twiddles from the shared sin_f32/cos_f32. Plain C++ on the host, __host__ __device__ under nvcc.
 #pragma once
 
@@ -14,12 +14,15 @@ enum class DftKind : int { Forward, Inverse, InverseOfOneSided };
 
 /// A DFT along one axis of x (outer, length, inner, components): `length` positions of `components` (1: real,
 /// 2: complex) values; the transform has `size` points (dft_length) and writes `bins` positions of
-/// `out_components` values.
+/// `out_components` values. STFT: each line has `frames` frames, frame f starting at position f * frame_step, its
+/// values multiplied by `window` (if any) before the transform.
 struct DftGeometry {
   const float* x;
   int64_t outer, length, inner, components;
   int64_t size, bins, out_components;
   DftKind kind;
+  int64_t frames = 1, frame_step = 0;
+  const float* window = nullptr;
 
   /// Component c (0 real, 1 imaginary) of the input's position t of line (o, i); +0 past the input (zero padding)
   /// and for the imaginary part of a real input. InverseOfOneSided completes the spectrum by conjugate symmetry.
@@ -52,18 +55,23 @@ LOCKSTEP_HD void dft_twiddle_f32(int64_t k, int64_t t, int64_t n, float& cos_a, 
   if (lower_half) sin_a = -sin_a;
 }
 
-/// Output element e of (outer, bins, inner, out_components).
-// Contract: dot_chunked_f32 over 2n terms (t ascending; per t the real part's term, then the imaginary part's),
-// init +0; the inverse then divided by n; see docs/arithmetic.md#dft.
+/// Output element e of (outer, frames, bins, inner, out_components).
+// Contract: dot_chunked_f32 over 2n terms (t ascending; per t the real part's term, then the imaginary part's; STFT:
+// each value times the window first), init +0; the inverse then divided by n; see docs/arithmetic.md#signal.
 LOCKSTEP_HD float dft_element_f32(const DftGeometry& g, int64_t e) {
   const int64_t part = e % g.out_components;
   int64_t rest = e / g.out_components;
   const int64_t i = rest % g.inner;
   rest /= g.inner;
-  const int64_t k = rest % g.bins, o = rest / g.bins;
+  const int64_t k = rest % g.bins;
+  rest /= g.bins;
+  const int64_t frame = rest % g.frames, o = rest / g.frames, start = frame * g.frame_step;
   // e^{-+j a} (xr + j xi): real part xr cos a +- xi sin a, imaginary part xi cos a -+ xr sin a (forward: upper).
   const float sign = g.kind == DftKind::Forward ? 1.0f : -1.0f;
-  auto term = [&](int64_t j) { return g.value(o, i, j / 2, part == 0 ? j % 2 : 1 - j % 2); };
+  auto term = [&](int64_t j) {
+    const float v = g.value(o, i, start + j / 2, part == 0 ? j % 2 : 1 - j % 2);
+    return g.window ? v * g.window[j / 2] : v;
+  };
   auto twiddle = [&](int64_t j) {
     float c, s;
     dft_twiddle_f32(k, j / 2, g.size, c, s);

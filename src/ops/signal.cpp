@@ -1,4 +1,4 @@
-// The signal family's definitions: DFT (17; 20 moved axis to an input, default -2).
+// The signal family's definitions: DFT (17; 20 moved axis to an input, default -2) and STFT (17).
 #include "ops/signal.h"
 
 #include <string>
@@ -63,9 +63,48 @@ DftElement dft_plan(const KernelContext& ctx, Shape* out_shape) {
   return {g};
 }
 
+DftElement stft_plan(const KernelContext& ctx, Shape* out_shape) {
+  const Tensor& x = ctx.input(0);
+  const Tensor* window = ctx.has_input(2) ? &ctx.input(2) : nullptr;
+  for (const Tensor* t : {&x, window})
+    if (t && t->dtype() != DType::Float)
+      throw ctx.error(std::string("signal and window of type ") + dtype_name(t->dtype()) +
+                          ": only float32, float16 and bfloat16 are supported", ErrorCode::NotImplemented);
+  if (x.rank() != 3 || (x.dim(2) != 1 && x.dim(2) != 2))
+    throw ctx.error("signal " + shape_string(x.shape()) + " must be (batch, length, 1) or (batch, length, 2)");
+  const int64_t length = x.dim(1);
+  const int64_t step = scalar_input(ctx, 1, "frame_step");
+  if (window && window->rank() != 1) throw ctx.error("window " + shape_string(window->shape()) + " must be 1-D");
+  const int64_t frame = ctx.has_input(3) ? scalar_input(ctx, 3, "frame_length") : window ? window->dim(0) : length;
+  if (window && window->dim(0) != frame)
+    throw ctx.error("window " + shape_string(window->shape()) + " must have frame_length " + std::to_string(frame) +
+                    " entries");
+  if (step < 1 || frame < 1 || frame > length)
+    throw ctx.error("frame_step " + std::to_string(step) + " and frame_length " + std::to_string(frame) +
+                    " must be at least 1, the frame no longer than the signal (" + std::to_string(length) + ")");
+  const bool onesided = ctx.node.attr_int("onesided", 1) != 0;
+  if (onesided && x.dim(2) != 1) throw ctx.error("a one-sided STFT takes a real signal (last dimension 1)");
+  arith::DftGeometry g;
+  g.x = x.data<float>();
+  g.outer = x.dim(0);
+  g.length = length;
+  g.inner = 1;
+  g.components = x.dim(2);
+  g.size = frame;
+  g.bins = onesided ? frame / 2 + 1 : frame;
+  g.out_components = 2;
+  g.kind = arith::DftKind::Forward;
+  g.frames = (length - frame) / step + 1;
+  g.frame_step = step;
+  g.window = window ? window->data<float>() : nullptr;
+  *out_shape = {g.outer, g.frames, g.bins, 2};
+  return {g};
+}
+
 namespace {
 const OpEntry kRows[] = {
     {"DFT", 17, kNewestOpset, &cpu::dft, LOCKSTEP_CUDA_KERNEL(dft)},
+    {"STFT", 17, kNewestOpset, &cpu::stft, LOCKSTEP_CUDA_KERNEL(stft)},
 };
 }  // namespace
 

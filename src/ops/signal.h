@@ -1,5 +1,5 @@
-// The signal family (DFT 17 and 20): the node validated into one geometry whose element function both devices run
-// (docs/arithmetic.md#dft).
+// The signal family (DFT 17 and 20, STFT 17): the node validated into one geometry whose element function both
+// devices run (docs/arithmetic.md#signal).
 #pragma once
 
 #include "arith/dft.h"
@@ -15,12 +15,17 @@ struct DftElement {
 /// Validates a DFT node (input; optional dft_length; axis: attribute before opset 20, input from 20; inverse,
 /// onesided) and returns its element and output shape.
 DftElement dft_plan(const KernelContext& ctx, Shape* out_shape);
+/// Validates an STFT node (signal, frame_step, optional window and frame_length; onesided) and returns its element
+/// and output shape (batch, frames, bins, 2).
+DftElement stft_plan(const KernelContext& ctx, Shape* out_shape);
 
 namespace cpu {
 void dft(KernelContext& ctx);
+void stft(KernelContext& ctx);
 }
 namespace cuda {
 void dft(KernelContext& ctx);
+void stft(KernelContext& ctx);
 }
 
 }  // namespace lockstep

@@ -1,6 +1,6 @@
-"""Cross-device cases for the signal family (DFT): forward and inverse, real and complex input, one-sided
-(RFFT, IRFFT), zero padding and truncation by dft_length, axes of opset 17 (attribute) and 20 (input); numpy's
-float64 FFT as the reference."""
+"""Cross-device cases for the signal family: DFT forward and inverse, real and complex input, one-sided (RFFT,
+IRFFT), zero padding and truncation by dft_length, axes of opset 17 (attribute) and 20 (input); STFT with and
+without a window, one- and two-sided. numpy's float64 FFT is the reference."""
 
 import numpy as np
 
@@ -47,4 +47,37 @@ CASES = [
     _dft("dft_irfft", rand(3, 6, 2, seed=603), onesided=1, inverse=1),
     _dft("dft_truncated_opset20_axis_last", rand(2, 3, 16, 2, seed=604), axis=-2, opset=20, length=11),
     _dft("dft_long_opset20", rand(1, 70, 2, seed=605), axis=1, opset=20),
+]
+
+
+def _stft_reference(step, frame, onesided):
+    def run(signal, frame_step, window=None, frame_length=None):
+        x = signal.astype(np.float64)
+        z = x[..., 0] + (1j * x[..., 1] if x.shape[-1] == 2 else 0)
+        w = np.ones(frame) if window is None else window.astype(np.float64)
+        frames = (z.shape[1] - frame) // step + 1
+        spectra = np.stack([np.fft.fft(z[:, f * step:f * step + frame] * w, axis=-1) for f in range(frames)], axis=1)
+        if onesided:
+            spectra = spectra[..., :frame // 2 + 1]
+        return [np.stack([spectra.real, spectra.imag], axis=-1).astype(np.float32)]
+
+    return run
+
+
+def _stft(name, signal, step, frame, window=None, onesided=1, give_length=True):
+    inputs = {"signal": signal, "frame_step": np.array(step, np.int64), "window": window,
+              "frame_length": np.array(frame, np.int64) if give_length else None}
+    if not give_length:
+        del inputs["frame_length"]
+    const = tuple(k for k in ("frame_step", "frame_length") if inputs.get(k) is not None)
+    return case(name, "STFT", inputs, attrs={"onesided": onesided}, opset=17, const=const,
+                reference=_stft_reference(step, frame, onesided), rtol=1e-4, atol=1e-4)
+
+
+CASES += [
+    _stft("stft_rectangular", rand(2, 40, 1, seed=610), 5, 12),
+    _stft("stft_window_only", rand(1, 33, 1, seed=611), 4, 10, window=rand(10, low=0, high=1, seed=612),
+          give_length=False),
+    _stft("stft_complex_two_sided", rand(1, 24, 2, seed=613), 3, 8, window=rand(8, low=0, high=1, seed=614),
+          onesided=0),
 ]
