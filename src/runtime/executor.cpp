@@ -119,7 +119,7 @@ std::vector<Tensor> Executor::run(const std::vector<Tensor>& inputs, const std::
     host.resize(env.size());
     for (const auto& [id, t] : plan_.constants) host[id] = t;
   }
-  std::vector<DType> half_in_float(env.size(), DType::Undefined);  // by value id: see mark_half_values_in_float
+  std::vector<DType> half_in_float(env.size(), DType::Undefined);  // by value id: see half_values_in_float
   for (size_t i = 0; i < plan_.nodes.size(); ++i)
     run_node(plan_.nodes[i], i, env, host, half_in_float, outer, control);
   std::vector<Tensor> out;
