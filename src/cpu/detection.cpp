@@ -1,6 +1,8 @@
-// CPU kernel of the detection family: arith::nms_select per (batch, class), the selections split over the pool.
+// CPU kernels of the detection family: arith::nms_select per (batch, class), the selections split over the pool;
+// RoiAlign one output element at a time through arith::roi_align_element_f32.
 #include <cstring>
 
+#include "cpu/fill.h"
 #include "ops/detection.h"
 #include "runtime/thread_pool.h"
 
@@ -29,5 +31,13 @@ struct CpuNms {
 
 // Contract: arith::nms_select per (batch, class); see docs/arithmetic.md#detection.
 void non_max_suppression(KernelContext& ctx) { run_nms<CpuNms>(ctx); }
+
+// Contract: arith::roi_align_element_f32 (the reference's sampling grid, running sum or max); see
+// docs/arithmetic.md#roialign.
+void roi_align(KernelContext& ctx) {
+  Shape out_shape;
+  RoiAlignElement element = roi_align_plan(ctx, &out_shape);
+  fill_output_f32(ctx, out_shape, 64, element);
+}
 
 }  // namespace lockstep::cpu

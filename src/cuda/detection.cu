@@ -1,5 +1,6 @@
-// CUDA kernel of the detection family: one thread per (batch, class) runs arith::nms_select, the function the CPU
+// CUDA kernels of the detection family: one thread per (batch, class) runs arith::nms_select, the function the CPU
 // calls, in device scratch; the counts and selections come back to the host for the shared driver to order.
+// RoiAlign runs one thread per output element through arith::roi_align_element_f32.
 #include "cuda/common.cuh"
 #include "ops/detection.h"
 
@@ -50,5 +51,12 @@ struct CudaNms {
 
 // Contract: arith::nms_select per (batch, class), one thread each; see docs/arithmetic.md#detection.
 void non_max_suppression(KernelContext& ctx) { run_nms<CudaNms>(ctx); }
+
+// Contract: arith::roi_align_element_f32, one thread per output element; see docs/arithmetic.md#roialign.
+void roi_align(KernelContext& ctx) {
+  Shape out_shape;
+  RoiAlignElement element = roi_align_plan(ctx, &out_shape);
+  fill_output_f32(ctx, out_shape, element);
+}
 
 }  // namespace lockstep::cuda

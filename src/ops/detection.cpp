@@ -1,4 +1,5 @@
-// The detection family's definitions: NonMaxSuppression (10; 11 changed nothing lockstep sees).
+// The detection family's definitions: NonMaxSuppression (10; 11 changed nothing lockstep sees) and RoiAlign (10;
+// 16 added coordinate_transformation_mode, default half_pixel where 10 had output_half_pixel).
 #include "ops/detection.h"
 
 #include <algorithm>
@@ -69,9 +70,53 @@ std::vector<int64_t> nms_rows(const NmsPlan& p, const NmsSelections& s) {
   return rows;
 }
 
+RoiAlignElement roi_align_plan(const KernelContext& ctx, Shape* out_shape) {
+  const Tensor& x = ctx.input(0);
+  const Tensor& rois = ctx.input(1);
+  for (const Tensor* t : {&x, &rois})
+    if (t->dtype() != DType::Float)
+      throw ctx.error(std::string("X and rois of type ") + dtype_name(t->dtype()) +
+                          ": only float32, float16 and bfloat16 are supported", ErrorCode::NotImplemented);
+  if (x.rank() != 4) throw ctx.error("X " + shape_string(x.shape()) + " must be (N, C, H, W)");
+  if (rois.rank() != 2 || rois.dim(1) != 4) throw ctx.error("rois " + shape_string(rois.shape()) + " must be (R, 4)");
+  Tensor batch = ctx.host_input(2);
+  if (batch.dtype() != DType::Int64 || batch.rank() != 1 || batch.dim(0) != rois.dim(0))
+    throw ctx.error("batch_indices must be int64 (" + std::to_string(rois.dim(0)) + "), got " +
+                    dtype_name(batch.dtype()) + " " + shape_string(batch.shape()));
+  for (int64_t r = 0; r < batch.numel(); ++r)
+    if (batch.data<int64_t>()[r] < 0 || batch.data<int64_t>()[r] >= x.dim(0))
+      throw ctx.error("batch_indices[" + std::to_string(r) + "] = " + std::to_string(batch.data<int64_t>()[r]) +
+                      " is outside [0, " + std::to_string(x.dim(0)) + ")");
+  const onnx::Node& n = ctx.node;
+  const std::string coordinates = n.attr_string("coordinate_transformation_mode",
+                                                ctx.opset < 16 ? "output_half_pixel" : "half_pixel");
+  const std::string mode = n.attr_string("mode", "avg");
+  if (coordinates != "half_pixel" && coordinates != "output_half_pixel")
+    throw ctx.error("coordinate_transformation_mode '" + coordinates + "' must be half_pixel or output_half_pixel");
+  if (mode != "avg" && mode != "max") throw ctx.error("mode '" + mode + "' must be avg or max");
+  arith::RoiAlignGeometry g;
+  g.x = x.data<float>();
+  g.rois = rois.data<float>();
+  g.batch = ctx.input(2).data<int64_t>();
+  g.channels = x.dim(1);
+  g.height = x.dim(2);
+  g.width = x.dim(3);
+  g.pooled_h = n.attr_int("output_height", 1);
+  g.pooled_w = n.attr_int("output_width", 1);
+  g.sampling_ratio = n.attr_int("sampling_ratio", 0);
+  g.spatial_scale = n.attr_float("spatial_scale", 1.0f);
+  g.half_pixel = coordinates == "half_pixel";
+  g.max_mode = mode == "max";
+  if (g.pooled_h < 1 || g.pooled_w < 1 || g.sampling_ratio < 0)
+    throw ctx.error("output_height and output_width must be at least 1 and sampling_ratio at least 0");
+  *out_shape = {rois.dim(0), g.channels, g.pooled_h, g.pooled_w};
+  return {g};
+}
+
 namespace {
 const OpEntry kRows[] = {
     {"NonMaxSuppression", 10, kNewestOpset, &cpu::non_max_suppression, LOCKSTEP_CUDA_KERNEL(non_max_suppression)},
+    {"RoiAlign", 10, kNewestOpset, &cpu::roi_align, LOCKSTEP_CUDA_KERNEL(roi_align)},
 };
 }  // namespace
 

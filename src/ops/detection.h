@@ -1,6 +1,6 @@
 // The detection family (NonMaxSuppression 10-28): inputs and attributes validated into one plan; each device runs
 // arith::nms_select per (batch, class), and the shared driver turns the selections into the output
-// (docs/arithmetic.md#detection).
+// (docs/arithmetic.md#detection). RoiAlign (10, 16-28): one element function on both devices.
 #pragma once
 
 #include <cstdint>
@@ -43,11 +43,22 @@ void run_nms(KernelContext& ctx) {
   if (!rows.empty()) Dev::store(ctx, rows, out);
 }
 
+/// RoiAlign's output element e, for either device's fill (pointers are the device's).
+struct RoiAlignElement {
+  arith::RoiAlignGeometry g;
+  LOCKSTEP_HD float operator()(int64_t e) const { return arith::roi_align_element_f32(g, e); }
+};
+/// Validates a RoiAlign node (X, rois, batch_indices; the batch indices read on the host) and returns its element
+/// and output shape (num_rois, C, output_height, output_width).
+RoiAlignElement roi_align_plan(const KernelContext& ctx, Shape* out_shape);
+
 namespace cpu {
 void non_max_suppression(KernelContext& ctx);
+void roi_align(KernelContext& ctx);
 }
 namespace cuda {
 void non_max_suppression(KernelContext& ctx);
+void roi_align(KernelContext& ctx);
 }
 
 }  // namespace lockstep

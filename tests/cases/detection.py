@@ -1,6 +1,6 @@
-"""Cross-device cases for the detection family: NonMaxSuppression (docs/arithmetic.md#detection). The output is
-integer indices, so CPU and onnxruntime must agree exactly. Inputs use their own seeds, so that this file, read
-before the others, leaves the shared random stream as it was."""
+"""Cross-device cases for the detection family (docs/arithmetic.md#detection): NonMaxSuppression, whose output is
+integer indices, so CPU and onnxruntime must agree exactly, and RoiAlign. Inputs use their own seeds, so that this
+file, read before the others, leaves the shared random stream as it was."""
 
 import numpy as np
 
@@ -44,4 +44,24 @@ CASES = [
     _nms("nms_tied_scores", 2, 3, 37, seed=518, max_out=11, iou=0.25, scores=_TIED),
     _nms("nms_max_zero", 2, 2, 13, seed=521, max_out=0),
     _nms("nms_large", 1, 5, 517, seed=524, max_out=60, iou=0.45, score=0.05),
+]
+
+# RoiAlign: avg and max, both coordinate modes (opset 16) and opset 10's, adaptive and fixed sampling, rois past
+# the image's edges; onnxruntime as the reference.
+_ROIS = np.array([[0.5, 1.0, 6.0, 7.5], [2.0, 0.0, 9.5, 4.0], [-2.0, -1.0, 3.0, 11.0], [4.0, 4.0, 4.2, 4.1]],
+                 np.float32)
+
+
+def _roi_align(name, opset=16, **attrs):
+    inputs = {"X": rand(2, 3, 10, 9, seed=700), "rois": _ROIS, "batch_indices": np.array([0, 1, 1, 0], np.int64)}
+    return case(name, "RoiAlign", inputs, attrs={"output_height": 3, "output_width": 2, **attrs}, opset=opset,
+                rtol=1e-5, atol=1e-6)
+
+
+CASES += [
+    _roi_align("roi_align_avg_half_pixel", spatial_scale=0.9),
+    _roi_align("roi_align_avg_output_half_pixel_ratio2", coordinate_transformation_mode="output_half_pixel",
+               sampling_ratio=2),
+    _roi_align("roi_align_max", mode="max", sampling_ratio=3),
+    _roi_align("roi_align_opset10", opset=10, spatial_scale=0.5),
 ]
