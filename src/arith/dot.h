@@ -131,4 +131,37 @@ LOCKSTEP_HD float causal_conv_state_element_f32(const CausalConvGeometry& g, int
   return g.sequence(e / carried, g.length + e % carried);
 }
 
+/// The determinant of the n x n row-major matrix `a`, which it overwrites (Det).
+// Contract: Gaussian elimination with partial pivoting (the first row of largest |a[i][k]|), each update
+// a[i][j] - (a[i][k] / pivot) * a[k][j] (three roundings, no fma), det = the pivots' product in order, negated per
+// row swap, +0 at the first zero pivot; see docs/arithmetic.md#det.
+LOCKSTEP_HD float det_in_place_f32(float* a, int64_t n) {
+  float det = 1.0f;
+  bool negate = false;
+  for (int64_t k = 0; k < n; ++k) {
+    int64_t p = k;
+    float best = a[k * n + k] < 0.0f ? -a[k * n + k] : a[k * n + k];
+    for (int64_t i = k + 1; i < n; ++i) {
+      const float v = a[i * n + k] < 0.0f ? -a[i * n + k] : a[i * n + k];
+      if (v > best) best = v, p = i;
+    }
+    if (p != k) {
+      for (int64_t j = k; j < n; ++j) {
+        const float t = a[k * n + j];
+        a[k * n + j] = a[p * n + j];
+        a[p * n + j] = t;
+      }
+      negate = !negate;
+    }
+    const float pivot = a[k * n + k];
+    if (pivot == 0.0f) return 0.0f;
+    det = det * pivot;
+    for (int64_t i = k + 1; i < n; ++i) {
+      const float l = a[i * n + k] / pivot;
+      for (int64_t j = k + 1; j < n; ++j) a[i * n + j] = a[i * n + j] - l * a[k * n + j];
+    }
+  }
+  return negate ? -det : det;
+}
+
 }  // namespace lockstep::arith

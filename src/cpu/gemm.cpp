@@ -920,4 +920,20 @@ struct CpuEinsum {
 // Contract: Einsum as planned Copy/Sum/Dot steps (docs/arithmetic.md#einsum).
 void einsum(KernelContext& ctx) { run_einsum<CpuEinsum>(ctx); }
 
+// Contract: arith::det_in_place_f32 on a copy of each matrix; see docs/arithmetic.md#det.
+void det(KernelContext& ctx) {
+  Shape out_shape;
+  const int64_t m = det_plan(ctx, &out_shape);
+  Tensor& y = ctx.output(0, DType::Float, out_shape);
+  const float* x = ctx.input(0).data<float>();
+  float* yd = y.data<float>();
+  ctx.pool->parallel_for(y.numel(), [&](int64_t begin, int64_t end) {
+    std::vector<float> a(static_cast<size_t>(m * m));
+    for (int64_t b = begin; b < end; ++b) {
+      std::copy(x + b * m * m, x + (b + 1) * m * m, a.begin());
+      yd[b] = arith::det_in_place_f32(a.data(), m);
+    }
+  }, 1);
+}
+
 }  // namespace lockstep::cpu

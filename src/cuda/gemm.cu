@@ -527,4 +527,27 @@ struct CudaEinsum {
 // Contract: Einsum as planned Copy/Sum/Dot steps (docs/arithmetic.md#einsum).
 void einsum(KernelContext& ctx) { run_einsum<CudaEinsum>(ctx); }
 
+namespace {
+// Contract: det_in_place_f32, one thread per matrix on its copy in `scratch`; see docs/arithmetic.md#det.
+__global__ void det_kernel(float* __restrict__ scratch, float* __restrict__ y, int64_t m, int64_t count) {
+  for (int64_t b = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; b < count; b += int64_t(gridDim.x) * blockDim.x)
+    y[b] = arith::det_in_place_f32(scratch + b * m * m, m);
+}
+}  // namespace
+
+void det(KernelContext& ctx) {
+  Shape out_shape;
+  const int64_t m = det_plan(ctx, &out_shape);
+  Tensor& y = ctx.output(0, DType::Float, out_shape);
+  const Tensor& x = ctx.input(0);
+  if (y.numel() == 0) return;
+  auto scratch = ctx.allocator->allocate(x.bytes() ? x.bytes() : 1);  // 0 x 0 matrices: det 1, nothing to copy
+  if (x.bytes())
+    check(ctx, cudaMemcpyAsync(scratch->data, x.raw(), x.bytes(), cudaMemcpyDeviceToDevice, stream_of(ctx)),
+          "cudaMemcpyAsync");
+  det_kernel<<<blocks_for(y.numel()), kThreadsPerBlock, 0, stream_of(ctx)>>>(static_cast<float*>(scratch->data),
+                                                                             y.data<float>(), m, y.numel());
+  check_launch(ctx);
+}
+
 }  // namespace lockstep::cuda

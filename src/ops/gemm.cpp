@@ -335,11 +335,23 @@ EinsumPlan plan_einsum(const KernelContext& ctx) {
   return planner.plan;
 }
 
+int64_t det_plan(const KernelContext& ctx, Shape* out_shape) {
+  const Tensor& x = ctx.input(0);
+  if (x.dtype() != DType::Float)
+    throw ctx.error(std::string("input of type ") + dtype_name(x.dtype()) +
+                        ": only float32, float16 and bfloat16 are supported", ErrorCode::NotImplemented);
+  if (x.rank() < 2 || x.dim(-1) != x.dim(-2))
+    throw ctx.error("input " + shape_string(x.shape()) + " must end in a square matrix (..., M, M)");
+  *out_shape = Shape(x.shape().begin(), x.shape().end() - 2);
+  return x.dim(-1);
+}
+
 namespace {
 const OpEntry kRows[] = {
     {"Gemm", 7, kNewestOpset, &cpu::gemm, LOCKSTEP_CUDA_KERNEL(gemm)},
     {"MatMul", 1, kNewestOpset, &cpu::matmul, LOCKSTEP_CUDA_KERNEL(matmul)},
     {"Einsum", 12, kNewestOpset, &cpu::einsum, LOCKSTEP_CUDA_KERNEL(einsum)},
+    {"Det", 11, kNewestOpset, &cpu::det, LOCKSTEP_CUDA_KERNEL(det)},
 };
 }  // namespace
 

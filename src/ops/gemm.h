@@ -134,6 +134,9 @@ struct BatchedProduct {
   StoreEpilogue epilogue;  // applied to each output after its rounding (FusedMatMul); inactive by default
 };
 
+/// Validates a Det node (X: ..., M, M, float32) and returns the matrix size M and the output shape X.shape[:-2].
+int64_t det_plan(const KernelContext& ctx, Shape* out_shape);
+
 namespace cpu {
 
 /// Allocates on 64-byte boundaries, so that every row of a packed panel (32 or 16 floats) is whole cache lines
@@ -241,6 +244,7 @@ void gemm_f32_strided(ThreadPool* pool, int64_t M, int64_t N, int64_t K, const f
 void gemm(KernelContext& ctx);
 void matmul(KernelContext& ctx);
 void einsum(KernelContext& ctx);
+void det(KernelContext& ctx);
 }  // namespace cpu
 
 namespace cuda {
@@ -253,6 +257,7 @@ void matmul(KernelContext& ctx);
 /// MatMul with a fused epilogue (float operands only when it is active).
 void matmul_with_epilogue(KernelContext& ctx, const MatMulParams& p, const StoreEpilogue& epilogue);
 void einsum(KernelContext& ctx);
+void det(KernelContext& ctx);
 }  // namespace cuda
 
 }  // namespace lockstep

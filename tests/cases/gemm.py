@@ -86,3 +86,14 @@ CASES.append(case("einsum_ellipsis_broadcast", "Einsum", {"a": rand(2, 1, 3, 4, 
 CASES.append(case("einsum_double", "Einsum", {"a": rand(3, 4, dtype=np.float64), "b": rand(4, 2, dtype=np.float64)},
                   attrs={"equation": "ij,jk->ik"}, opset=12,
                   reference=lambda a, b: [np.einsum("ij,jk->ik", a, b)], rtol=1e-12, atol=1e-12))
+
+# Det (11): batches of matrices, pivoting (a zero leading entry), a singular matrix, 1 x 1; onnxruntime as reference.
+_PIVOTING = np.array([[0.0, 2.0, 1.0], [1.0, 1.0, 0.0], [3.0, -1.0, 2.0]], np.float32)
+_SINGULAR = np.array([[1.0, 2.0], [2.0, 4.0]], np.float32)
+CASES += [
+    case("det_batch_3x3", "Det", {"X": rand(2, 4, 3, 3, seed=800)}, opset=11, rtol=1e-4, atol=1e-6),
+    case("det_6x6", "Det", {"X": rand(6, 6, seed=801)}, opset=22, rtol=1e-4, atol=1e-6),
+    case("det_pivoting", "Det", {"X": _PIVOTING}, opset=11, rtol=1e-6, atol=1e-6),
+    case("det_singular", "Det", {"X": np.stack([_SINGULAR, _SINGULAR * 2])}, opset=11, rtol=0, atol=0),
+    case("det_1x1", "Det", {"X": rand(5, 1, 1, seed=802)}, opset=11, rtol=0, atol=0),
+]
