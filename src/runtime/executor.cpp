@@ -26,8 +26,13 @@ bool makes_strings(const onnx::Node& n) {
 Executor::Executor(const Plan& plan, int64_t opset, Provider& provider, Provider& cpu, ThreadPool& pool, Logger& log)
     : plan_(plan), opset_(opset), provider_(provider), cpu_(cpu), pool_(pool), log_(log) {
   constants_.resize(plan.value_names.size());
+  host_constants_.resize(plan.value_names.size());
+  constant_half_.assign(plan.value_names.size(), DType::Undefined);
+  const std::vector<bool> widen = half_constants_in_float(plan);
   for (const auto& [id, t] : plan.constants) {
-    constants_[id] = provider.upload(t);
+    host_constants_[id] = widen[id] ? widen_on_host(t, pool, cpu.allocator()) : t;
+    if (widen[id]) constant_half_[id] = t.dtype();
+    constants_[id] = provider.upload(host_constants_[id]);
     constant_buffers_.insert(constants_[id].buffer().get());
   }
   for (const PlannedNode& pn : plan.nodes) {
@@ -117,9 +122,9 @@ std::vector<Tensor> Executor::run(const std::vector<Tensor>& inputs, const std::
   std::vector<Tensor> host;  // host copies, on a device provider: the constants, then the host shape nodes' results
   if (provider_.device() != Device::CPU) {
     host.resize(env.size());
-    for (const auto& [id, t] : plan_.constants) host[id] = t;
+    for (const auto& [id, t] : plan_.constants) host[id] = host_constants_[id];
   }
-  std::vector<DType> half_in_float(env.size(), DType::Undefined);  // by value id: see half_values_in_float
+  std::vector<DType> half_in_float = constant_half_;  // by value id: see half_values_in_float
   for (size_t i = 0; i < plan_.nodes.size(); ++i)
     run_node(plan_.nodes[i], i, env, host, half_in_float, outer, control);
   std::vector<Tensor> out;

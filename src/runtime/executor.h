@@ -131,6 +131,9 @@ class Executor {
   Logger& log_;
   Profiler* profiler_ = nullptr;  // null unless profiling: the only cost of profiling when it is off is testing this
   std::vector<Tensor> constants_;  // by value id, on the provider's device
+  std::vector<Tensor> host_constants_;  // by value id: the constants on the host, half ones widened as constants_
+  // By value id: the half type of a constant held widened to float32 (half_constants_in_float), else Undefined.
+  std::vector<DType> constant_half_;
   std::set<const Buffer*> constant_buffers_;  // the buffers of constants_
   // By node index: the executors of a control-flow node's subgraphs (PlannedNode::subgraphs, in that order).
   std::map<size_t, std::vector<std::unique_ptr<Executor>>> subgraphs_;

@@ -3,6 +3,7 @@
 #include <unordered_set>
 
 #include "ops/registry.h"
+#include "runtime/thread_pool.h"
 
 namespace lockstep {
 
@@ -122,6 +123,35 @@ std::vector<std::vector<bool>> half_values_in_float(const Plan& plan) {
     out.push_back(std::move(per_output));
   }
   return out;
+}
+
+std::vector<bool> half_constants_in_float(const Plan& plan) {
+  const size_t n = plan.value_names.size();
+  std::vector<bool> ok(n, false), escapes(n, false);
+  for (const auto& [id, t] : plan.constants) ok[id] = is_half(t.dtype());
+  for (int id : plan.graph_outputs) escapes[id] = true;
+  std::vector<bool> read(n, false);
+  for (const PlannedNode& pn : plan.nodes) {
+    for (int id : pn.inputs) {
+      if (id < 0) continue;
+      read[id] = true;
+      if (!computes(pn)) escapes[id] = true;
+    }
+    for (const auto& sub : pn.subgraphs)
+      for (const auto& name : sub->outer_refs)
+        if (int id = plan.id_of(name); id >= 0) escapes[id] = true;
+  }
+  for (size_t id = 0; id < n; ++id) ok[id] = ok[id] && read[id] && !escapes[id];
+  return ok;
+}
+
+Tensor widen_on_host(const Tensor& t, ThreadPool& pool, Allocator& allocator) {
+  static const onnx::Node kNoNode;
+  KernelContext ctx(kNoNode, cast_row());
+  ctx.allocator = &allocator;
+  ctx.pool = &pool;
+  ctx.to_host = [](const Tensor& x) { return x; };
+  return convert(t, DType::Float, cast_row().cpu, ctx);
 }
 
 const OpEntry& cast_row() {

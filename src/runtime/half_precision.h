@@ -38,6 +38,14 @@ DType run_kernel_with_half_rule(KernelFn kernel, KernelFn cast, KernelContext& c
 /// input, with outputs that stay in float32), or reads only its shape (Shape, Size).
 std::vector<std::vector<bool>> half_values_in_float(const Plan& plan);
 
+/// Per value id: whether a float16 or bfloat16 constant may be held widened to float32 from session creation on
+/// (widening is exact, so this only saves the per-run conversion): it has readers, every one a node that computes,
+/// and it is no graph output and no subgraph reads it.
+std::vector<bool> half_constants_in_float(const Plan& plan);
+
+/// A host float16 or bfloat16 tensor widened to float32 by the CPU Cast kernel.
+Tensor widen_on_host(const Tensor& t, ThreadPool& pool, Allocator& allocator);
+
 /// The Cast row of the op table.
 const OpEntry& cast_row();
 
