@@ -53,6 +53,23 @@ class LstmTagger(torch.nn.Module):
         return self.head(self.lstm(x)[0])
 
 
+class LstmSpeech(torch.nn.Module):
+    """A speech recognizer's shape: a strided Conv1d front end over 80 filterbank features, a 2-layer bidirectional
+    time-major LSTM, a linear head over 29 characters and LogSoftmax, as CTC models are exported."""
+
+    def __init__(self):
+        super().__init__()
+        torch.manual_seed(0)
+        self.frontend = torch.nn.Conv1d(80, 128, kernel_size=5, stride=2, padding=2)
+        self.lstm = torch.nn.LSTM(128, 96, num_layers=2, bidirectional=True)
+        self.head = torch.nn.Linear(192, 29)
+
+    def forward(self, features):  # features: [batch, frames, 80]
+        x = torch.relu(self.frontend(features.transpose(1, 2)))  # [batch, 128, steps]
+        x = self.lstm(x.permute(2, 0, 1))[0]  # [steps, batch, 192]
+        return torch.log_softmax(self.head(x), dim=-1)
+
+
 def export(model, args, names, out_path, dynamic):
     model.eval()
     torch.onnx.export(model, args, out_path, input_names=names[0], output_names=names[1], opset_version=17,
@@ -69,6 +86,10 @@ def main(out_dir, only=()):
         sequence = torch.randn(1, 20, 32)
         export(LstmTagger(), (sequence,), [["input"], ["output"]], os.path.join(out_dir, "lstm_tagger.onnx"),
                {"input": {0: "batch"}, "output": {0: "batch"}})
+    if "lstm_speech" in only or not only:
+        features = torch.randn(1, 100, 80)
+        export(LstmSpeech(), (features,), [["features"], ["log_probs"]], os.path.join(out_dir, "lstm_speech.onnx"),
+               {"features": {0: "batch"}, "log_probs": {0: "steps", 1: "batch"}})
     torch.manual_seed(0)
     image = torch.randn(1, 3, 224, 224)
     image_io = ([["input"], ["output"]], {"input": {0: "batch"}, "output": {0: "batch"}})

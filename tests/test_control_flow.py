@@ -320,12 +320,15 @@ def test_optional_of_a_tensor_is_that_tensor_and_an_absent_one_is_empty():
     assert same_bits(y, x) and bool(has) and not bool(none)
 
 
-def test_empty_optional_is_refused_naming_the_node():
+def test_optional_without_input_is_empty():
     opt_type = h.make_tensor_type_proto(F, [2])
-    nodes = [h.make_node("Optional", [], ["opt"], type=opt_type, name="nothing"),
-             h.make_node("OptionalHasElement", ["opt"], ["has"])]
-    m = model(nodes, [], [info("has", B, [])], opset=18)
-    with pytest.raises(lockstep.NotImplemented, match=r"Node 'nothing' \(Optional\).*empty optional"):
+    empty = h.make_node("Optional", [], ["opt"], type=opt_type, name="nothing")
+    m = model([empty, h.make_node("OptionalHasElement", ["opt"], ["has"])], [], [info("has", B, [])], opset=18)
+    has, = run(m, {})
+    assert has.dtype == np.bool_ and not bool(has)
+    m = model([empty, h.make_node("OptionalGetElement", ["opt"], ["element"], name="take")], [],
+              [info("element", F, [2])], opset=18)
+    with pytest.raises(lockstep.InvalidArgument, match=r"Node 'take' \(OptionalGetElement\).*'opt' is empty"):
         run(m, {})
 
 

@@ -111,7 +111,9 @@ struct NodeAssignment {
 /// the dim unknown.
 struct ValueInfo {
   std::string name;
-  DType dtype = DType::Undefined;
+  DType dtype = DType::Undefined;  // for a sequence, its items' element type
+  bool sequence = false;           // seq(tensor(dtype)): fed and returned as a Tensor::sequence
+  bool optional = false;           // optional(...): may be fed, and may come back, as an undefined Tensor (no value)
   bool has_shape = false;
   std::vector<int64_t> dims;
   std::vector<std::string> dim_params;  // the symbol of each dim, "" for fixed or unknown dims

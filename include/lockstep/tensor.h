@@ -92,6 +92,15 @@ class Tensor {
   /// Use lockstep::wrap_memory (lockstep/device.h) to have a CUDA pointer checked first.
   static Tensor wrap(DType dtype, Shape shape, void* data, Device device, int device_id, std::shared_ptr<void> owner);
 
+  /// A sequence of tensors (ONNX seq(tensor(element))), as graph inputs and outputs and the sequence ops hold them.
+  /// It shares its items' buffers and never changes (sequence ops make new sequences). It has no data of its own:
+  /// dtype() is the items' element type, shape() is empty, raw() is null, and no kernel is given one. An item may be
+  /// any tensor of the element type, on the device of the session that holds the sequence.
+  static Tensor sequence(DType element, std::vector<Tensor> items);
+  bool is_sequence() const { return items_ != nullptr; }
+  /// The items of a sequence; empty for a tensor.
+  const std::vector<Tensor>& items() const;
+
   DType dtype() const { return dtype_; }
   const Shape& shape() const { return shape_; }
   int64_t dim(int i) const { return shape_[i < 0 ? i + rank() : i]; }
@@ -111,7 +120,7 @@ class Tensor {
   const std::shared_ptr<Buffer>& buffer() const { return buffer_; }
   /// Same buffer, new shape with the same element count (Reshape, Flatten, Squeeze...).
   Tensor reshaped(Shape shape) const;
-  /// A host deep copy.
+  /// A host deep copy (of every item, for a sequence).
   Tensor clone() const;
 
   /// Element i converted to int64 (host tensors of integer, bool or float type); used for shape inputs.
@@ -123,6 +132,7 @@ class Tensor {
   DType dtype_ = DType::Undefined;
   Shape shape_;
   std::shared_ptr<Buffer> buffer_;
+  std::shared_ptr<const std::vector<Tensor>> items_;  // set for a sequence only
 };
 
 }  // namespace lockstep

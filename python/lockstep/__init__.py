@@ -85,7 +85,7 @@ class NodeArg:
 
     def __init__(self, name, type_name, shape):
         self.name = name
-        self.type = f"tensor({type_name})"
+        self.type = type_name  # onnxruntime's spelling: "tensor(float)", "seq(tensor(int64))", "optional(...)"
         self.shape = shape if shape is not None else []
 
     def __repr__(self):
@@ -210,7 +210,8 @@ class InferenceSession:
         self._provider_options[CPU] = {}
         self._inputs = [NodeArg(*i) for i in self._sess.inputs()]
         self._outputs = [NodeArg(*i) for i in self._sess.outputs()]
-        self._input_names = [i.name for i in self._inputs]  # what run() reads on every call
+        # What run() reads on every call. An optional input may be left out, or given None: it is then empty.
+        self._required_inputs = [i.name for i in self._inputs if not i.type.startswith("optional(")]
         self._declared_types = {i.name: i.type for i in self._inputs}
 
     def get_inputs(self):
@@ -273,14 +274,15 @@ class InferenceSession:
 
     def run(self, output_names, input_feed, run_options=None):
         """Runs the model. output_names None means every output. Returns a list of numpy arrays."""
-        missing = [n for n in self._input_names if n not in input_feed]
+        missing = [n for n in self._required_inputs if n not in input_feed]
         if missing:
             raise ValueError(f"Required inputs ({missing}) are missing from input feed ({list(input_feed)}).")
         native = _native_run_options(run_options)
         if any(isinstance(value, OrtValue) for value in input_feed.values()):
             return _values.run_with_values_in_feed(self, output_names, input_feed, native)
         declared = self._declared_types
-        feeds = {name: feed_array(name, value, declared.get(name)) for name, value in input_feed.items()}
+        feeds = {name: feed_array(name, value, declared.get(name)) for name, value in input_feed.items()
+                 if value is not None or not declared.get(name, "").startswith("optional(")}
         return self._sess.run(list(output_names or []), feeds, native)
 
     def run_with_ort_values(self, output_names, input_dict_ort_values, run_options=None):

@@ -8,6 +8,7 @@
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
 
+#include <algorithm>
 #include <cstring>
 
 #include "cpu/isa.h"
@@ -241,9 +242,16 @@ nb::object dims_of(const ValueInfo& v) {
   return dims;
 }
 
+// onnxruntime's spelling of a declared type: "tensor(float)", "seq(tensor(float))", "optional(seq(tensor(float)))".
+std::string type_string(const ValueInfo& v) {
+  std::string type = "tensor(" + std::string(dtype_name(v.dtype)) + ")";
+  if (v.sequence) type = "seq(" + type + ")";
+  return v.optional ? "optional(" + type + ")" : type;
+}
+
 nb::list infos(const std::vector<ValueInfo>& values) {
   nb::list out;
-  for (const auto& v : values) out.append(nb::make_tuple(v.name, std::string(dtype_name(v.dtype)), dims_of(v)));
+  for (const auto& v : values) out.append(nb::make_tuple(v.name, type_string(v), dims_of(v)));
   return out;
 }
 
@@ -292,16 +300,46 @@ SessionOptions options_from(const nb::dict& d) {
   return o;
 }
 
+// A numpy feed is read in place, as onnxruntime reads it: the run's feed map holds it for the whole run, so no kernel
+// takes its buffer over (Executor::run_kernel's donation needs the only reference), and the session's outputs never
+// share memory with a feed (Session::run).
+Tensor feed_tensor(nb::handle value, const std::string& what) {
+  return nb::isinstance<Tensor>(value) ? nb::cast<Tensor>(value)  // string feeds, made by the package
+                                       : tensor_over_numpy(value, true, what);
+}
+
+// A feed: an array, or for an input declared seq(...) a list of arrays (the package has converted each item).
+Tensor feed_value(const Session& s, const std::string& name, nb::handle value) {
+  if (!nb::isinstance<nb::list>(value)) return feed_tensor(value, "input '" + name + "'");
+  auto it = std::find_if(s.inputs().begin(), s.inputs().end(), [&](const ValueInfo& v) { return v.name == name; });
+  if (it == s.inputs().end() || !it->sequence)
+    throw Error(ErrorCode::InvalidArgument, "input '" + name + "' is given a list, but it is not a sequence input");
+  std::vector<Tensor> items;
+  for (nb::handle item : nb::cast<nb::list>(value))
+    items.push_back(feed_tensor(item, "item " + std::to_string(items.size()) + " of input '" + name + "'"));
+  for (const Tensor& item : items)
+    if (item.dtype() != it->dtype)
+      throw Error(ErrorCode::InvalidArgument, "item of input '" + name + "' is " + dtype_name(item.dtype()) +
+                                                  ", expected " + dtype_name(it->dtype) + " (" + type_string(*it) + ")");
+  return Tensor::sequence(it->dtype, std::move(items));
+}
+
+// An output as onnxruntime's run() returns it: a numpy array, a list of them for a sequence, None for an empty
+// optional.
+nb::object output_value(const Tensor& t) {
+  if (!t.defined()) return nb::none();
+  if (!t.is_sequence()) return tensor_to_numpy(t);
+  nb::list items;
+  for (const Tensor& item : t.items()) items.append(tensor_to_numpy(item));
+  return items;
+}
+
 nb::list run_session(Session& s, const std::vector<std::string>& names, const nb::dict& feeds,
                      const RunOptions* run_options) {
   std::map<std::string, Tensor> tensors;
   for (auto [key, value] : feeds) {
     std::string name = nb::cast<std::string>(key);
-    // A numpy feed is read in place, as onnxruntime reads it: `tensors` holds it for the whole run, so no kernel
-    // takes its buffer over (Executor::run_kernel's donation needs the only reference), and the session's outputs
-    // never share memory with a feed (Session::run).
-    tensors[name] = nb::isinstance<Tensor>(value) ? nb::cast<Tensor>(value)  // string feeds, made by the package
-                                                  : tensor_over_numpy(value, true, "input '" + name + "'");
+    tensors[name] = feed_value(s, name, value);
   }
   std::vector<Tensor> outputs;
   {
@@ -310,7 +348,7 @@ nb::list run_session(Session& s, const std::vector<std::string>& names, const nb
     outputs = s.run(tensors, names, std::vector<Device>(count, Device::CPU), run_options);
   }
   nb::list result;
-  for (const auto& t : outputs) result.append(tensor_to_numpy(t));
+  for (const auto& t : outputs) result.append(output_value(t));
   return result;
 }
 
@@ -318,6 +356,16 @@ nb::list run_session(Session& s, const std::vector<std::string>& names, const nb
 struct OrtValueVector {
   std::vector<Tensor> values;
 };
+
+// OrtValues and bindings hold tensors: a sequence or empty optional output is refused, naming run() instead.
+std::vector<Tensor> tensors_only(std::vector<Tensor> outputs) {
+  for (const Tensor& t : outputs)
+    if (t.is_sequence() || !t.defined())
+      throw Error(ErrorCode::NotImplemented, std::string("an output is ") +
+                                                 (t.is_sequence() ? "a sequence" : "an empty optional") +
+                                                 ": OrtValues and IOBinding hold tensors here; use run() for it");
+  return outputs;
+}
 
 // The flag object of a run: a _core.RunOptions, or the lockstep.RunOptions that holds one as _native.
 const RunOptions* native_run_options(nb::handle options) {
@@ -334,7 +382,7 @@ OrtValueVector run_with_ort_values(Session& s, const std::map<std::string, Tenso
   const RunOptions* options = native_run_options(run_options);
   size_t count = names.empty() ? s.outputs().size() : names.size();
   nb::gil_scoped_release release;
-  return {s.run(feeds, names, std::vector<Device>(count, s.options().provider), options)};
+  return {tensors_only(s.run(feeds, names, std::vector<Device>(count, s.options().provider), options))};
 }
 
 nb::list node_assignments(const Session& s) {
@@ -351,7 +399,7 @@ nb::list run_tensors(Session& s, const std::vector<std::string>& names, const st
   std::vector<Tensor> outputs;
   {
     nb::gil_scoped_release release;
-    outputs = s.run(feeds, names, devices, run_options);
+    outputs = tensors_only(s.run(feeds, names, devices, run_options));
   }
   nb::list result;
   for (const auto& t : outputs) result.append(nb::cast(t));

@@ -83,9 +83,23 @@ def as_array(name, value, declared_type):
     return array
 
 
+def element_type(declared_type):
+    """The tensor type inside optional(...) and seq(...): "tensor(float)" for "optional(seq(tensor(float)))"."""
+    for wrapper in ("optional(", "seq("):
+        if declared_type and declared_type.startswith(wrapper):
+            declared_type = declared_type[len(wrapper):-1]
+    return declared_type
+
+
 def feed_array(name, value, declared_type):
     """A C-contiguous array for a feed, or a native string tensor for str, bytes and object arrays. An array keeps its
-    own dtype (a mismatch is reported by the session, naming the input)."""
+    own dtype (a mismatch is reported by the session, naming the input). A sequence input takes a list (or tuple)
+    of arrays, each converted as a feed of the element type."""
+    if declared_type and "seq(" in declared_type:
+        if not isinstance(value, (list, tuple)):
+            raise _refuse(name, declared_type, f"a {type(value).__name__}, not a list of arrays")
+        return [feed_array(name, item, element_type(declared_type)) for item in value]
+    declared_type = element_type(declared_type)
     # np.ascontiguousarray would turn a rank-0 feed into rank 1.
     if type(value) is np.ndarray and value.dtype.type in _NUMERIC_TYPES:
         return np.asarray(value, order="C")

@@ -35,17 +35,22 @@ def _shape_text(shape):
     return "[" + ", ".join("?" if d is None else str(d) for d in shape) + "]"
 
 
+def _type_text(value_type):
+    """"float" for "tensor(float)"; sequence and optional types as onnxruntime spells them."""
+    return value_type[len("tensor("):-1] if value_type.startswith("tensor(") else value_type
+
+
 def cmd_info(args):
     s = _core.summarize_model(args.model)
     print(f"model: {args.model}")
     print(f"producer: {s['producer_name'] or '-'}   graph: {s['graph_name'] or '-'}")
     print("opsets: " + ", ".join(f"{d or 'ai.onnx'} {v}" for d, v in s["opset_imports"]))
     print("inputs:")
-    for name, dtype, shape in s["inputs"]:
-        print(f"  {name}: {dtype} {_shape_text(shape)}")
+    for name, value_type, shape in s["inputs"]:
+        print(f"  {name}: {_type_text(value_type)} {_shape_text(shape)}")
     print("outputs:")
-    for name, dtype, shape in s["outputs"]:
-        print(f"  {name}: {dtype} {_shape_text(shape)}")
+    for name, value_type, shape in s["outputs"]:
+        print(f"  {name}: {_type_text(value_type)} {_shape_text(shape)}")
     print(f"ops ({sum(o[2] for o in s['ops'])} nodes):")
     print(f"  {'op':<28}{'count':>6}  {'cpu':<5}{'cuda'}")
     for op, domain, count, cpu, cuda in s["ops"]:

@@ -161,12 +161,29 @@ def _dims(type_proto):
     return [d.dim_value if d.HasField("dim_value") else (d.dim_param or None) for d in shape.dim]
 
 
+def _element_type(type_proto):
+    """The element type code of the tensor inside a tensor, sequence or optional type."""
+    kind = type_proto.WhichOneof("value")
+    if kind == "sequence_type":
+        return _element_type(type_proto.sequence_type.elem_type)
+    if kind == "optional_type":
+        return _element_type(type_proto.optional_type.elem_type)
+    return type_proto.tensor_type.elem_type
+
+
+def _each_tensor(value, convert):
+    """convert applied to an array, to each array of a sequence (a list), and not at all to None (empty optional)."""
+    if value is None:
+        return None
+    return [convert(v) for v in value] if isinstance(value, list) else convert(value)
+
+
 class _Arg:
     """A graph input or output as lockstep.NodeArg shows it."""
 
     def __init__(self, value_info):
         onnx = _onnx()
-        elem = value_info.type.tensor_type.elem_type
+        elem = _element_type(value_info.type)
         name = onnx.helper.tensor_dtype_to_np_dtype(elem).name if elem else "float"
         self.name = value_info.name
         self.type = "tensor(" + {"float32": "float", "float64": "double", "bool": "bool"}.get(name, name) + ")"
@@ -203,8 +220,11 @@ class ReferenceSession:
         return [NAME]
 
     def _widened_feeds(self, input_feed):
-        return {name: (np.asarray(value).astype(np.float64) if np.asarray(value).dtype == np.float32
-                       else np.asarray(value)) for name, value in input_feed.items()}
+        def widen(value):
+            value = np.asarray(value)
+            return value.astype(np.float64) if value.dtype == np.float32 else value
+
+        return {name: _each_tensor(value, widen) for name, value in input_feed.items()}
 
     def run_float64(self, output_names, input_feed, intermediate=False):
         """The unrounded float64 results: a list for output_names (None: every output), or with intermediate=True a
@@ -220,5 +240,7 @@ class ReferenceSession:
         names = list(output_names or [o.name for o in self._outputs])
         declared = {o.name: o.elem_type for o in self._outputs}
         results = self.run_float64(names, input_feed)
-        return [np.asarray(value).astype(np.float32) if declared.get(name) == _FLOAT else np.asarray(value)
-                for name, value in zip(names, results)]
+        def rounded(name):
+            return lambda v: np.asarray(v).astype(np.float32) if declared.get(name) == _FLOAT else np.asarray(v)
+
+        return [_each_tensor(value, rounded(name)) for name, value in zip(names, results)]

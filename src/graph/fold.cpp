@@ -18,7 +18,9 @@ bool foldable(const onnx::Node& node, const onnx::Graph& graph, const std::set<s
   return true;
 }
 
-void fold_node(const onnx::Node& node, const OpEntry& entry, onnx::Graph& graph, int64_t opset, Provider& cpu,
+// Returns false, changing nothing, where an output has no value (Optional without an input makes an empty
+// optional, which no initializer can hold): the node then stays in the graph.
+bool fold_node(const onnx::Node& node, const OpEntry& entry, onnx::Graph& graph, int64_t opset, Provider& cpu,
                ThreadPool& pool) {
   KernelContext ctx(node, entry);
   ctx.opset = opset;
@@ -29,7 +31,10 @@ void fold_node(const onnx::Node& node, const OpEntry& entry, onnx::Graph& graph,
   ctx.to_host = [](const Tensor& t) { return t; };
   run_kernel_with_half_rule(entry.cpu, cast_row().cpu, ctx);
   for (size_t i = 0; i < node.outputs.size(); ++i)
-    if (!node.outputs[i].empty() && ctx.outputs[i].defined()) graph.initializers[node.outputs[i]] = ctx.outputs[i];
+    if (!node.outputs[i].empty() && !ctx.outputs[i].defined()) return false;
+  for (size_t i = 0; i < node.outputs.size(); ++i)
+    if (!node.outputs[i].empty()) graph.initializers[node.outputs[i]] = ctx.outputs[i];
+  return true;
 }
 
 }  // namespace
@@ -47,11 +52,10 @@ void fold_constants(onnx::Graph& graph, int64_t opset) {
     std::vector<onnx::Node> kept;
     for (auto& node : graph.nodes) {
       const OpEntry* entry = find_op(node.op_type, opset);
-      if (!entry || !foldable(node, graph, overridable)) {
+      if (!entry || !foldable(node, graph, overridable) || !fold_node(node, *entry, graph, opset, *cpu, pool)) {
         kept.push_back(std::move(node));
         continue;
       }
-      fold_node(node, *entry, graph, opset, *cpu, pool);
       changed = true;
     }
     graph.nodes = std::move(kept);

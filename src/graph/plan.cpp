@@ -27,6 +27,12 @@ const OpEntry* resolve_op(const onnx::Node& node, int64_t opset) {
   if (!is_default_domain(node.domain))
     throw node.error(ErrorCode::NotImplemented, "ops of domain '" + node.domain + "' are not supported");
   if (is_control_flow(node)) return nullptr;
+  if (is_sequence_op(node)) {
+    if (opset < sequence_op_since(node.op_type))
+      throw node.error(ErrorCode::NotImplemented,
+                       "op " + node.op_type + " is not supported at opset " + std::to_string(opset));
+    return nullptr;
+  }
   const OpEntry* e = find_op(node.op_type, opset);
   if (!e)
     throw node.error(ErrorCode::NotImplemented,
@@ -102,6 +108,15 @@ void check_scan(const onnx::Node& node, const onnx::Graph& body, int64_t opset) 
     if (node.has(attr)) check_count(node, std::string("attribute '") + attr + "'", "entries", node.attr_ints(attr).size(), count);
 }
 
+// SequenceMap: inputs (the sequence, M more), body inputs (one element, M more, each an element where that input is
+// a sequence), body outputs and node outputs (K, each a sequence of the iterations' results).
+void check_sequence_map(const onnx::Node& node, const onnx::Graph& body) {
+  if (node.inputs.empty()) throw node.error(ErrorCode::InvalidGraph, "SequenceMap needs the input input_sequence");
+  check_count(node, "the body", "inputs", body.inputs.size(), node.inputs.size());
+  check_count(node, "the body", "outputs", body.outputs.size(), node.outputs.size());
+  check_given(node, 0);
+}
+
 void plan_subgraphs(PlannedNode& pn, int64_t opset, const std::set<std::string>& visible) {
   const onnx::Node& node = *pn.node;
   std::vector<const onnx::Graph*> graphs;
@@ -113,6 +128,7 @@ void plan_subgraphs(PlannedNode& pn, int64_t opset, const std::set<std::string>&
   } else {
     graphs = {&subgraph(node, "body")};
     if (node.op_type == "Loop") check_loop(node, *graphs[0]);
+    else if (node.op_type == "SequenceMap") check_sequence_map(node, *graphs[0]);
     else check_scan(node, *graphs[0], opset);
   }
   for (const onnx::Graph* g : graphs) pn.subgraphs.push_back(build_plan(*g, opset, visible));
@@ -184,6 +200,19 @@ bool is_control_flow(const onnx::Node& node) {
   return is_default_domain(node.domain) && (node.op_type == "If" || node.op_type == "Loop" || node.op_type == "Scan");
 }
 
+int64_t sequence_op_since(const std::string& op_type) {
+  static const std::map<std::string, int64_t> since = {
+      {"SequenceEmpty", 11}, {"SequenceConstruct", 11}, {"SequenceInsert", 11}, {"SequenceAt", 11},
+      {"SequenceErase", 11}, {"SequenceLength", 11}, {"SplitToSequence", 11}, {"ConcatFromSequence", 11},
+      {"SequenceMap", 17}};
+  auto it = since.find(op_type);
+  return it == since.end() ? 0 : it->second;
+}
+
+bool is_sequence_op(const onnx::Node& node) {
+  return is_default_domain(node.domain) && sequence_op_since(node.op_type) > 0;
+}
+
 std::unique_ptr<Plan> build_plan(const onnx::Graph& graph, int64_t opset, const std::set<std::string>& outer_scope) {
   auto plan = std::make_unique<Plan>();
   std::set<std::string> overridable;
@@ -207,7 +236,8 @@ std::unique_ptr<Plan> build_plan(const onnx::Graph& graph, int64_t opset, const 
     const onnx::Node& node = graph.nodes[i];
     unordered[i].node = &node;
     unordered[i].entry = resolve_op(node, opset);
-    if (is_control_flow(node)) plan_subgraphs(unordered[i], opset, visible);
+    if (is_control_flow(node) || (is_sequence_op(node) && node.op_type == "SequenceMap"))
+      plan_subgraphs(unordered[i], opset, visible);
     reads[i] = node.inputs;
     for (const auto& sub : unordered[i].subgraphs) reads[i].insert(reads[i].end(), sub->outer_refs.begin(), sub->outer_refs.end());
     for (const auto& name : reads[i]) {
@@ -232,7 +262,10 @@ std::unique_ptr<Plan> build_plan(const onnx::Graph& graph, int64_t opset, const 
     for (const auto& name : pn.node->outputs) pn.outputs.push_back(name.empty() ? -1 : add_value(*plan, name));
     plan->nodes.push_back(std::move(pn));
   }
-  for (const auto& v : graph.outputs) plan->graph_outputs.push_back(add_value(*plan, v.name));
+  for (const auto& v : graph.outputs) {
+    plan->graph_outputs.push_back(add_value(*plan, v.name));
+    plan->optional_outputs.push_back(v.optional);
+  }
   compute_lifetimes(*plan);
   return plan;
 }

@@ -16,7 +16,8 @@ struct Plan;
 
 struct PlannedNode {
   const onnx::Node* node = nullptr;
-  const OpEntry* entry = nullptr;  // nullptr for control flow (If, Loop, Scan), which the executor runs itself
+  // nullptr for control flow (If, Loop, Scan) and the sequence ops, which the executor runs itself
+  const OpEntry* entry = nullptr;
   std::vector<int> inputs;         // value ids; -1 for an absent optional input
   std::vector<int> outputs;        // value ids; -1 for an absent optional output
   std::vector<int> release_after;  // values whose last reader is this node: their buffers go back to the pool
@@ -24,7 +25,8 @@ struct PlannedNode {
   // graph input nor kept (a graph output or a constant), so an output may take its buffer over
   // (KernelContext::donatable; the executor also checks that no other tensor shares the buffer).
   std::vector<bool> may_donate;
-  // The subgraphs of a control-flow node: If's then_branch and else_branch, Loop's or Scan's body. Empty otherwise.
+  // The subgraphs of a control-flow node: If's then_branch and else_branch, Loop's, Scan's or SequenceMap's body.
+  // Empty otherwise.
   std::vector<std::unique_ptr<Plan>> subgraphs;
 };
 
@@ -33,6 +35,7 @@ struct Plan {
   std::map<std::string, int> ids;        // name -> id
   std::vector<int> graph_inputs;         // ids of the graph's declared inputs, in order
   std::vector<int> graph_outputs;        // ids of the graph's outputs, in order
+  std::vector<bool> optional_outputs;    // per graph output: declared optional, so it may have no value
   std::map<int, Tensor> constants;       // initializers (host tensors) that are not overridable inputs
   std::vector<std::string> outer_refs;   // names this graph reads from enclosing graphs (subgraphs only)
   std::vector<PlannedNode> nodes;        // topological order
@@ -42,6 +45,12 @@ struct Plan {
 
 /// If, Loop and Scan of the default domain: ops with subgraphs, which the executor runs itself (no OpEntry).
 bool is_control_flow(const onnx::Node& node);
+/// The sequence ops of the default domain (SequenceEmpty, SequenceConstruct, SequenceInsert, SequenceAt,
+/// SequenceErase, SequenceLength, SplitToSequence, ConcatFromSequence, SequenceMap), which the executor runs itself
+/// (src/runtime/sequence.cpp): they move tensors between sequences and compute nothing.
+bool is_sequence_op(const onnx::Node& node);
+/// The opset that introduced a sequence op (11, or 17 for SequenceMap); 0 for other ops.
+int64_t sequence_op_since(const std::string& op_type);
 /// The last opset whose Scan has a batch axis and sequence_lens (Scan-8); Scan-9 has neither.
 inline constexpr int64_t kLastBatchedScan = 8;
 

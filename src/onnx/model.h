@@ -24,10 +24,13 @@ struct Dim {
   std::string denotation;  // e.g. "DATA_BATCH"; only free-dimension overrides read it
 };
 
-/// TypeProto restricted to tensors: element type and (optional) shape.
+/// TypeProto restricted to tensors, sequences of tensors and optionals of either: the (element) tensor's type and
+/// (optional) shape, and the wrappers around it. Map, opaque and sparse types leave dtype Undefined.
 struct ValueInfo {
   std::string name;
   DType dtype = DType::Undefined;
+  bool sequence = false;  // seq(tensor(dtype)): dims, if any, are each element's
+  bool optional = false;  // optional(tensor(...)) or optional(seq(...)): may be fed or produced without a value
   bool has_shape = false;  // false: rank unknown
   std::vector<Dim> dims;
   std::string doc_string;

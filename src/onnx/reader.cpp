@@ -610,14 +610,23 @@ ValueInfo Parser::read_value_info(Span s) {
   return vi;
 }
 
+// TypeProto: tensor_type (1), sequence_type (4) and optional_type (9) hold an element TypeProto (field 1) each;
+// map (5), opaque (7) and sparse tensor (8) types are not tensors lockstep computes on.
 void Parser::read_type(Span s, ValueInfo& vi) {
   Fields fields(*this, s);
   Field f;
   while (fields.next(f)) {
     if (f.number == 1) {
       read_tensor_type(as_message(f, "tensor_type"), vi);
-    } else if (f.number == 4 || f.number == 5 || f.number == 7 || f.number == 8 || f.number == 9) {
-      // sequence, map, opaque, sparse tensor, optional: not tensors lockstep computes on
+    } else if (f.number == 4 || f.number == 9) {
+      if (f.number == 4 ? vi.sequence : vi.optional || vi.sequence)
+        model_error(ErrorCode::NotImplemented, "nested sequence and optional types are not supported");
+      (f.number == 4 ? vi.sequence : vi.optional) = true;
+      Fields wrapper(*this, as_message(f, f.number == 4 ? "sequence_type" : "optional_type"));
+      Field e;
+      while (wrapper.next(e))
+        if (e.number == 1) read_type(as_message(e, "elem_type"), vi);
+    } else if (f.number == 5 || f.number == 7 || f.number == 8) {
       expect_wire(f, kBytes, "TypeProto value");
       vi.dtype = DType::Undefined;
       vi.has_shape = false;

@@ -197,7 +197,10 @@ Message value_info_message(const ValueInfo& v) {
       }
       tensor_type.message(2, shape);
     }
-    m.message(2, Message().message(1, tensor_type));
+    Message type = Message().message(1, tensor_type);
+    if (v.sequence) type = Message().message(4, Message().message(1, type));
+    if (v.optional) type = Message().message(9, Message().message(1, type));
+    m.message(2, type);
   }
   m.text(3, v.doc_string);
   return m;

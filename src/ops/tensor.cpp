@@ -488,16 +488,12 @@ void bitcast(KernelContext& ctx) {
   ctx.alias_output(0, Tensor::over(to, x.shape(), x.buffer()));
 }
 
-// Contract: no data is touched; the output is input 0 itself. lockstep's values are tensors, so an optional is
-// either a tensor or empty, and an empty one is an absent input: Optional cannot make one (it would need a value
-// that is no tensor) and OptionalGetElement has nothing to return from one.
+// Contract: no data is touched; the output is input 0 itself. An optional is a tensor (or a sequence, which the
+// executor passes on itself) or empty, and an empty one is a value that is not there: Optional without an input
+// makes one (its output stays unset), OptionalGetElement has nothing to return from one.
 void optional_element(KernelContext& ctx) {
-  const bool make = ctx.node.op_type == "Optional";
-  if (!ctx.has_input(0))
-    throw ctx.error(make ? "an empty optional (no input) is not supported: lockstep's values are tensors"
-                         : "the optional input is empty",
-                    make ? ErrorCode::NotImplemented : ErrorCode::InvalidArgument);
-  ctx.alias_output(0, ctx.input(0));
+  if (ctx.has_input(0)) return ctx.alias_output(0, ctx.input(0));
+  if (ctx.node.op_type != "Optional") throw ctx.error("the optional input is empty");
 }
 
 MovementPlan movement_plan(const KernelContext& ctx) {

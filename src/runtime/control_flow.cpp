@@ -26,7 +26,11 @@ struct Executor::Iterations {
 
 namespace {
 
-std::string value_text(const Tensor& t) { return std::string(dtype_name(t.dtype())) + shape_string(t.shape()); }
+std::string value_text(const Tensor& t) {
+  if (!t.defined()) return "an empty optional";
+  return t.is_sequence() ? "seq(" + std::string(dtype_name(t.dtype())) + ")"
+                         : std::string(dtype_name(t.dtype())) + shape_string(t.shape());
+}
 
 // A single int64 or bool read on the host: Loop's trip count and conditions.
 int64_t host_scalar(const onnx::Node& node, const Tensor& host, DType dtype, const std::string& what) {
@@ -40,10 +44,13 @@ int64_t host_scalar(const onnx::Node& node, const Tensor& host, DType dtype, con
 // the body's kernels were written for it.
 void check_body_inputs(const onnx::Node& node, const onnx::Graph& body, const std::vector<Tensor>& args) {
   for (size_t i = 0; i < args.size(); ++i) {
-    const DType declared = body.inputs[i].dtype;
-    if (declared != DType::Undefined && args[i].dtype() != declared)
-      throw node.error(ErrorCode::InvalidArgument, "body input '" + body.inputs[i].name + "' is declared " +
-                                                       dtype_name(declared) + " but is given " + value_text(args[i]));
+    const onnx::ValueInfo& input = body.inputs[i];
+    if (!args[i].defined() && input.optional) continue;
+    if ((input.dtype != DType::Undefined && args[i].dtype() != input.dtype) ||
+        (args[i].defined() && input.dtype != DType::Undefined && args[i].is_sequence() != input.sequence))
+      throw node.error(ErrorCode::InvalidArgument, "body input '" + input.name + "' is declared " +
+                                                       (input.sequence ? "seq(" : "") + dtype_name(input.dtype) +
+                                                       (input.sequence ? ")" : "") + " but is given " + value_text(args[i]));
   }
 }
 
@@ -56,7 +63,10 @@ void take_iteration(const onnx::Node& node, const onnx::Graph& body, std::vector
   const std::string at = " at iteration " + std::to_string(iteration);
   for (size_t j = 0; j < carried.size(); ++j) {
     Tensor& now = results[first + j];
-    if (now.dtype() != carried[j].dtype() || (fixed_shapes && now.shape() != carried[j].shape()))
+    // An empty optional (no value) may become any value, and a value may become empty, where the body says optional.
+    const bool empty = !now.defined() || !carried[j].defined();
+    if (!empty && (now.dtype() != carried[j].dtype() || now.is_sequence() != carried[j].is_sequence() ||
+                   (fixed_shapes && now.shape() != carried[j].shape())))
       throw node.error(ErrorCode::InvalidArgument,
                        std::string(fixed_shapes ? "state '" : "loop-carried value '") + body.outputs[first + j].name +
                            "' changed from " + value_text(carried[j]) + " to " + value_text(now) + at +
@@ -93,9 +103,11 @@ Tensor empty_scan_output(const onnx::Node& node, const onnx::ValueInfo& element,
   return host_zeros(element.dtype, shape);
 }
 
+}  // namespace
+
 onnx::Node helper_node(const onnx::Node& node, const char* op_type, int64_t axis, size_t outputs) {
   onnx::Node helper;
-  helper.name = node.name;  // a helper's errors name the Loop or Scan it works for
+  helper.name = node.name;  // a helper's errors name the node it works for
   helper.op_type = op_type;
   helper.outputs.assign(outputs, "");
   onnx::Attribute a;
@@ -105,8 +117,6 @@ onnx::Node helper_node(const onnx::Node& node, const char* op_type, int64_t axis
   helper.attributes["axis"] = a;
   return helper;
 }
-
-}  // namespace
 
 std::vector<Tensor> Executor::run_helper(const onnx::Node& helper, const std::vector<const Tensor*>& inputs,
                                          const RunControl& control) {

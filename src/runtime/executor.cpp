@@ -15,6 +15,13 @@ const std::set<std::string> kHostShapeOps = {
 constexpr int64_t kMaxHostShapeElements = 4096;  // larger inputs run on the device, whatever they derive from
 
 bool reads_only_shapes(const onnx::Node& n) { return n.op_type == "Shape" || n.op_type == "Size"; }
+
+// Ops whose inputs may be empty optionals: the Optional ops, Identity (opset 16 on), and control flow, whose
+// subgraphs see the empty optional as it is (a Loop may carry one).
+bool reads_empty_optionals(const onnx::Node& n) {
+  static const std::set<std::string> ops = {"OptionalHasElement", "OptionalGetElement", "Identity", "If", "Loop"};
+  return ops.count(n.op_type) > 0;
+}
 }  // namespace
 
 bool makes_strings(const onnx::Node& n) {
@@ -128,8 +135,10 @@ std::vector<Tensor> Executor::run(const std::vector<Tensor>& inputs, const std::
   for (size_t i = 0; i < plan_.nodes.size(); ++i)
     run_node(plan_.nodes[i], i, env, host, half_in_float, outer, control);
   std::vector<Tensor> out;
-  for (int id : plan_.graph_outputs) {
-    if (!env[id].defined()) throw Error(ErrorCode::Fail, "graph output '" + plan_.value_names[id] + "' has no value");
+  for (size_t k = 0; k < plan_.graph_outputs.size(); ++k) {
+    const int id = plan_.graph_outputs[k];
+    if (!env[id].defined() && !plan_.optional_outputs[k])  // an optional output without a value is the empty optional
+      throw Error(ErrorCode::Fail, "graph output '" + plan_.value_names[id] + "' has no value");
     out.push_back(env[id]);
   }
   return out;
@@ -139,11 +148,14 @@ void Executor::run_node(const PlannedNode& pn, size_t index, std::vector<Tensor>
                         std::vector<DType>& half_in_float, const std::map<std::string, Tensor>& outer,
                         const RunControl& control) {
   check_terminate(control);
+  // An empty optional is a value that is not there: only the ops that take optionals read one (as an absent input).
   for (size_t i = 0; i < pn.inputs.size(); ++i)
-    if (pn.inputs[i] >= 0 && !env[pn.inputs[i]].defined())
+    if (pn.inputs[i] >= 0 && !env[pn.inputs[i]].defined() && !reads_empty_optionals(*pn.node))
       throw pn.node->error(ErrorCode::InvalidArgument, "input '" + pn.node->inputs[i] + "' has no value");
   if (!pn.entry)
     run_control_flow(pn, index, env, outer, control);  // no event of its own: its subgraphs' nodes record theirs
+  else if (reads_whole_values(pn, env))
+    run_on_whole_values(pn, env);
   else if (profiler_)
     run_kernel_profiled(pn, index, env, host, half_in_float, control);
   else
@@ -328,6 +340,7 @@ void Executor::run_control_flow(const PlannedNode& pn, size_t index, std::vector
   const std::string& op = pn.node->op_type;
   if (op == "If") return run_if(pn, index, env, outer, control);
   if (op == "Loop") return run_loop(pn, index, env, outer, control);
+  if (is_sequence_op(*pn.node)) return run_sequence_op(pn, index, env, outer, control);
   run_scan(pn, index, env, outer, control);
 }
 

@@ -35,6 +35,10 @@ void check_terminate(const RunControl& control);
 /// A Constant whose value is a string tensor: a node that reads no string but makes one (and so runs on the host).
 bool makes_strings(const onnx::Node& n);
 
+/// A node of `op_type` with the attribute `axis` and `outputs` unnamed outputs, named as `node` so that its errors
+/// name it: the Split and Concat that control flow and the sequence ops run for their data movement (run_helper).
+onnx::Node helper_node(const onnx::Node& node, const char* op_type, int64_t axis, size_t outputs);
+
 class Executor {
  public:
   /// `cpu` is the fallback provider (may be the same object as `provider`). Neither is owned.
@@ -91,7 +95,7 @@ class Executor {
   void call_kernel(KernelFn fn, KernelContext& ctx, HalfValuesInFloat* kept = nullptr);
   void on_provider(KernelContext& ctx);     // sets the context up for this provider's kernel
 
-  // Control flow (If here; Loop and Scan in control_flow.cpp). The logic runs on the host: it reads the condition
+  // Control flow (If here; Loop and Scan in control_flow.cpp; the sequence ops, which also have no kernel, below). The logic runs on the host: it reads the condition
   // and trip count there and runs the subgraphs on this executor's provider, so their bits are the provider's.
   void run_control_flow(const PlannedNode& pn, size_t index, std::vector<Tensor>& env,
                         const std::map<std::string, Tensor>& outer, const RunControl& control);
@@ -120,6 +124,16 @@ class Executor {
   // A scan output from its elements (in iteration order); `element` is what the body declares for them.
   Tensor stack_scan_output(const onnx::Node& node, const onnx::ValueInfo& element, std::vector<Tensor> items,
                            int64_t axis, bool reverse, const RunControl& control);
+  // Sequences (sequence.cpp): the sequence ops, and a node with a kernel that is given a sequence or an empty
+  // optional (Identity and the Optional ops pass it on; a sequence given to another op is an error naming the input).
+  bool reads_whole_values(const PlannedNode& pn, const std::vector<Tensor>& env) const;
+  void run_on_whole_values(const PlannedNode& pn, std::vector<Tensor>& env);
+  void run_sequence_op(const PlannedNode& pn, size_t index, std::vector<Tensor>& env,
+                       const std::map<std::string, Tensor>& outer, const RunControl& control);
+  Tensor split_to_sequence(const PlannedNode& pn, const std::vector<Tensor>& env, const RunControl& control);
+  Tensor concat_from_sequence(const PlannedNode& pn, const std::vector<Tensor>& env, const RunControl& control);
+  void run_sequence_map(const PlannedNode& pn, size_t index, std::vector<Tensor>& env,
+                        const std::map<std::string, Tensor>& outer, const RunControl& control);
   std::vector<Tensor> run_helper(const onnx::Node& helper, const std::vector<const Tensor*>& inputs,
                                  const RunControl& control);
 

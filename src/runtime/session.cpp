@@ -22,6 +22,8 @@ ValueInfo public_info(const onnx::ValueInfo& v) {
   ValueInfo out;
   out.name = v.name;
   out.dtype = v.dtype;
+  out.sequence = v.sequence;
+  out.optional = v.optional;
   out.has_shape = v.has_shape;
   for (const auto& d : v.dims) {
     out.dims.push_back(d.value ? *d.value : -1);
@@ -29,6 +31,15 @@ ValueInfo public_info(const onnx::ValueInfo& v) {
   }
   return out;
 }
+
+// onnxruntime's spelling of a value's type: "tensor(float)", "seq(tensor(float))".
+std::string type_text(DType dtype, bool sequence) {
+  const std::string tensor = "tensor(" + std::string(dtype_name(dtype)) + ")";
+  return sequence ? "seq(" + tensor + ")" : tensor;
+}
+
+// A value's tensors: a sequence's items, or the tensor itself.
+std::vector<Tensor> tensors_of(const Tensor& t) { return t.is_sequence() ? t.items() : std::vector<Tensor>{t}; }
 
 void check_opsets(const onnx::Model& model) {
   int64_t opset = model.default_opset();
@@ -177,14 +188,16 @@ class SessionImpl {
     for (const auto& [name, tensor] : feeds) {
       size_t index = check_feed(name, tensor);
       inputs[index] = place_feed(name, tensor, active);
-      read_in_place |= tensor.device() != Device::CPU && active.device() != Device::CPU;
+      for (const Tensor& part : tensors_of(tensor))
+        read_in_place |= part.device() != Device::CPU && active.device() != Device::CPU;
     }
     check_all_fed(feeds);
     if (read_in_place) active.wait_for_default_stream();
     std::vector<Tensor> outputs = executor_->run(inputs, {}, control);
     active.synchronize();
     std::set<const Buffer*> taken;  // memory the caller already holds: the feeds and the outputs delivered so far
-    for (const auto& [name, tensor] : feeds) taken.insert(tensor.buffer().get());
+    for (const auto& [name, tensor] : feeds)
+      for (const Tensor& part : tensors_of(tensor)) taken.insert(part.buffer().get());
     std::vector<Tensor> result;
     for (size_t k = 0; k < wanted.size(); ++k) result.push_back(deliver(outputs[wanted[k]], places[k], taken, active));
     cpu_->allocator().end_run();
@@ -264,6 +277,12 @@ class SessionImpl {
 
   // A feed as the executor reads it: on the session's device, in place where it already is there.
   Tensor place_feed(const std::string& name, const Tensor& t, Provider& active) const {
+    if (t.is_sequence()) {
+      std::vector<Tensor> items;
+      for (const Tensor& item : t.items()) items.push_back(place_feed(name, item, active));
+      return Tensor::sequence(t.dtype(), std::move(items));
+    }
+    if (!t.defined()) return t;  // an empty optional
     if (t.device() == Device::CPU) return active.upload(t);
     if (active.device() == Device::CPU) return copy_to_host(t);
     if (t.device_id() != options_.device_id)
@@ -277,6 +296,12 @@ class SessionImpl {
   // constant or an earlier output (Identity, Reshape and graph outputs listed twice share buffers) are copied, so
   // that writing to one can neither change another nor the session's next runs.
   Tensor deliver(Tensor t, Device place, std::set<const Buffer*>& taken, Provider& active) const {
+    if (t.is_sequence()) {
+      std::vector<Tensor> items;
+      for (const Tensor& item : t.items()) items.push_back(deliver(item, place, taken, active));
+      return Tensor::sequence(t.dtype(), std::move(items));
+    }
+    if (!t.defined()) return t;  // an empty optional
     if (place == Device::CPU && t.device() != Device::CPU)
       t = active.download(t);
     else if (taken.count(t.buffer().get()) || executor_->holds_constant(t.buffer().get()))
@@ -295,10 +320,22 @@ class SessionImpl {
       throw Error(ErrorCode::InvalidArgument, "Invalid input name: " + name + ". Expected one of: " + expected);
     }
     ValueInfo v = public_info(*it);
-    if (v.dtype != DType::Undefined && t.dtype() != v.dtype)
-      throw Error(ErrorCode::InvalidArgument, "Unexpected input data type for input '" + name + "'. Actual: (tensor(" +
-                                                  dtype_name(t.dtype()) + ")) , expected: (tensor(" +
-                                                  dtype_name(v.dtype) + "))");
+    const size_t index = static_cast<size_t>(it - declared.begin());
+    if (!t.defined() && v.optional) return index;  // the empty optional
+    if (v.dtype != DType::Undefined && (t.dtype() != v.dtype || t.is_sequence() != v.sequence))
+      throw Error(ErrorCode::InvalidArgument, "Unexpected input data type for input '" + name + "'. Actual: (" +
+                                                  type_text(t.dtype(), t.is_sequence()) + ") , expected: (" +
+                                                  type_text(v.dtype, v.sequence) + ")");
+    if (t.is_sequence()) {
+      for (const Tensor& item : t.items()) check_shape(name, item, v);
+      return index;
+    }
+    check_shape(name, t, v);
+    return index;
+  }
+
+  // A feed's (or a fed sequence item's) rank and fixed dims against the declared shape.
+  static void check_shape(const std::string& name, const Tensor& t, const ValueInfo& v) {
     if (v.has_shape && static_cast<size_t>(t.rank()) != v.dims.size())
       throw Error(ErrorCode::InvalidArgument, "Invalid rank for input: " + name + " Got: " + std::to_string(t.rank()) +
                                                   " Expected: " + std::to_string(v.dims.size()) + " (declared shape " +
@@ -310,13 +347,13 @@ class SessionImpl {
                                                       std::to_string(d) + " Got: " + std::to_string(t.shape()[d]) +
                                                       " Expected: " + std::to_string(v.dims[d]) + " (declared shape " +
                                                       dims_text(v) + ")");
-    return static_cast<size_t>(it - declared.begin());
   }
 
   void check_all_fed(const std::map<std::string, Tensor>& feeds) const {
     std::string missing;
     for (const auto& v : inputs_)
-      if (!feeds.count(v.name)) missing += (missing.empty() ? "" : ", ") + v.name;
+      if (!feeds.count(v.name) && !v.optional)  // an optional input left out is the empty optional
+        missing += (missing.empty() ? "" : ", ") + v.name;
     if (!missing.empty()) throw Error(ErrorCode::InvalidArgument, "Required inputs are missing from the feed: " + missing);
   }
 
@@ -369,8 +406,9 @@ void count_ops(const onnx::Graph& g, int64_t opset, std::map<std::pair<std::stri
     ++u.count;
     bool default_domain = n.domain.empty() || n.domain == "ai.onnx";
     const OpEntry* e = default_domain ? find_op(n.op_type, opset) : nullptr;
-    u.cpu = (e != nullptr) || is_control_flow(n);
-    u.cuda = (e && e->cuda) || is_control_flow(n);
+    const bool executor_runs = is_control_flow(n) || is_sequence_op(n);
+    u.cpu = (e != nullptr) || executor_runs;
+    u.cuda = (e && e->cuda) || executor_runs;
     for (const auto& [name, a] : n.attributes) {
       if (a.g) count_ops(*a.g, opset, ops);
       for (const auto& sub : a.graphs) count_ops(*sub, opset, ops);
@@ -399,9 +437,13 @@ std::vector<SupportedOp> supported_ops() {
   std::vector<SupportedOp> out;
   for (const RegisteredOp& r : all_ops())
     out.push_back({r.family, r.entry->op_type, r.entry->since, r.entry->until, r.entry->cuda != nullptr});
-  // Control flow has no row in the op table: the executor runs it, on whichever provider the session has.
+  // Control flow and the sequence ops have no row in the op table: the executor runs them, on whichever provider
+  // the session has.
   for (const char* op : {"If", "Loop", "Scan"})
     out.push_back({"control flow", op, op == std::string("Scan") ? 8 : 1, kNewestOpset, LOCKSTEP_WITH_CUDA != 0});
+  for (const char* op : {"SequenceEmpty", "SequenceConstruct", "SequenceInsert", "SequenceAt", "SequenceErase",
+                         "SequenceLength", "SplitToSequence", "ConcatFromSequence", "SequenceMap"})
+    out.push_back({"sequence", op, static_cast<int>(sequence_op_since(op)), kNewestOpset, LOCKSTEP_WITH_CUDA != 0});
   return out;
 }
 

@@ -150,6 +150,22 @@ Tensor Tensor::wrap(DType dtype, Shape shape, void* data, Device device, int dev
   return over(dtype, std::move(shape), std::move(buf));
 }
 
+Tensor Tensor::sequence(DType element, std::vector<Tensor> items) {
+  for (const Tensor& item : items)
+    if (item.is_sequence() || item.dtype() != element)
+      throw Error(ErrorCode::InvalidArgument, std::string("a sequence of ") + dtype_name(element) + " tensors cannot hold " +
+                                                  (item.is_sequence() ? "a sequence" : std::string("a ") + dtype_name(item.dtype()) + " tensor"));
+  Tensor t;
+  t.dtype_ = element;
+  t.items_ = std::make_shared<const std::vector<Tensor>>(std::move(items));
+  return t;
+}
+
+const std::vector<Tensor>& Tensor::items() const {
+  static const std::vector<Tensor> none;
+  return items_ ? *items_ : none;
+}
+
 Tensor Tensor::reshaped(Shape shape) const {
   if (shape_numel(shape) != numel())
     throw Error(ErrorCode::InvalidArgument, "cannot reshape " + shape_string(shape_) + " to " + shape_string(shape));
@@ -157,6 +173,11 @@ Tensor Tensor::reshaped(Shape shape) const {
 }
 
 Tensor Tensor::clone() const {
+  if (is_sequence()) {
+    std::vector<Tensor> copies;
+    for (const Tensor& item : *items_) copies.push_back(item.clone());
+    return sequence(dtype_, std::move(copies));
+  }
   if (device() != Device::CPU) throw Error(ErrorCode::Fail, "Tensor::clone of a device tensor");
   if (dtype_ != DType::String) return from_bytes(dtype_, shape_, raw());
   Tensor t = strings(shape_);

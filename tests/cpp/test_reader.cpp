@@ -497,9 +497,25 @@ TEST(ReaderGraph, ValueInfosAndNonTensorTypes) {
   EXPECT_EQ(vx.doc_string, "input doc");
   EXPECT_EQ(m.graph.inputs[1].dtype, DType::Int64);
   EXPECT_FALSE(m.graph.inputs[1].has_shape);
-  EXPECT_EQ(m.graph.inputs[2].dtype, DType::Undefined);
-  EXPECT_EQ(m.graph.outputs.at(0).dtype, DType::Undefined);
+  EXPECT_EQ(m.graph.inputs[2].dtype, DType::Float);  // seq(tensor(float)): the element type, marked a sequence
+  EXPECT_TRUE(m.graph.inputs[2].sequence);
+  EXPECT_FALSE(m.graph.inputs[2].optional);
+  EXPECT_EQ(m.graph.outputs.at(0).dtype, DType::Undefined);  // a map
   EXPECT_EQ(m.graph.value_info.at(0).name, "o");
+  EXPECT_TRUE(m.graph.value_info.at(0).optional);
+}
+
+TEST(ReaderGraph, OptionalSequencesAndNestingLimits) {
+  Msg float_tensor = Msg().msg(1, Msg().varint(1, 1));
+  Msg seq_type = Msg().msg(4, Msg().msg(1, float_tensor));
+  Msg opt_seq = Msg().str(1, "os").msg(2, Msg().msg(9, Msg().msg(1, seq_type)));
+  Model m = parse(model_of_graph(Msg().str(2, "main").msg(11, opt_seq)));
+  EXPECT_EQ(m.graph.inputs.at(0).dtype, DType::Float);
+  EXPECT_TRUE(m.graph.inputs[0].sequence);
+  EXPECT_TRUE(m.graph.inputs[0].optional);
+  Msg seq_of_seq = Msg().str(1, "ss").msg(2, Msg().msg(4, Msg().msg(1, seq_type)));
+  expect_parse_error(model_of_graph(Msg().str(2, "main").msg(11, seq_of_seq)), "nested sequence and optional types",
+                     ErrorCode::NotImplemented);
 }
 
 TEST(ReaderGraph, UnknownFieldsOfEveryWireTypeAreSkipped) {

@@ -720,3 +720,37 @@ TEST(SessionConcurrency, TerminateFromAnotherThreadStopsRunsInFlight) {
   EXPECT_EQ(other_errors.load(), 0);
   EXPECT_TRUE(same_bytes(session.run({{"x", x}})[0], want));
 }
+
+// Sequences through the C++ API: seq(tensor(float)) input s, float input t;
+//   o = SequenceInsert(s, t) (a sequence output), n = SequenceLength(o) (int64).
+TEST(SessionTest, SequencesInAndOut) {
+  Pb seq_type = Pb().msg(4, Pb().msg(1, Pb().msg(1, Pb().varint(1, static_cast<int64_t>(DType::Float)))));
+  Pb graph;
+  graph.msg(graph_f::node, node("SequenceInsert", {"s", "t"}, {"o"}, "insert"))
+      .msg(graph_f::node, node("SequenceLength", {"o"}, {"n"}, "length"))
+      .str(graph_f::name, "sequences")
+      .msg(graph_f::input, Pb().str(1, "s").msg(2, seq_type))
+      .msg(graph_f::input, value_info("t", DType::Float, nullptr))
+      .msg(graph_f::output, Pb().str(1, "o").msg(2, seq_type))
+      .msg(graph_f::output, value_info("n", DType::Int64, nullptr));
+  Pb model;
+  model.varint(model_f::ir_version, 8).msg(model_f::graph, graph).msg(model_f::opset_import, Pb().str(1, "").varint(2, 17));
+  Session s(model.bytes.data(), model.bytes.size());
+  ASSERT_TRUE(s.inputs()[0].sequence);
+  EXPECT_EQ(s.inputs()[0].dtype, DType::Float);
+  EXPECT_FALSE(s.inputs()[1].sequence);
+  Tensor a = floats({2}, {1, 2}), b = floats({3}, {3, 4, 5});
+  std::vector<Tensor> out = s.run({{"s", Tensor::sequence(DType::Float, {a})}, {"t", b}});
+  ASSERT_TRUE(out[0].is_sequence());
+  ASSERT_EQ(out[0].items().size(), 2u);
+  EXPECT_EQ(values_of<float>(out[0].items()[0]), (std::vector<float>{1, 2}));
+  EXPECT_EQ(values_of<float>(out[0].items()[1]), (std::vector<float>{3, 4, 5}));
+  EXPECT_NE(out[0].items()[1].raw(), b.raw());  // outputs never share memory with a feed
+  EXPECT_EQ(values_of<int64_t>(out[1]), (std::vector<int64_t>{2}));
+  // A tensor where the sequence belongs, and a sequence of the wrong element type, are refused naming the input.
+  expect_error([&] { s.run({{"s", a}, {"t", b}}); }, ErrorCode::InvalidArgument, {"input 's'", "seq(tensor(float))"});
+  expect_error([&] { s.run({{"s", Tensor::sequence(DType::Int64, {})}, {"t", b}}); }, ErrorCode::InvalidArgument,
+               {"Actual: (seq(tensor(int64)))"});
+  expect_error([&] { Tensor::sequence(DType::Float, {int64s({1}, {7})}); }, ErrorCode::InvalidArgument,
+               {"cannot hold a int64 tensor"});
+}

@@ -153,23 +153,46 @@ def read_tensor(path: Path):
     return np.array(numpy_helper.to_array(proto))
 
 
+def read_value(path: Path, value_info: onnx.ValueInfoProto):
+    """A case's input or output: an array, a list of arrays (a sequence), or
+    None or either of those (an optional)."""
+    kind = value_kind(value_info)
+    if kind == "tensor_type":
+        return read_tensor(path)
+    proto = onnx.SequenceProto() if kind == "sequence_type" else onnx.OptionalProto()
+    proto.ParseFromString(path.read_bytes())
+    value = numpy_helper.to_list(proto) if kind == "sequence_type" else numpy_helper.to_optional(proto)
+    return [np.array(v) for v in value] if isinstance(value, list) else value
+
+
 def load_case(data_dir: Path, name: str, tol: dict) -> Case:
     case_dir = data_dir / "node" / name
     model_bytes = (case_dir / "model.onnx").read_bytes()
     model = onnx.load_model_from_string(model_bytes)
     case = Case(name, model, model_bytes, rtol=tol.get("rtol", DEFAULT_RTOL),
                 atol=tol.get("atol", DEFAULT_ATOL))
-    if not tensor_only(model):
+    if not supported_types(model):
         return case  # skipped before running; no need to decode the data
     data = case_dir / "test_data_set_0"
-    case.inputs = [read_tensor(data / f"input_{i}.pb") for i in range(len(model.graph.input))]
-    case.outputs = [read_tensor(data / f"output_{i}.pb") for i in range(len(model.graph.output))]
+    case.inputs = [read_value(data / f"input_{i}.pb", v) for i, v in enumerate(model.graph.input)]
+    case.outputs = [read_value(data / f"output_{i}.pb", v) for i, v in enumerate(model.graph.output)]
     return case
 
 
-def tensor_only(model: onnx.ModelProto) -> bool:
-    values = list(model.graph.input) + list(model.graph.output)
-    return all(value_kind(v) == "tensor_type" for v in values)
+def tensors_inside(type_proto: onnx.TypeProto) -> bool:
+    """A tensor, a sequence of tensors, or an optional of either."""
+    kind = type_proto.WhichOneof("value")
+    if kind == "sequence_type":
+        return type_proto.sequence_type.elem_type.WhichOneof("value") == "tensor_type"
+    if kind == "optional_type":
+        return tensors_inside(type_proto.optional_type.elem_type)
+    return kind == "tensor_type"
+
+
+def supported_types(model: onnx.ModelProto) -> bool:
+    """Graph inputs and outputs are tensors, sequences of tensors or optionals
+    of those (no maps)."""
+    return all(tensors_inside(v.type) for v in list(model.graph.input) + list(model.graph.output))
 
 
 # ---------------------------------------------------------------- running
@@ -282,6 +305,14 @@ def mismatch_summary(out: np.ndarray, ref: np.ndarray, rtol: float, atol: float)
 def compare_output(i: int, name: str, out, ref, rtol: float, atol: float) -> str | None:
     """None if `out` matches `ref` as onnx's backend test runner would judge it."""
     where = f"output {i} ({name})"
+    if ref is None or isinstance(ref, list):  # an empty optional, or a sequence
+        if ref is None or not isinstance(out, list) or len(out) != len(ref):
+            return None if out is None and ref is None else f"{where}: got {_value_text(out)}, expected {_value_text(ref)}"
+        for k, (o, r) in enumerate(zip(out, ref)):
+            reason = compare_output(i, f"{name}[{k}]", o, r, rtol, atol)
+            if reason:
+                return reason
+        return None
     if not isinstance(out, np.ndarray):
         return f"{where}: got {type(out).__name__}, not numpy.ndarray"
     if out.shape != ref.shape:
@@ -360,12 +391,30 @@ def bitwise_diff(a: np.ndarray, b: np.ndarray) -> tuple[str, int] | None:
     return text, worst
 
 
+def _value_text(value) -> str:
+    if value is None:
+        return "no value (an empty optional)"
+    return f"a sequence of {len(value)}" if isinstance(value, list) else type(value).__name__
+
+
+def value_bitwise_diff(a, b) -> tuple[str, int] | None:
+    """bitwise_diff for arrays, sequences (item by item) and empty optionals."""
+    if a is None or b is None or isinstance(a, list) or isinstance(b, list):
+        if not (isinstance(a, list) and isinstance(b, list)):
+            return None if a is None and b is None else (f"{_value_text(a)} vs {_value_text(b)}", -1)
+        if len(a) != len(b):
+            return f"sequences of {len(a)} vs {len(b)}", -1
+        diffs = [d for d in (bitwise_diff(np.asarray(x), np.asarray(y)) for x, y in zip(a, b)) if d]
+        return max(diffs, key=lambda d: d[1]) if diffs else None
+    return bitwise_diff(np.asarray(a), np.asarray(b))
+
+
 def compare_bitwise(case: Case, cpu_outs: list, outs: list) -> str | None:
     """The mismatching output with the largest ulp distance, described."""
     names = [vi.name for vi in case.model.graph.output]
     diffs = []
     for i, (c, o) in enumerate(zip(cpu_outs, outs)):
-        diff = bitwise_diff(np.asarray(c), np.asarray(o))
+        diff = value_bitwise_diff(c, o)
         if diff:
             diffs.append((diff[1], f"output {i} ({names[i]}) not bitwise equal to CPU: {diff[0]}"))
     return max(diffs)[1] if diffs else None
@@ -381,8 +430,8 @@ def run_case(rt, case: Case, provider: str, threads: int = 0) -> Result:
 
 
 def evaluate(rt, case: Case, provider: str, threads: int) -> tuple[str, str]:
-    if not tensor_only(case.model):
-        return "skip", "non-tensor type"
+    if not supported_types(case.model):
+        return "skip", "map type"
     try:
         outs, sess = run_model(rt, case, provider, threads)
         reason = compare_outputs(case, outs)

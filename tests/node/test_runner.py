@@ -123,4 +123,16 @@ def test_isolated_run_survives_a_crash(tmp_path, monkeypatch):
     assert results["test_abs"].status == "fail"
     assert "SIGSEGV" in results["test_abs"].reason
     assert results["test_relu"].status == "pass"
-    assert (results[names[2]].status, results[names[2]].reason) == ("skip", "non-tensor type")
+    assert (results[names[2]].status, results[names[2]].reason) == ("pass", "")  # sequences in and out
+
+
+def test_map_types_are_skipped():
+    import onnx
+    from onnx import helper as h
+
+    seq = h.make_tensor_sequence_value_info("s", onnx.TensorProto.FLOAT, None)
+    opt = h.make_value_info("o", h.make_optional_type_proto(seq.type))
+    table = h.make_value_info("m", h.make_map_type_proto(onnx.TensorProto.INT64, h.make_tensor_type_proto(1, None)))
+    graph = lambda *values: h.make_model(h.make_graph([], "g", list(values), []))  # noqa: E731
+    assert runner.supported_types(graph(seq, opt))
+    assert not runner.supported_types(graph(table))
