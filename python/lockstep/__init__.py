@@ -10,6 +10,7 @@ import numpy as np
 
 from . import _core, _values
 from ._core import Fail, InvalidArgument, InvalidGraph, NoSuchFile, NotImplemented, RuntimeException
+from ._adapters import AdapterFormat, LoraAdapter, with_adapter_feeds
 from ._feeds import feed_array
 from ._allocators import OrtArenaCfg, create_and_register_allocator, create_and_register_allocator_v2
 from ._providers import check_and_normalize_provider_args
@@ -273,7 +274,10 @@ class InferenceSession:
         return list(self._sess.profile_events())
 
     def run(self, output_names, input_feed, run_options=None):
-        """Runs the model. output_names None means every output. Returns a list of numpy arrays."""
+        """Runs the model. output_names None means every output. Returns a list of numpy arrays (a list of them for
+        a sequence output, None for an empty optional). Adapters active in run_options add their parameters to the
+        feeds."""
+        input_feed = with_adapter_feeds(input_feed, getattr(run_options, "_adapters", None))
         missing = [n for n in self._required_inputs if n not in input_feed]
         if missing:
             raise ValueError(f"Required inputs ({missing}) are missing from input feed ({list(input_feed)}).")
@@ -288,6 +292,8 @@ class InferenceSession:
     def run_with_ort_values(self, output_names, input_dict_ort_values, run_options=None):
         """Runs on OrtValue feeds (read in place on the session's device) and returns OrtValues, left on the session's
         device (CUDA outputs stay on the GPU)."""
+        input_dict_ort_values = with_adapter_feeds(input_dict_ort_values, getattr(run_options, "_adapters", None),
+                                                   OrtValue.ortvalue_from_numpy)
         return _values.run_with_ort_values(self, output_names, input_dict_ort_values, _native_run_options(run_options))
 
     def run_async(self, output_names, input_feed, callback, user_data, run_options=None):
@@ -339,5 +345,5 @@ __all__ = [
     "OrtMemoryInfo", "OrtAllocatorType", "OrtMemType", "OrtDeviceMemoryType", "IOBinding", "compare",
     "SparseTensor", "OrtSparseFormat", "OrtDeviceVendorId", "OrtMemoryInfoDeviceType", "disable_telemetry_events", "enable_telemetry_events",
     "OrtArenaCfg", "create_and_register_allocator", "create_and_register_allocator_v2", "EpAssignedNode",
-    "EpAssignedSubgraph",
+    "EpAssignedSubgraph", "AdapterFormat", "LoraAdapter",
 ]

@@ -267,7 +267,7 @@ def _file_bytes(name, buffer, length):
 class RunOptions(_ConfigEntries):
     """Per-run settings, as onnxruntime.RunOptions."""
 
-    __slots__ = ("_native",)
+    __slots__ = ("_native", "_adapters")
 
     log_severity_level = _Attribute(_as_int, -1)
     log_verbosity_level = _Attribute(_as_int, 0)
@@ -277,6 +277,15 @@ class RunOptions(_ConfigEntries):
     def __init__(self):
         super().__init__()
         self._native = _core.RunOptions()
+        self._adapters = []
+
+    def add_active_adapter(self, adapter):
+        """Feeds the LoraAdapter's parameters to the runs given these options, as inputs of those names."""
+        from ._adapters import LoraAdapter
+
+        if not isinstance(adapter, LoraAdapter):
+            raise TypeError(f"add_active_adapter takes a lockstep.LoraAdapter, got {type(adapter).__name__}")
+        self._adapters.append(adapter)
 
     @property
     def terminate(self):

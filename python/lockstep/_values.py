@@ -549,7 +549,7 @@ def run_with_values_in_feed(session, output_names, feeds, run_options=None):
 def run_async(session, output_names, input_feed, callback, user_data, run_options):
     """Runs on a new thread and calls callback(outputs, user_data, error_message), as onnxruntime does: outputs is a
     list of numpy arrays and the message "" on success; [] and the error's message on failure."""
-    required = [i.name for i in session.get_inputs()]
+    required = [i.name for i in session.get_inputs() if not i.type.startswith("optional(")]
     missing = [n for n in required if n not in input_feed]
     if missing:
         raise ValueError(f"Required inputs ({missing}) are missing from input feed ({list(input_feed)}).")

@@ -35,13 +35,14 @@ def run(test_file, pythonpath, workdir, data, report):
 def main(test_file):
     test_file = os.path.abspath(test_file)
     with tempfile.TemporaryDirectory() as tmp:
-        data = os.path.join(tmp, "testdata")
-        subprocess.run([sys.executable, os.path.join(HERE, "testdata.py"), data], check=True)
         results = {}
         for runtime, path in [("onnxruntime", [HERE]),
                               ("lockstep", [os.path.join(HERE, "shim"), os.path.join(REPO, "python"), HERE])]:
+            # Each run gets its own copy in ./testdata, where onnxruntime's tests look (some build paths from the
+            # working directory).
             workdir = os.path.join(tmp, runtime)
-            os.makedirs(os.path.join(workdir, "testdata"))
+            data = os.path.join(workdir, "testdata")
+            subprocess.run([sys.executable, os.path.join(HERE, "testdata.py"), data], check=True)
             results[runtime] = run(test_file, path, workdir, data, os.path.join(tmp, runtime + ".xml"))
     ort, ours = results["onnxruntime"], results["lockstep"]
     passing = sorted(n for n, (o, _) in ort.items() if o == "passed")

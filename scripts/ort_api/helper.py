@@ -7,6 +7,8 @@ import os
 def get_name(name):
     if os.path.exists(name):
         return name
+    if os.path.exists(os.path.join("testdata", name)):  # relative, as onnxruntime's helper returns it
+        return os.path.join("testdata", name)
     path = os.path.join(os.environ["ORT_API_TESTDATA"], name)
     if os.path.exists(path):
         return path

@@ -1,7 +1,8 @@
 """Writes the small models onnxruntime's Python API tests load (onnxruntime/test/testdata), rebuilt with onnx.helper
 from what the tests assert about them (names, types, shapes, values), because this machine has no copy of
-onnxruntime's test data. Models the tests need but that are not rebuilt here (mnist.onnx, the external-data and
-LoRA models, CUDA-only ones) are left out: the tests that load them fail on both runtimes and so do not count.
+onnxruntime's test data. Models the tests need but that are not rebuilt here (mnist.onnx, the external-data models,
+CUDA-only ones) are left out: the tests that load them fail on both runtimes and so do not count. The LoRA adapter
+is written by onnxruntime's own AdapterFormat, so lockstep reads a file in onnxruntime's format.
 
     python3 scripts/ort_api/testdata.py DIR
 """
@@ -83,10 +84,40 @@ def models():
         [tensor("A", F, [3]), tensor("B", F, [3])], [tensor("C", F, [3])])
 
 
+def lora_model():
+    """lora/two_params_lora_model.onnx: Y = X W + (X A) B, where the LoRA parameters A [4, dim] and B [dim, 4] are
+    inputs whose initializers are empty (dim 0), so that the base model adds zeros."""
+    w = numpy_helper.from_array(np.arange(1, 17, dtype=np.float32).reshape(4, 4), "weight_x")
+    a = numpy_helper.from_array(np.zeros((4, 0), np.float32), "lora_param_a")
+    b = numpy_helper.from_array(np.zeros((0, 4), np.float32), "lora_param_b")
+    nodes = [helper.make_node("MatMul", ["input_x", "weight_x"], ["base"]),
+             helper.make_node("MatMul", ["input_x", "lora_param_a"], ["down"]),
+             helper.make_node("MatMul", ["down", "lora_param_b"], ["up"]),
+             helper.make_node("Add", ["base", "up"], ["output"])]
+    inputs = [tensor("input_x", F, [4, 4]), tensor("lora_param_a", F, [4, "dim"]), tensor("lora_param_b", F, ["dim", 4])]
+    return model(nodes, inputs, [tensor("output", F, [4, 4])], [w, a, b], opset=21, ir=10)
+
+
+def write_lora_adapter(path):
+    """lora/two_params_lora_model.onnx_adapter, written by onnxruntime's own AdapterFormat: A = [3,4,5,6]^T, B =
+    [7,8,9,10]."""
+    import onnxruntime
+
+    adapter = onnxruntime.AdapterFormat()
+    adapter.set_adapter_version(1)
+    adapter.set_model_version(1)
+    adapter.set_parameters({
+        "lora_param_a": onnxruntime.OrtValue.ortvalue_from_numpy(np.array([[3], [4], [5], [6]], np.float32)),
+        "lora_param_b": onnxruntime.OrtValue.ortvalue_from_numpy(np.array([[7, 8, 9, 10]], np.float32))})
+    adapter.export_adapter(path)
+
+
 def main(directory):
-    os.makedirs(directory, exist_ok=True)
+    os.makedirs(os.path.join(directory, "lora"), exist_ok=True)
     for name, m in models():
         save(m, os.path.join(directory, name))
+    save(lora_model(), os.path.join(directory, "lora", "two_params_lora_model.onnx"))
+    write_lora_adapter(os.path.join(directory, "lora", "two_params_lora_model.onnx_adapter"))
 
 
 if __name__ == "__main__":
