@@ -24,9 +24,8 @@ std::string ints_string(const std::vector<int64_t>& v) {
 }
 
 void require_float_operands(const KernelContext& ctx, const Tensor& x, const Tensor& w) {
-  for (const Tensor* t : {&x, &w})
-    if (t->dtype() != DType::Float)
-      throw ctx.error(std::string("type ") + dtype_name(t->dtype()) + " is not supported", ErrorCode::NotImplemented);
+  require_float(ctx, x, "X");
+  require_float(ctx, w, "W");
 }
 
 SpatialAttrs read_attrs(const KernelContext& ctx, const Tensor& x, const Tensor& w) {
@@ -64,8 +63,7 @@ SpatialAttrs read_attrs(const KernelContext& ctx, const Tensor& x, const Tensor&
 void check_bias(const KernelContext& ctx, int64_t c_out) {
   if (!ctx.has_input(2)) return;
   const Tensor& b = ctx.input(2);
-  if (b.dtype() != DType::Float)
-    throw ctx.error(std::string("bias type ") + dtype_name(b.dtype()) + " is not supported", ErrorCode::NotImplemented);
+  require_float(ctx, b, "bias");
   if (b.rank() != 1 || b.dim(0) != c_out)
     throw ctx.error("bias " + shape_string(b.shape()) + " must have shape [" + std::to_string(c_out) + "]");
 }
@@ -212,9 +210,7 @@ std::vector<int64_t> col2im_attr(const KernelContext& ctx, const char* name, siz
 
 Col2ImElement col2im_plan(const KernelContext& ctx, Shape* out_shape) {
   const Tensor& x = ctx.input(0);
-  if (x.dtype() != DType::Float)
-    throw ctx.error(std::string("Col2Im input of type ") + dtype_name(x.dtype()) + ": only float32 is supported",
-                    ErrorCode::NotImplemented);
+  require_float(ctx, x, "input");
   if (x.rank() != 3) throw ctx.error("Col2Im input must have rank 3 (N, C * block size, blocks), got " +
                                      shape_string(x.shape()));
   std::vector<int64_t> image = col2im_shape_input(ctx, 1, "image_shape", -1);
@@ -253,10 +249,7 @@ arith::CausalConvGeometry causal_conv_plan(const KernelContext& ctx, Shape* out_
   const Tensor& x = ctx.input(0);
   const Tensor& w = ctx.input(1);
   for (int i = 0; i < 4; ++i)
-    if (ctx.has_input(i) && ctx.inputs[i]->dtype() != DType::Float)
-      throw ctx.error(std::string("input ") + std::to_string(i) + " of type " + dtype_name(ctx.inputs[i]->dtype()) +
-                          ": only float32, float16 and bfloat16 are supported",
-                      ErrorCode::NotImplemented);
+    if (ctx.has_input(i)) require_float(ctx, ctx.input(i), "input " + std::to_string(i));
   if (x.rank() != 3)
     throw ctx.error("input must have rank 3 (batch, channels, length), got " + shape_string(x.shape()));
   const int64_t channels = x.dim(1);

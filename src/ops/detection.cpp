@@ -24,10 +24,8 @@ bool scalar_input(const KernelContext& ctx, int i, const char* name, DType dtype
 void check_box_inputs(const KernelContext& ctx) {
   const Tensor& boxes = ctx.input(0);
   const Tensor& scores = ctx.input(1);
-  for (const Tensor* t : {&boxes, &scores})
-    if (t->dtype() != DType::Float)
-      throw ctx.error(std::string("NonMaxSuppression input ") + (t == &boxes ? "boxes" : "scores") + " of type " +
-                      dtype_name(t->dtype()) + ": only float32 is supported", ErrorCode::NotImplemented);
+  require_float(ctx, boxes, "boxes");
+  require_float(ctx, scores, "scores");
   if (boxes.rank() != 3 || boxes.shape()[2] != 4)
     throw ctx.error("NonMaxSuppression input boxes must be (batches, boxes, 4), got " + shape_string(boxes.shape()));
   if (scores.rank() != 3 || scores.shape()[0] != boxes.shape()[0] || scores.shape()[2] != boxes.shape()[1])
@@ -73,10 +71,8 @@ std::vector<int64_t> nms_rows(const NmsPlan& p, const NmsSelections& s) {
 RoiAlignElement roi_align_plan(const KernelContext& ctx, Shape* out_shape) {
   const Tensor& x = ctx.input(0);
   const Tensor& rois = ctx.input(1);
-  for (const Tensor* t : {&x, &rois})
-    if (t->dtype() != DType::Float)
-      throw ctx.error(std::string("X and rois of type ") + dtype_name(t->dtype()) +
-                          ": only float32, float16 and bfloat16 are supported", ErrorCode::NotImplemented);
+  require_float(ctx, x, "X");
+  require_float(ctx, rois, "rois");
   if (x.rank() != 4) throw ctx.error("X " + shape_string(x.shape()) + " must be (N, C, H, W)");
   if (rois.rank() != 2 || rois.dim(1) != 4) throw ctx.error("rois " + shape_string(rois.shape()) + " must be (R, 4)");
   Tensor batch = ctx.host_input(2);

@@ -13,12 +13,6 @@ namespace lockstep {
 
 namespace {
 
-void require_float(const KernelContext& ctx, const Tensor& t, const char* what) {
-  if (t.dtype() != DType::Float)
-    throw ctx.error(std::string(what) + " has type " + dtype_name(t.dtype()) + ", which is not supported",
-                    ErrorCode::NotImplemented);
-}
-
 }  // namespace
 
 GemmParams gemm_params(const KernelContext& ctx) {
@@ -337,9 +331,7 @@ EinsumPlan plan_einsum(const KernelContext& ctx) {
 
 int64_t det_plan(const KernelContext& ctx, Shape* out_shape) {
   const Tensor& x = ctx.input(0);
-  if (x.dtype() != DType::Float)
-    throw ctx.error(std::string("input of type ") + dtype_name(x.dtype()) +
-                        ": only float32, float16 and bfloat16 are supported", ErrorCode::NotImplemented);
+  require_float(ctx, x, "input");
   if (x.rank() < 2 || x.dim(-1) != x.dim(-2))
     throw ctx.error("input " + shape_string(x.shape()) + " must end in a square matrix (..., M, M)");
   *out_shape = Shape(x.shape().begin(), x.shape().end() - 2);

@@ -9,7 +9,7 @@ namespace lockstep {
 
 namespace {
 
-void require_float(const KernelContext& ctx, int input, const char* name) {
+void require_float32_input(const KernelContext& ctx, int input, const char* name) {
   DType t = ctx.input(input).dtype();
   if (t != DType::Float)
     throw ctx.error(std::string(name) + " has element type " + dtype_name(t) + "; lockstep's " + ctx.node.op_type +
@@ -57,8 +57,8 @@ arith::ScaleIndex scale_index(const KernelContext& ctx) {
 }  // namespace
 
 QuantizePlan quantize_plan(const KernelContext& ctx) {
-  require_float(ctx, 0, "x");
-  require_float(ctx, 1, "y_scale");
+  require_float32_input(ctx, 0, "x");
+  require_float32_input(ctx, 1, "y_scale");
   if (ctx.node.attr_int("precision", 0) != 0 && ctx.node.attr_int("precision", 0) != int64_t(DType::Float))
     throw ctx.error("precision other than float is not supported", ErrorCode::NotImplemented);
   QuantizePlan p;
@@ -138,7 +138,7 @@ int32_t host_zero_point(const KernelContext& ctx, int input, DType type, const c
 }  // namespace
 
 arith::DynamicRange dynamic_quantize_range(const KernelContext& ctx) {
-  require_float(ctx, 0, "x");
+  require_float32_input(ctx, 0, "x");
   Tensor x = ctx.host_input(0);
   const float* v = x.data<float>();
   auto at = [&](int64_t i) { return v[i]; };

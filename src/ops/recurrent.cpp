@@ -77,10 +77,7 @@ void read_activations(const KernelContext& ctx, const CellShape& cell, Recurrent
 
 void require_shape(const KernelContext& ctx, int input, const Shape& expected, const char* name) {
   const Tensor& t = ctx.input(input);
-  if (t.dtype() != DType::Float)
-    throw ctx.error(std::string(name) + " has element type " + dtype_name(t.dtype()) +
-                        "; lockstep's recurrent kernels take float only",
-                    ErrorCode::NotImplemented);
+  require_float(ctx, t, name);
   if (t.shape() != expected)
     throw ctx.error(std::string(name) + " must have shape " + shape_string(expected) + ", got " +
                     shape_string(t.shape()));

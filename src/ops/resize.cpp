@@ -284,17 +284,11 @@ arith::GridMode grid_mode(const KernelContext& ctx) {
                                   {"bicubic", arith::GridMode::Cubic}});
 }
 
-void check_float_input(const KernelContext& ctx, int i, const char* name) {
-  if (ctx.input(i).dtype() != DType::Float)
-    throw ctx.error(std::string("GridSample input ") + name + " of type " + dtype_name(ctx.input(i).dtype()) +
-                        ": only float32 is supported", ErrorCode::NotImplemented);
-}
-
 }  // namespace
 
 GridSampleElement grid_sample_plan(const KernelContext& ctx, Shape* out_shape) {
-  check_float_input(ctx, 0, "X");
-  check_float_input(ctx, 1, "grid");
+  require_float(ctx, ctx.input(0), "X");
+  require_float(ctx, ctx.input(1), "grid");
   const Shape& x = ctx.input(0).shape();
   const Shape& grid = ctx.input(1).shape();
   int64_t axes = static_cast<int64_t>(x.size()) - 2;
@@ -329,9 +323,7 @@ GridSampleElement grid_sample_plan(const KernelContext& ctx, Shape* out_shape) {
 
 AffineGridElement affine_grid_plan(const KernelContext& ctx, Shape* out_shape) {
   const Tensor& theta = ctx.input(0);
-  if (theta.dtype() != DType::Float)
-    throw ctx.error(std::string("AffineGrid input theta of type ") + dtype_name(theta.dtype()) +
-                        ": only float32, float16 and bfloat16 are supported", ErrorCode::NotImplemented);
+  require_float(ctx, theta, "theta");
   const std::vector<int64_t> size = ctx.host_input(1).to_ints();
   if (size.size() != 4 && size.size() != 5)
     throw ctx.error("size " + shape_string(size) + " must have 4 entries (N, C, H, W) or 5 (N, C, D, H, W)");

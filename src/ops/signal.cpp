@@ -23,9 +23,7 @@ int64_t scalar_input(const KernelContext& ctx, int i, const char* name) {
 
 DftElement dft_plan(const KernelContext& ctx, Shape* out_shape) {
   const Tensor& x = ctx.input(0);
-  if (x.dtype() != DType::Float)
-    throw ctx.error(std::string("input of type ") + dtype_name(x.dtype()) +
-                        ": only float32, float16 and bfloat16 are supported", ErrorCode::NotImplemented);
+  require_float(ctx, x, "input");
   const int64_t rank = x.rank();
   if (rank < 2 || (x.dim(-1) != 1 && x.dim(-1) != 2))
     throw ctx.error("input " + shape_string(x.shape()) + " must end in a dimension of 1 (real) or 2 (complex)");
@@ -66,10 +64,8 @@ DftElement dft_plan(const KernelContext& ctx, Shape* out_shape) {
 DftElement stft_plan(const KernelContext& ctx, Shape* out_shape) {
   const Tensor& x = ctx.input(0);
   const Tensor* window = ctx.has_input(2) ? &ctx.input(2) : nullptr;
-  for (const Tensor* t : {&x, window})
-    if (t && t->dtype() != DType::Float)
-      throw ctx.error(std::string("signal and window of type ") + dtype_name(t->dtype()) +
-                          ": only float32, float16 and bfloat16 are supported", ErrorCode::NotImplemented);
+  require_float(ctx, x, "signal");
+  if (window) require_float(ctx, *window, "window");
   if (x.rank() != 3 || (x.dim(2) != 1 && x.dim(2) != 2))
     throw ctx.error("signal " + shape_string(x.shape()) + " must be (batch, length, 1) or (batch, length, 2)");
   const int64_t length = x.dim(1);

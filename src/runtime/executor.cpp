@@ -51,6 +51,9 @@ Executor::Executor(const Plan& plan, int64_t opset, Provider& provider, Provider
   }
   mark_host_shape_nodes();
   keep_float_ = half_values_in_float(plan_);
+  for (const auto& per_node : keep_float_)
+    for (bool keep : per_node) keeps_half_values_ = keeps_half_values_ || keep;
+  for (DType t : constant_half_) keeps_half_values_ = keeps_half_values_ || t != DType::Undefined;
   read_strings_ = std::make_unique<std::atomic<bool>[]>(plan.nodes.size());
   for (size_t i = 0; i < plan.nodes.size(); ++i)
     for (const auto& sub : plan.nodes[i].subgraphs)
@@ -187,25 +190,30 @@ void Executor::run_kernel(const PlannedNode& pn, size_t index, std::vector<Tenso
     for (size_t i = 0; i < pn.inputs.size(); ++i)
       if (ctx.donatable[i]) ctx.donatable[i] = env[pn.inputs[i]].buffer().use_count() == 1;
   }
-  HalfValuesInFloat kept;
-  kept.keep_output = keep_float_[index];
-  for (int id : pn.inputs) kept.input_half.push_back(id >= 0 ? half_in_float[id] : DType::Undefined);
+  // A graph that leaves no half value in float32 runs every node without the bookkeeping: the rule then only needs
+  // each input's own type.
+  HalfValuesInFloat kept_values;
+  HalfValuesInFloat* kept = keeps_half_values_ ? &kept_values : nullptr;
+  if (kept) {
+    kept->keep_output = keep_float_[index];
+    for (int id : pn.inputs) kept->input_half.push_back(id >= 0 ? half_in_float[id] : DType::Undefined);
+  }
   KernelFn fn = provider_.kernel(*pn.entry);
   if (!fn) {
-    run_on_cpu_fallback(pn, ctx, env, &kept);
+    run_on_cpu_fallback(pn, ctx, env, kept);
   } else if (provider_.device() != Device::CPU && handles_strings(pn, index, env)) {
     read_strings_[index].store(true);
     run_on_host(pn, ctx, env);
   } else if (host_shape_node_[index] && small_host_inputs(pn, host)) {
-    run_host_shape_node(pn, ctx, env, host, &kept);
+    run_host_shape_node(pn, ctx, env, host, kept);
   } else {
     on_provider(ctx);
-    call_kernel(fn, ctx, &kept);
+    call_kernel(fn, ctx, kept);
     for (size_t i = 0; i < pn.outputs.size(); ++i)
       if (pn.outputs[i] >= 0) env[pn.outputs[i]] = std::move(ctx.outputs[i]);
   }
-  for (size_t i = 0; i < pn.outputs.size() && i < kept.output_half.size(); ++i)
-    if (pn.outputs[i] >= 0) half_in_float[pn.outputs[i]] = kept.output_half[i];
+  for (size_t i = 0; kept && i < pn.outputs.size() && i < kept->output_half.size(); ++i)
+    if (pn.outputs[i] >= 0) half_in_float[pn.outputs[i]] = kept->output_half[i];
 }
 
 void Executor::on_provider(KernelContext& ctx) {

@@ -156,6 +156,7 @@ class Executor {
   std::vector<std::vector<bool>> constant_inputs_;
   std::vector<bool> host_shape_node_;  // by node index: computed on the host on a device provider
   std::vector<std::vector<bool>> keep_float_;  // by node index, per output: half_values_in_float
+  bool keeps_half_values_ = false;             // some value is kept (keep_float_) or some constant widened
   std::vector<bool> makes_strings_;  // by node index: a Constant with a string value
   std::unique_ptr<std::atomic<bool>[]> read_strings_;  // by node index: a run found it reads or makes strings
   mutable std::mutex fallback_mutex_;

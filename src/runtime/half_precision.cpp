@@ -22,11 +22,12 @@ bool family_computes(const char* family) {
 const std::unordered_set<const OpEntry*>& computing_rows() {
   static const std::unordered_set<const OpEntry*> rows = [] {
     // Where, Cast and CastLike select or convert: they take every type as it is.
-    const std::unordered_set<std::string> kMoving = {"Where", "Cast", "CastLike"};
+    const std::unordered_set<std::string> kSelectingOrConverting = {"Where", "Cast", "CastLike"};
     const std::unordered_set<std::string> kComparing = {"TopK", "Unique", "Range"};
     std::unordered_set<const OpEntry*> out;
     for (const RegisteredOp& r : all_ops())
-      if ((family_computes(r.family) && !kMoving.count(r.entry->op_type)) || kComparing.count(r.entry->op_type))
+      if ((family_computes(r.family) && !kSelectingOrConverting.count(r.entry->op_type)) ||
+          kComparing.count(r.entry->op_type))
         out.insert(r.entry);
     using FamilyFn = std::span<const OpEntry> (*)();
     for (FamilyFn fused : {fused_elementwise_ops, fused_reduce_ops, fused_product_ops})
@@ -38,10 +39,10 @@ const std::unordered_set<const OpEntry*>& computing_rows() {
 
 // Ops that copy elements of their first input, whatever their type, and read no other input of that type.
 bool moves_first_input(const onnx::Node& n) {
-  static const std::unordered_set<std::string> kMoving = {
+  static const std::unordered_set<std::string> kByteMovers = {
       "Reshape", "Flatten", "Squeeze", "Unsqueeze", "Identity", "Transpose", "Slice", "Expand", "Tile", "Gather",
       "Split", "DepthToSpace", "SpaceToDepth"};
-  return n.domain.empty() && kMoving.count(n.op_type) != 0;
+  return n.domain.empty() && kByteMovers.count(n.op_type) != 0;
 }
 
 bool reads_only_shape(const onnx::Node& n) { return n.domain.empty() && (n.op_type == "Shape" || n.op_type == "Size"); }

@@ -78,4 +78,10 @@ Tensor& KernelContext::output(int i, DType dtype, Shape shape) {
   return outputs[i];
 }
 
+void require_float(const KernelContext& ctx, const Tensor& t, const std::string& what) {
+  if (t.dtype() != DType::Float)
+    throw ctx.error(what + " of type " + dtype_name(t.dtype()) + ": only float32, float16 and bfloat16 are supported",
+                    ErrorCode::NotImplemented);
+}
+
 }  // namespace lockstep

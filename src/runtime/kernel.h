@@ -120,4 +120,8 @@ struct KernelContext {
   }
 };
 
+/// Throws NotImplemented, naming the node and `what`, unless `t` is float32: the kernels of the ops that compute take
+/// float32, and float16 and bfloat16 inputs reach them widened (docs/arithmetic.md#half-precision).
+void require_float(const KernelContext& ctx, const Tensor& t, const std::string& what);
+
 }  // namespace lockstep
