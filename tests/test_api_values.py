@@ -560,3 +560,57 @@ def test_cuda_dlpack_with_torch():
     out = torch.from_dlpack(b.get_outputs()[0])
     assert out.device.type == "cuda" and out.cpu().numpy().tobytes() == want[1].tobytes()
     assert lockstep.OrtValue.from_dlpack(tx).data_ptr() == tx.data_ptr()
+
+
+@pytest.mark.parametrize("device", ["cpu"] + (["cuda"] if HAS_CUDA else []))
+def test_session_owned_values(device):
+    """create_ortvalue_from_shape_and_type on a session: the value belongs to that session, which alone may read it,
+    bind it or copy between it and another of its values; set_providers makes the old values and bindings stale."""
+    providers = [lockstep.CUDA if device == "cuda" else lockstep.CPU]
+    session = lockstep.InferenceSession(add_model(), providers=providers)
+    other = lockstep.InferenceSession(add_model(), providers=providers)
+    x = np.arange(6, dtype=np.float32).reshape(2, 3)
+    owned = session.create_ortvalue_from_shape_and_type([2, 3], np.float32, device)
+    foreign = other.create_ortvalue_from_shape_and_type([2, 3], np.float32, device)
+    assert owned._session is session._sess and not owned._is_webgpu_buffer
+    assert (owned.shape(), owned.device_name()) == ([2, 3], device)
+    owned.update_inplace(x)
+    session._validate_ortvalue_ownership([owned, lockstep.OrtValue.ortvalue_from_numpy(x)])
+    y, = session.run(None, {"x": owned})
+    assert same_bits(y, x + np.arange(3, dtype=np.float32))
+    with pytest.raises(ValueError, match="must be used with the session that created it"):
+        other.run(None, {"x": owned})
+    with pytest.raises(ValueError, match="must be used with the session that created it"):
+        other.run_with_ort_values(None, {"x": owned})
+    with pytest.raises(ValueError, match="must be bound to the session that created it"):
+        other.io_binding().bind_ortvalue_input("x", owned)
+    with pytest.raises(ValueError, match="must be bound to the session that created it"):
+        other.io_binding().bind_ortvalue_output("y", owned)
+    with pytest.raises(ValueError, match="same session"):
+        owned.update_inplace(foreign)
+    with pytest.raises(lockstep.InvalidArgument, match="the session runs on"):
+        session.create_ortvalue_from_shape_and_type([2], np.float32, "cuda", 7)
+    binding = session.io_binding()
+    session.set_providers(providers)
+    with pytest.raises(ValueError, match="session that created it"):
+        session.run(None, {"x": owned})
+    with pytest.raises(ValueError, match="IOBinding must be used with the session that created it"):
+        session.run_with_iobinding(binding)
+    assert session.create_ortvalue_from_shape_and_type([], np.int64).shape() == []
+
+
+@pytest.mark.parametrize("device", ["cpu"] + (["cuda"] if HAS_CUDA else []))
+def test_run_with_ortvaluevector(device):
+    providers = [lockstep.CUDA if device == "cuda" else lockstep.CPU]
+    session = lockstep.InferenceSession(add_model(), providers=providers)
+    x = np.arange(6, dtype=np.float32).reshape(2, 3)
+    feeds, fetches = lockstep._core.OrtValueVector(), lockstep._core.OrtValueVector()
+    feeds.push_back(lockstep.OrtValue.ortvalue_from_numpy(x)._get_c_value())
+    session.run_with_ortvaluevector(lockstep.RunOptions(), ["x"], feeds, ["y"], fetches,
+                                    [lockstep.OrtDevice.make(device, 0)._get_c_device()])
+    assert len(fetches) == 1 and fetches[0].device == device
+    y = fetches[0].to_host().numpy() if device == "cuda" else fetches[0].numpy()
+    assert same_bits(y, session.run(None, {"x": x})[0])
+    with pytest.raises(lockstep.InvalidArgument, match="1 feed names for 0 feeds"):
+        session.run_with_ortvaluevector(None, ["x"], lockstep._core.OrtValueVector(), ["y"], fetches,
+                                        [lockstep.OrtDevice.make("cpu", 0)])

@@ -307,6 +307,31 @@ class InferenceSession:
         """Runs with the inputs and outputs bound in `iobinding`; its get_outputs() then holds the results."""
         _values.run_with_iobinding(self, iobinding, _native_run_options(run_options))
 
+    def create_ortvalue_from_shape_and_type(self, shape, element_type, device_type="cpu", device_id=0, vendor_id=-1):
+        """An uninitialised OrtValue on the CPU or on this session's device, owned by this session: run(),
+        run_with_ort_values() and IOBinding refuse it in another session (or after set_providers), and
+        update_inplace() refuses to copy between it and another session's value (ValueError)."""
+        return _values.create_session_ortvalue(self, shape, element_type, device_type, device_id)
+
+    def _validate_ortvalue_ownership(self, values):
+        """ValueError unless each of `values` is a value no session owns, or one this session made."""
+        _values.check_ownership(self, values)
+
+    def run_with_ortvaluevector(self, run_options, feed_names, feeds, fetch_names, fetches, fetch_devices):
+        """onnxruntime's vector-based run: `feeds` and `fetches` are OrtValueVectors (native values), `fetches` is
+        filled with one value per name in `fetch_names`, each on the device of its entry in `fetch_devices`."""
+        if len(feed_names) != len(feeds) or len(fetch_names) != len(fetch_devices):
+            raise InvalidArgument(f"run_with_ortvaluevector: {len(feed_names)} feed names for {len(feeds)} feeds, "
+                                  f"{len(fetch_names)} fetch names for {len(fetch_devices)} devices")
+        session_device, _ = _values._session_device(self)
+        places = ["cuda" if d.device_type() == OrtDevice.cuda() and session_device == "cuda" else "cpu"
+                  for d in fetch_devices]
+        tensors = self._sess.run_tensors(list(fetch_names), {n: feeds[i] for i, n in enumerate(feed_names)}, places,
+                                         _native_run_options(run_options))
+        fetches.clear()
+        for tensor in tensors:
+            fetches.push_back(tensor)
+
     def get_input_epdevices(self):
         """One entry per input, as onnxruntime: None, because lockstep's providers are not plugin EP devices."""
         return [None for _ in self._inputs]

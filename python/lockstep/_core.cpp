@@ -454,6 +454,9 @@ void bind_tensor(nb::module_& m) {
       });
   m.def("is_dlpack_uint8_tensor", &is_dlpack_uint8);
   nb::class_<OrtValueVector>(m, "OrtValueVector")
+      .def(nb::init<>())
+      .def("push_back", [](OrtValueVector& v, const Tensor& t) { v.values.push_back(t); })
+      .def("clear", [](OrtValueVector& v) { v.values.clear(); })
       .def("__len__", [](const OrtValueVector& v) { return v.values.size(); })
       .def("__getitem__", [](const OrtValueVector& v, size_t i) {
         if (i >= v.values.size()) throw nb::index_error();

@@ -90,6 +90,10 @@ class OrtDevice:
     def __init__(self, device_type=0, memory_type=0, device_id=0):
         self._type, self._memory, self._id = int(device_type), int(memory_type), int(device_id)
 
+    def _get_c_device(self):
+        """The device as run_with_ortvaluevector takes it (onnxruntime's native OrtDevice; here the same object)."""
+        return self
+
     @staticmethod
     def make(ort_device_name, device_id, vendor_id=-1):
         return OrtDevice(_DEVICE_TYPES[_device_name(ort_device_name, "OrtDevice.make")], 0, device_id)
@@ -194,7 +198,12 @@ class OrtMemoryInfo:
 
 class OrtValue:
     """A tensor on the host or on a CUDA device, as onnxruntime's OrtValue. Host values made from numpy arrays share
-    the array's memory (as in onnxruntime); CUDA values own device memory."""
+    the array's memory (as in onnxruntime); CUDA values own device memory. A value made by a session
+    (InferenceSession.create_ortvalue_from_shape_and_type) belongs to it: `_session` is that session's native object,
+    and only that session may read it, write it or copy between it and another session's value."""
+
+    _is_webgpu_buffer = False  # onnxruntime's flag; lockstep has no WebGPU provider
+    _session = None
 
     def __init__(self, tensor, numpy_obj=None):
         if not isinstance(tensor, _core.Tensor):
@@ -325,6 +334,9 @@ class OrtValue:
     def update_inplace(self, data):
         """Copies `data` (a numpy array or an OrtValue, same element type and count) into this value's memory."""
         if isinstance(data, OrtValue):
+            if self._session is not None and data._session is not None and data._session is not self._session:
+                raise ValueError("update_inplace: the source OrtValue must originate from the same session as this "
+                                 "one")
             source = data._tensor
         else:
             if not isinstance(data, np.ndarray):
@@ -340,6 +352,28 @@ class OrtValue:
 
     def __repr__(self):
         return f"OrtValue({self.data_type()}, shape={self.shape()}, device='{self.device_name()}')"
+
+
+def check_ownership(session, values, verb="used with"):
+    """ValueError unless every OrtValue that a session made belongs to `session` (its current native session: one
+    that set_providers replaced no longer owns its values)."""
+    for value in values:
+        owner = getattr(value, "_session", None)
+        if owner is not None and owner is not session._sess:
+            raise ValueError(f"OrtValue must be {verb} the session that created it.")
+
+
+def create_session_ortvalue(session, shape, element_type, device_type, device_id):
+    """InferenceSession.create_ortvalue_from_shape_and_type: an uninitialised value on a device the session runs on,
+    owned by the session."""
+    device = _device_name(device_type, "create_ortvalue_from_shape_and_type")
+    session_device, session_device_id = _session_device(session)
+    if device not in ("cpu", session_device) or (device == "cuda" and int(device_id) != session_device_id):
+        raise InvalidArgument(f"create_ortvalue_from_shape_and_type: the session runs on {session_device}, not on "
+                              f"{device_type}:{device_id}")
+    value = OrtValue.ortvalue_from_shape_and_type(shape, element_type, device, device_id)
+    value._session = session._sess
+    return value
 
 
 def _session_device(session):
@@ -397,6 +431,7 @@ class IOBinding:
 
     def __init__(self, session):
         self._session = session
+        self._native = session._sess  # a binding belongs to the native session it was made for (set_providers makes another)
         self._inputs = {}   # name: OrtValue
         self._outputs = {}  # name: _OutputSlot, in binding order
         self._results = []
@@ -444,6 +479,7 @@ class IOBinding:
     def bind_ortvalue_input(self, name, ortvalue):
         if not isinstance(ortvalue, OrtValue):
             raise TypeError(f"bind_ortvalue_input('{name}'): expected an OrtValue, got {type(ortvalue).__name__}")
+        check_ownership(self._session, [ortvalue], "bound to")
         self._bind_input_value(name, ortvalue, "bind_ortvalue_input")
 
     def bind_output(self, name, device_type="cpu", device_id=0, element_type=None, shape=None, buffer_ptr=None):
@@ -467,6 +503,7 @@ class IOBinding:
     def bind_ortvalue_output(self, name, ortvalue):
         if not isinstance(ortvalue, OrtValue):
             raise TypeError(f"bind_ortvalue_output('{name}'): expected an OrtValue, got {type(ortvalue).__name__}")
+        check_ownership(self._session, [ortvalue], "bound to")
         self._check_name(name, self._session.get_outputs(), "output", "bind_ortvalue_output")
         self._outputs[name] = _OutputSlot(ortvalue.device_name(), ortvalue._tensor.device_id, ortvalue)
 
@@ -498,8 +535,9 @@ class IOBinding:
 
 
 def run_with_iobinding(session, binding, run_options=None):
-    if not isinstance(binding, IOBinding) or binding._session is not session:
+    if not isinstance(binding, IOBinding) or binding._session is not session or binding._native is not session._sess:
         raise ValueError("IOBinding must be used with the session that created it.")
+    check_ownership(session, list(binding._inputs.values()) + [s.target for s in binding._outputs.values()])
     if not binding._outputs:
         raise InvalidArgument("At least one output should be requested.")
     names = list(binding._outputs)
@@ -519,6 +557,7 @@ def _feed_tensors(session, feeds, what):
     if missing:
         raise ValueError(f"Required inputs ({missing}) are missing from input feed ({list(feeds)}).")
     declared = {i.name: i.type for i in session.get_inputs()}
+    check_ownership(session, feeds.values())
     tensors = {}
     for name, value in feeds.items():
         if isinstance(value, SparseTensor):
