@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <deque>
 
+#include "ops/ml.h"
+
 namespace lockstep {
 
 int Plan::id_of(const std::string& name) const {
@@ -20,9 +22,16 @@ int add_value(Plan& plan, const std::string& name) {
   return it->second;
 }
 
-const OpEntry* resolve_op(const onnx::Node& node, int64_t opset) {
+const OpEntry* resolve_op(const onnx::Node& node, int64_t opset, int64_t ml_opset) {
   if (node.domain == kFusedDomain) {
     if (const OpEntry* fused = find_fused_op(node.op_type)) return fused;
+  }
+  if (node.domain == kMlDomain) {
+    const OpEntry* e = find_ml_op(node.op_type, ml_opset);
+    if (!e)
+      throw node.error(ErrorCode::NotImplemented, "op " + node.op_type + " is not supported at " + kMlDomain +
+                                                      " opset " + std::to_string(ml_opset));
+    return e;
   }
   if (!is_default_domain(node.domain))
     throw node.error(ErrorCode::NotImplemented, "ops of domain '" + node.domain + "' are not supported");
@@ -117,7 +126,7 @@ void check_sequence_map(const onnx::Node& node, const onnx::Graph& body) {
   check_given(node, 0);
 }
 
-void plan_subgraphs(PlannedNode& pn, int64_t opset, const std::set<std::string>& visible) {
+void plan_subgraphs(PlannedNode& pn, int64_t opset, int64_t ml_opset, const std::set<std::string>& visible) {
   const onnx::Node& node = *pn.node;
   std::vector<const onnx::Graph*> graphs;
   if (node.op_type == "If") {
@@ -131,7 +140,7 @@ void plan_subgraphs(PlannedNode& pn, int64_t opset, const std::set<std::string>&
     else if (node.op_type == "SequenceMap") check_sequence_map(node, *graphs[0]);
     else check_scan(node, *graphs[0], opset);
   }
-  for (const onnx::Graph* g : graphs) pn.subgraphs.push_back(build_plan(*g, opset, visible));
+  for (const onnx::Graph* g : graphs) pn.subgraphs.push_back(build_plan(*g, opset, visible, ml_opset));
 }
 
 // Kahn's algorithm over producer edges; ONNX requires sorted nodes but exporters do not always comply.
@@ -213,7 +222,8 @@ bool is_sequence_op(const onnx::Node& node) {
   return is_default_domain(node.domain) && sequence_op_since(node.op_type) > 0;
 }
 
-std::unique_ptr<Plan> build_plan(const onnx::Graph& graph, int64_t opset, const std::set<std::string>& outer_scope) {
+std::unique_ptr<Plan> build_plan(const onnx::Graph& graph, int64_t opset, const std::set<std::string>& outer_scope,
+                                 int64_t ml_opset) {
   auto plan = std::make_unique<Plan>();
   std::set<std::string> overridable;
   for (const auto& v : graph.inputs) {
@@ -235,9 +245,9 @@ std::unique_ptr<Plan> build_plan(const onnx::Graph& graph, int64_t opset, const 
   for (size_t i = 0; i < graph.nodes.size(); ++i) {
     const onnx::Node& node = graph.nodes[i];
     unordered[i].node = &node;
-    unordered[i].entry = resolve_op(node, opset);
+    unordered[i].entry = resolve_op(node, opset, ml_opset);
     if (is_control_flow(node) || (is_sequence_op(node) && node.op_type == "SequenceMap"))
-      plan_subgraphs(unordered[i], opset, visible);
+      plan_subgraphs(unordered[i], opset, ml_opset, visible);
     reads[i] = node.inputs;
     for (const auto& sub : unordered[i].subgraphs) reads[i].insert(reads[i].end(), sub->outer_refs.begin(), sub->outer_refs.end());
     for (const auto& name : reads[i]) {

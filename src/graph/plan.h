@@ -54,10 +54,11 @@ int64_t sequence_op_since(const std::string& op_type);
 /// The last opset whose Scan has a batch axis and sequence_lens (Scan-8); Scan-9 has neither.
 inline constexpr int64_t kLastBatchedScan = 8;
 
-/// Builds the plan. `outer_scope` holds the names visible from enclosing graphs (empty for the main graph).
-/// Throws InvalidGraph for dangling names, cycles or duplicate producers, NotImplemented for unknown ops,
-/// both naming the node.
-std::unique_ptr<Plan> build_plan(const onnx::Graph& graph, int64_t opset, const std::set<std::string>& outer_scope);
+/// Builds the plan. `outer_scope` holds the names visible from enclosing graphs (empty for the main graph);
+/// `ml_opset` is the model's ai.onnx.ml opset (0: none imported). Throws InvalidGraph for dangling names, cycles or
+/// duplicate producers, NotImplemented for unknown ops, both naming the node.
+std::unique_ptr<Plan> build_plan(const onnx::Graph& graph, int64_t opset, const std::set<std::string>& outer_scope,
+                                 int64_t ml_opset = 0);
 
 /// The rewrites that fuse nodes (docs/arithmetic.md#graph-rewrites): each fused node computes the same sequence of
 /// operations as the nodes it replaces, so the bits do not depend on whether it runs. Main graph only.

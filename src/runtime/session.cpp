@@ -8,6 +8,7 @@
 
 #include "graph/plan.h"
 #include "onnx/model.h"
+#include "ops/ml.h"
 #include "ops/registry.h"
 #include "runtime/executor.h"
 #include "runtime/profiler.h"
@@ -41,8 +42,33 @@ std::string type_text(DType dtype, bool sequence) {
 // A value's tensors: a sequence's items, or the tensor itself.
 std::vector<Tensor> tensors_of(const Tensor& t) { return t.is_sequence() ? t.items() : std::vector<Tensor>{t}; }
 
+int64_t ml_opset_of(const onnx::Model& model) {
+  for (const auto& o : model.opset_imports)
+    if (o.domain == kMlDomain) return o.version;
+  return 0;
+}
+
+bool has_default_domain_node(const onnx::Graph& g) {
+  for (const auto& n : g.nodes) {
+    if (n.domain.empty() || n.domain == "ai.onnx") return true;
+    for (const auto& [name, a] : n.attributes) {
+      if (a.g && has_default_domain_node(*a.g)) return true;
+      for (const auto& sub : a.graphs)
+        if (has_default_domain_node(*sub)) return true;
+    }
+  }
+  return false;
+}
+
 void check_opsets(const onnx::Model& model) {
+  const int64_t ml_opset = ml_opset_of(model);
+  if (ml_opset != 0 && (ml_opset < 1 || ml_opset > kNewestMlOpset))
+    throw Error(ErrorCode::NotImplemented, std::string(kMlDomain) + " opset " + std::to_string(ml_opset) +
+                                               " is not supported (lockstep supports 1 to " +
+                                               std::to_string(kNewestMlOpset) + ")");
   int64_t opset = model.default_opset();
+  // A model of ai.onnx.ml ops alone (a converted scikit-learn pipeline may be one) needs no default-domain import.
+  if (opset == 0 && ml_opset != 0 && !has_default_domain_node(model.graph)) return;
   if (opset == 0) throw Error(ErrorCode::InvalidGraph, "the model imports no opset of the default ONNX domain");
   if (opset < kMinOpset || opset > kMaxOpset)
     throw Error(ErrorCode::NotImplemented, "default-domain opset " + std::to_string(opset) +
@@ -143,7 +169,7 @@ class SessionImpl {
       onnx::save_model_file(model_, options.optimized_model_filepath,
                             {options.optimized_model_external_initializers_file_name,
                              options.optimized_model_external_initializers_min_size_in_bytes});
-    plan_ = build_plan(model_.graph, opset_, {});
+    plan_ = build_plan(model_.graph, opset_, {}, ml_opset_of(model_));
     cpu_ = make_cpu_provider(options.max_cached_host_bytes < 0
                                  ? CacheBound::twice_peak()
                                  : CacheBound::fixed(static_cast<size_t>(options.max_cached_host_bytes)));
@@ -405,7 +431,8 @@ void count_ops(const onnx::Graph& g, int64_t opset, std::map<std::pair<std::stri
     u.domain = n.domain;
     ++u.count;
     bool default_domain = n.domain.empty() || n.domain == "ai.onnx";
-    const OpEntry* e = default_domain ? find_op(n.op_type, opset) : nullptr;
+    const OpEntry* e = default_domain ? find_op(n.op_type, opset)
+                       : n.domain == kMlDomain ? find_ml_op(n.op_type, kNewestMlOpset) : nullptr;
     const bool executor_runs = is_control_flow(n) || is_sequence_op(n);
     u.cpu = (e != nullptr) || executor_runs;
     u.cuda = (e && e->cuda) || executor_runs;
@@ -441,6 +468,7 @@ std::vector<SupportedOp> supported_ops() {
   // the session has.
   for (const char* op : {"If", "Loop", "Scan"})
     out.push_back({"control flow", op, op == std::string("Scan") ? 8 : 1, kNewestOpset, LOCKSTEP_WITH_CUDA != 0});
+  for (const OpEntry& e : ml_ops()) out.push_back({"ml (ai.onnx.ml)", e.op_type, e.since, e.until, e.cuda != nullptr});
   for (const char* op : {"SequenceEmpty", "SequenceConstruct", "SequenceInsert", "SequenceAt", "SequenceErase",
                          "SequenceLength", "SplitToSequence", "ConcatFromSequence", "SequenceMap"})
     out.push_back({"sequence", op, static_cast<int>(sequence_op_since(op)), kNewestOpset, LOCKSTEP_WITH_CUDA != 0});

@@ -1,0 +1,136 @@
+// The tree ensembles of the ai.onnx.ml domain (TreeEnsembleRegressor, TreeEnsembleClassifier, TreeEnsemble) and the
+// score transforms of the ml ops: one row of scores from one row of features (docs/arithmetic.md#ml).
+//
+// A feature is widened to double (exact for float32, float16, int32) and compared with the node's threshold in
+// double (thresholds given as float are exact in double too, so float models compare as float32 would). Scores
+// accumulate in the output's type, trees in evaluation order and each leaf's (target, weight) entries in attribute
+// order, so the order of additions is fixed by the model alone.
+#pragma once
+
+#include <cstdint>
+#include <limits>
+
+
+#include "arith/hd.h"
+#include "arith/math.h"
+#include "arith/reduce.h"
+
+namespace lockstep::arith {
+
+enum class TreeMode : uint8_t { Leq = 0, Lt = 1, Gte = 2, Gt = 3, Eq = 4, Neq = 5, Member = 6 };
+enum class TreeAggregate : uint8_t { Average = 0, Sum = 1, Min = 2, Max = 3 };
+enum class ScorePostTransform : uint8_t { None = 0, Softmax = 1, Logistic = 2, SoftmaxZero = 3 };
+
+struct TreeNode {
+  int64_t feature = 0;
+  double threshold = 0;
+  int32_t next_true = 0, next_false = 0;  // a node index, or ~leaf (negative) for a leaf
+  uint32_t member_first = 0, member_count = 0;
+  TreeMode mode = TreeMode::Leq;
+  bool missing_true = false;  // a NaN feature takes the true branch (else the comparison decides: false)
+};
+struct LeafRange {
+  int32_t first = 0, count = 0;
+};
+struct LeafEntry {
+  int64_t target = 0;
+  double weight = 0;
+};
+
+/// The model as a kernel reads it (pointers into its arrays, on the kernel's device).
+struct TreeEnsembleView {
+  const TreeNode* nodes;
+  const int32_t* roots;
+  int64_t trees;
+  const LeafRange* leaves;
+  const LeafEntry* entries;
+  const double* members;
+  const double* base_values;  // null or one per target
+  int64_t targets;
+  TreeAggregate aggregate;
+  bool base_first;  // TreeEnsembleClassifier starts each score from its base value; the others add it last
+};
+
+// ONNX's test of a node: x <op> threshold, or x in the node's set; a NaN x takes the true branch when missing_true.
+LOCKSTEP_HD bool tree_test(const TreeNode& n, double x, const double* members) {
+  if (x != x && n.missing_true) return true;
+  switch (n.mode) {
+    case TreeMode::Leq: return x <= n.threshold;
+    case TreeMode::Lt: return x < n.threshold;
+    case TreeMode::Gte: return x >= n.threshold;
+    case TreeMode::Gt: return x > n.threshold;
+    case TreeMode::Eq: return x == n.threshold;
+    case TreeMode::Neq: return x != n.threshold;
+    case TreeMode::Member:
+      for (uint32_t k = 0; k < n.member_count; ++k)
+        if (members[n.member_first + k] == x) return true;
+      return false;
+  }
+  return false;
+}
+
+/// The leaf a tree reaches for the features `x(f)` (doubles). Well-formedness (no cycles, indices in range) is the
+/// definition's to check.
+template <class Features>
+LOCKSTEP_HD int32_t tree_leaf(const TreeEnsembleView& m, int32_t root, const Features& x) {
+  int32_t at = root;
+  while (at >= 0) {
+    const TreeNode& n = m.nodes[at];
+    at = tree_test(n, x(n.feature), m.members) ? n.next_true : n.next_false;
+  }
+  return ~at;
+}
+
+/// One row: out[t] for every target, in Acc (float or double), and scored[t]: whether a reached leaf named target t
+/// (or, base_first, a base value is given).
+/// SUM and AVERAGE: 0 (or the base value, base_first), plus each reached leaf's weights in tree order, AVERAGE then
+/// divided by the tree count; MIN and MAX: the smallest or largest weight reached. Then the base value is added
+/// (unless base_first), except that MIN and MAX leave a target no reached leaf names at 0 (as onnxruntime does; the
+/// ONNX reference gives the type's extreme plus the base value).
+template <class Acc, class Features>
+LOCKSTEP_HD void tree_ensemble_row(const TreeEnsembleView& m, const Features& x, Acc* out, bool* scored) {
+  const bool with_base = m.base_first && m.base_values;
+  for (int64_t t = 0; t < m.targets; ++t) {
+    out[t] = with_base ? static_cast<Acc>(m.base_values[t]) : Acc(0);
+    scored[t] = with_base;
+  }
+  for (int64_t tree = 0; tree < m.trees; ++tree) {
+    const LeafRange leaf = m.leaves[tree_leaf(m, m.roots[tree], x)];
+    for (int32_t k = 0; k < leaf.count; ++k) {
+      const LeafEntry& e = m.entries[leaf.first + k];
+      const Acc w = static_cast<Acc>(e.weight);
+      Acc& o = out[e.target];
+      if (m.aggregate == TreeAggregate::Min) o = !scored[e.target] || w < o ? w : o;
+      else if (m.aggregate == TreeAggregate::Max) o = !scored[e.target] || w > o ? w : o;
+      else o = o + w;
+      scored[e.target] = true;
+    }
+  }
+  const bool extreme = m.aggregate == TreeAggregate::Min || m.aggregate == TreeAggregate::Max;
+  for (int64_t t = 0; t < m.targets; ++t) {
+    if (m.aggregate == TreeAggregate::Average) out[t] = out[t] / static_cast<Acc>(m.trees);
+    if (extreme && !scored[t]) continue;  // stays 0, without a base value (as onnxruntime)
+    if (m.base_values && !m.base_first) out[t] = out[t] + static_cast<Acc>(m.base_values[t]);
+  }
+}
+
+/// The ml ops' post_transform on one row of float32 scores, in place. LOGISTIC: sigmoid_f32 per score. SOFTMAX:
+/// e_i = exp_f32(s_i - m) with m the first largest score, then e_i / S(e), S the canonical sum. SOFTMAX_ZERO: the same
+/// over the non-zero scores, zeros staying +0 (all zeros stay zeros).
+LOCKSTEP_HD void score_post_transform_f32(ScorePostTransform post, float* s, int64_t n) {
+  if (post == ScorePostTransform::None) return;
+  if (post == ScorePostTransform::Logistic) {
+    for (int64_t i = 0; i < n; ++i) s[i] = sigmoid_f32(s[i]);
+    return;
+  }
+  const bool skip_zeros = post == ScorePostTransform::SoftmaxZero;
+  float m = -std::numeric_limits<float>::infinity();
+  for (int64_t i = 0; i < n; ++i)
+    if (!(skip_zeros && s[i] == 0.0f) && s[i] > m) m = s[i];
+  for (int64_t i = 0; i < n; ++i) s[i] = skip_zeros && s[i] == 0.0f ? 0.0f : exp_f32(s[i] - m);
+  const float sum = sum_canonical_f32(n, [&](int64_t i) { return s[i]; });
+  if (sum == 0.0f) return;
+  for (int64_t i = 0; i < n; ++i) s[i] = s[i] / sum;
+}
+
+}  // namespace lockstep::arith

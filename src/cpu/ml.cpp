@@ -1,0 +1,300 @@
+// CPU kernels of the ai.onnx.ml ops, row by row (rows in parallel; each row's sequence is fixed by the model).
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <map>
+
+#include "arith/dot.h"
+#include "ops/ml.h"
+#include "runtime/thread_pool.h"
+
+namespace lockstep::cpu {
+
+namespace {
+
+// Feature f of row r of X widened to double (exact for float32, int32, and int64 up to 2^53).
+struct RowFeatures {
+  const Tensor& x;
+  int64_t row, features;
+  double operator()(int64_t f) const {
+    const int64_t i = row * features + f;
+    switch (x.dtype()) {
+      case DType::Float: return x.data<float>()[i];
+      case DType::Double: return x.data<double>()[i];
+      case DType::Int64: return static_cast<double>(x.data<int64_t>()[i]);
+      default: return x.data<int32_t>()[i];
+    }
+  }
+};
+
+void require_ml_input(const KernelContext& ctx, std::initializer_list<DType> types) {
+  const DType t = ctx.input(0).dtype();
+  if (std::find(types.begin(), types.end(), t) == types.end())
+    throw ctx.error(std::string("X of type ") + dtype_name(t) + " is not supported", ErrorCode::NotImplemented);
+}
+
+arith::TreeEnsembleView view_of(const TreeEnsembleModel& m, bool base_first) {
+  return {m.nodes.data(), m.roots.data(), static_cast<int64_t>(m.roots.size()), m.leaves.data(), m.entries.data(),
+          m.members.data(), m.base_values.empty() ? nullptr : m.base_values.data(), m.targets, m.aggregate,
+          base_first};
+}
+
+// Index of the first largest score among the scored ones (all when `scored` is null), before any post_transform, as
+// onnxruntime chooses the label.
+int64_t first_max(const float* s, const bool* scored, int64_t n) {
+  int64_t best = -1;
+  for (int64_t i = 0; i < n; ++i)
+    if ((!scored || scored[i]) && (best < 0 || s[i] > s[best])) best = i;
+  return best < 0 ? 0 : best;
+}
+
+// Writes the label of column `k` of each row (int64 or string labels).
+void store_labels(KernelContext& ctx, const std::vector<int64_t>& int_labels, const std::vector<std::string>& string_labels,
+                  const std::vector<int64_t>& chosen) {
+  const int64_t n = static_cast<int64_t>(chosen.size());
+  if (!string_labels.empty()) {
+    Tensor& y = ctx.output(0, DType::String, {n});
+    for (int64_t r = 0; r < n; ++r) y.data<std::string>()[r] = string_labels[chosen[r]];
+    return;
+  }
+  Tensor& y = ctx.output(0, DType::Int64, {n});
+  for (int64_t r = 0; r < n; ++r) y.data<int64_t>()[r] = int_labels[chosen[r]];
+}
+
+}  // namespace
+
+// Contract: arith::tree_ensemble_row per row (trees in order, leaf entries in attribute order), then
+// arith::score_post_transform_f32; docs/arithmetic.md#ml.
+void tree_ensemble(KernelContext& ctx) {
+  const std::shared_ptr<const TreeEnsembleModel> model = tree_ensemble_model(ctx);
+  const TreeEnsembleModel& m = *model;
+  const bool v5 = ctx.node.op_type == "TreeEnsemble", classifier = ctx.node.op_type == "TreeEnsembleClassifier";
+  if (v5) require_ml_input(ctx, {DType::Float, DType::Double});
+  else require_ml_input(ctx, {DType::Float, DType::Double, DType::Int64, DType::Int32});
+  const MlRows r = ml_rows(ctx, m.features_needed);
+  const Tensor& x = ctx.input(0);
+  const arith::TreeEnsembleView view = view_of(m, classifier);
+  if (v5 && x.dtype() == DType::Double) {
+    if (m.post != arith::ScorePostTransform::None)
+      throw ctx.error("post_transform on double scores is not supported", ErrorCode::NotImplemented);
+    double* y = ctx.output(0, DType::Double, {r.rows, m.targets}).data<double>();
+    ctx.pool->parallel_for(r.rows, [&](int64_t begin, int64_t end) {
+      std::vector<char> scored(static_cast<size_t>(m.targets));
+      for (int64_t row = begin; row < end; ++row)
+        arith::tree_ensemble_row<double>(view, RowFeatures{x, row, r.features}, y + row * m.targets,
+                                         reinterpret_cast<bool*>(scored.data()));
+    }, 1);
+    return;
+  }
+  // onnxruntime gives two-class ensembles a binary form of its own (scores from one class's sum, the label from a
+  // threshold); lockstep does not have it yet.
+  if (classifier && m.targets <= 2)
+    throw ctx.error("classifiers of two classes are not supported yet (three or more are)", ErrorCode::NotImplemented);
+  Tensor& scores = ctx.output(classifier ? 1 : 0, DType::Float, {r.rows, m.targets});
+  float* y = scores.data<float>();
+  std::vector<int64_t> chosen(static_cast<size_t>(r.rows));
+  ctx.pool->parallel_for(r.rows, [&](int64_t begin, int64_t end) {
+    std::vector<char> scored(static_cast<size_t>(m.targets));
+    bool* hit = reinterpret_cast<bool*>(scored.data());
+    for (int64_t row = begin; row < end; ++row) {
+      float* s = y + row * m.targets;
+      arith::tree_ensemble_row<float>(view, RowFeatures{x, row, r.features}, s, hit);
+      chosen[row] = first_max(s, hit, m.targets);
+      arith::score_post_transform_f32(m.post, s, m.targets);
+    }
+  }, 1);
+  if (classifier) store_labels(ctx, m.int_labels, m.string_labels, chosen);
+}
+
+// Contract: each score is arith::dot_chunked_f32 over the features from the intercept (the GEMM contract), then
+// arith::score_post_transform_f32; docs/arithmetic.md#ml.
+void linear_model(KernelContext& ctx) {
+  const LinearModel m = linear_model_of(ctx);
+  require_ml_input(ctx, {DType::Float});
+  const MlRows r = ml_rows(ctx, m.features);
+  if (r.features != m.features)
+    throw ctx.error("X has " + std::to_string(r.features) + " features, the coefficients " + std::to_string(m.features));
+  const bool classifier = ctx.node.op_type == "LinearClassifier";
+  if (classifier && m.targets <= 2)
+    throw ctx.error("classifiers of two classes are not supported yet (three or more are)", ErrorCode::NotImplemented);
+  const int64_t columns = m.targets;
+  const float* x = ctx.input(0).data<float>();
+  float* y = ctx.output(classifier ? 1 : 0, DType::Float, {r.rows, columns}).data<float>();
+  std::vector<int64_t> chosen(static_cast<size_t>(r.rows));
+  ctx.pool->parallel_for(r.rows, [&](int64_t begin, int64_t end) {
+    for (int64_t row = begin; row < end; ++row) {
+      float* s = y + row * columns;
+      for (int64_t t = 0; t < m.targets; ++t)
+        s[t] = arith::dot_chunked_f32(m.features, m.intercepts.empty() ? 0.0f : m.intercepts[t],
+                                      [&](int64_t f) { return x[row * m.features + f]; },
+                                      [&](int64_t f) { return m.coefficients[t * m.features + f]; });
+      chosen[row] = first_max(s, nullptr, columns);
+      arith::score_post_transform_f32(m.post, s, columns);
+    }
+  }, 1);
+  if (classifier) store_labels(ctx, m.int_labels, m.string_labels, chosen);
+}
+
+// Contract: Scaler (x - offset) * scale; Binarizer x > threshold ? 1 : 0 (NaN stays NaN); Normalizer x / d with d
+// the row's max (MAX, as the ONNX text and onnxruntime have it; a row whose max is 0 is copied), or S(|x|) (L1) or sqrt(S(x*x)) (L2) at least 1e-30,
+// S the canonical sum; docs/arithmetic.md#ml.
+void ml_elementwise(KernelContext& ctx) {
+  const std::string& op = ctx.node.op_type;
+  const Tensor& xt = ctx.input(0);
+  if (xt.dtype() != DType::Float)
+    throw ctx.error(std::string("X of type ") + dtype_name(xt.dtype()) + " is not supported", ErrorCode::NotImplemented);
+  const int64_t n = xt.numel(), width = xt.rank() == 0 ? 1 : xt.dim(-1);
+  const float* x = xt.data<float>();
+  float* y = ctx.output(0, DType::Float, xt.shape()).data<float>();
+  if (op == "Binarizer") {
+    const float threshold = ctx.node.attr_float("threshold", 0.0f);
+    for (int64_t i = 0; i < n; ++i) y[i] = x[i] != x[i] ? x[i] : (x[i] > threshold ? 1.0f : 0.0f);
+    return;
+  }
+  if (op == "Scaler") {
+    const std::vector<float> offset = ctx.node.attr_floats("offset"), scale = ctx.node.attr_floats("scale");
+    for (const auto* v : {&offset, &scale})
+      if (v->size() != 1 && static_cast<int64_t>(v->size()) != width)
+        throw ctx.error("offset and scale must have 1 or " + std::to_string(width) + " entries", ErrorCode::InvalidGraph);
+    for (int64_t i = 0; i < n; ++i) {
+      const int64_t c = i % width;
+      y[i] = (x[i] - offset[offset.size() == 1 ? 0 : c]) * scale[scale.size() == 1 ? 0 : c];
+    }
+    return;
+  }
+  const std::string norm = ctx.node.attr_string("norm", "MAX");
+  if (norm != "MAX" && norm != "L1" && norm != "L2")
+    throw ctx.error("norm '" + norm + "' is not MAX, L1 or L2", ErrorCode::InvalidGraph);
+  for (int64_t row = 0; row < (width ? n / width : 0); ++row) {
+    const float* xr = x + row * width;
+    float d = xr[0];
+    if (norm == "MAX") {
+      for (int64_t i = 1; i < width; ++i) d = xr[i] > d ? xr[i] : d;
+    } else {
+      d = norm == "L1" ? arith::sum_canonical_f32(width, [&](int64_t i) { return std::fabs(xr[i]); })
+                       : std::sqrt(arith::sum_canonical_f32(width, [&](int64_t i) { return xr[i] * xr[i]; }));
+      d = d > 1e-30f ? d : 1e-30f;
+    }
+    for (int64_t i = 0; i < width; ++i) y[row * width + i] = d == 0.0f ? xr[i] : xr[i] / d;  // a zero max: as it is
+  }
+}
+
+// Contract: moves bytes: output [..., k] = X[..., indices[k]] (a 1-D X gives [1, K]).
+void array_feature_extractor(KernelContext& ctx) {
+  const Tensor& x = ctx.input(0);
+  const std::vector<int64_t> indices = ctx.host_input(1).to_ints();
+  if (x.dtype() == DType::String || dtype_size(x.dtype()) == 0)
+    throw ctx.error(std::string("X of type ") + dtype_name(x.dtype()) + " is not supported", ErrorCode::NotImplemented);
+  const int64_t width = x.rank() == 0 ? 1 : x.dim(-1), k = static_cast<int64_t>(indices.size());
+  for (int64_t i : indices)
+    if (i < 0 || i >= width)
+      throw ctx.error("index " + std::to_string(i) + " is out of range for the last axis of " + shape_string(x.shape()));
+  Shape shape = x.rank() <= 1 ? Shape{1, k} : x.shape();
+  shape.back() = k;
+  const size_t element = dtype_size(x.dtype());
+  const int64_t rows = width ? x.numel() / width : 0;
+  Tensor& y = ctx.output(0, x.dtype(), shape);
+  const auto* src = static_cast<const uint8_t*>(x.raw());
+  auto* dst = static_cast<uint8_t*>(y.raw());
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t j = 0; j < k; ++j)
+      std::memcpy(dst + (r * k + j) * element, src + (r * width + indices[j]) * element, element);
+}
+
+}  // namespace lockstep::cpu
+
+namespace lockstep::cpu {
+
+namespace {
+
+// LabelEncoder's keys or values as a tensor: `<what>_tensor`, else the list attribute of the given kind.
+Tensor label_table(const KernelContext& ctx, const std::string& what) {
+  const auto& n = ctx.node;
+  if (const onnx::Attribute* t = n.find(what + "_tensor")) return t->t;
+  if (n.has(what + "_strings")) {
+    const std::vector<std::string> s = n.attr_strings(what + "_strings");
+    Tensor t = Tensor::strings({static_cast<int64_t>(s.size())});
+    std::copy(s.begin(), s.end(), t.data<std::string>());
+    return t;
+  }
+  if (n.has(what + "_int64s")) {
+    const std::vector<int64_t> v = n.attr_ints(what + "_int64s");
+    return Tensor::from_bytes(DType::Int64, {static_cast<int64_t>(v.size())}, v.data());
+  }
+  const std::vector<float> v = n.attr_floats(what + "_floats");
+  return Tensor::from_bytes(DType::Float, {static_cast<int64_t>(v.size())}, v.data());
+}
+
+// LabelEncoder's default: default_tensor, else default_<kind> of the values' kind (onnx's defaults: "_Unused", -1,
+// -0.0).
+Tensor label_default(const KernelContext& ctx, DType type) {
+  const auto& n = ctx.node;
+  if (const onnx::Attribute* t = n.find("default_tensor")) {
+    if (t->t.numel() != 1 || t->t.dtype() != type)
+      throw ctx.error("default_tensor must be one element of the values' type", ErrorCode::InvalidGraph);
+    return t->t;
+  }
+  if (type == DType::String) {
+    Tensor t = Tensor::strings({1});
+    t.data<std::string>()[0] = n.attr_string("default_string", "_Unused");
+    return t;
+  }
+  if (type == DType::Int64) {
+    const int64_t v = n.attr_int("default_int64", -1);
+    return Tensor::from_bytes(DType::Int64, {1}, &v);
+  }
+  if (type == DType::Float) {
+    const float v = n.attr_float("default_float", -0.0f);
+    return Tensor::from_bytes(DType::Float, {1}, &v);
+  }
+  Tensor t = Tensor::empty(type, {1});  // other types need default_tensor; without one the default is 0
+  std::memset(t.raw(), 0, t.bytes());
+  return t;
+}
+
+// A key or input element as a comparable text: strings as they are, numbers by their value (every NaN alike).
+std::string key_text(const Tensor& t, int64_t i) {
+  switch (t.dtype()) {
+    case DType::String: return "s" + t.data<std::string>()[i];
+    case DType::Float: case DType::Double: {
+      const double v = t.dtype() == DType::Float ? t.data<float>()[i] : t.data<double>()[i];
+      char text[40];
+      std::snprintf(text, sizeof text, "n%a", v == 0 ? 0.0 : v);  // exact; -0 equals +0
+      return v != v ? "" : text;  // "": no key matches a NaN (onnxruntime's behaviour)
+    }
+    default: return "i" + std::to_string(t.int_at(i));
+  }
+}
+
+}  // namespace
+
+// Contract: moves values: Y[i] = values[k] for the first key k equal to X[i] (-0 equals +0; a NaN matches no key,
+// as in onnxruntime), else the default.
+void label_encoder(KernelContext& ctx) {
+  const Tensor& x = ctx.input(0);
+  const Tensor keys = label_table(ctx, "keys"), values = label_table(ctx, "values");
+  if (keys.numel() != values.numel())
+    throw ctx.error("keys and values have " + std::to_string(keys.numel()) + " and " + std::to_string(values.numel()) +
+                        " entries", ErrorCode::InvalidGraph);
+  if ((keys.dtype() == DType::String) != (x.dtype() == DType::String))
+    throw ctx.error(std::string("X of type ") + dtype_name(x.dtype()) + " does not match keys of type " +
+                    dtype_name(keys.dtype()));
+  std::map<std::string, int64_t> index;
+  for (int64_t k = keys.numel() - 1; k >= 0; --k) {
+    const std::string key = key_text(keys, k);
+    if (!key.empty()) index[key] = k;  // the first of equal keys
+  }
+  const Tensor fallback = label_default(ctx, values.dtype());
+  Tensor& y = ctx.output(0, values.dtype(), x.shape());
+  const size_t size = dtype_size(values.dtype());
+  for (int64_t i = 0; i < x.numel(); ++i) {
+    auto it = index.find(key_text(x, i));
+    const Tensor& from = it == index.end() ? fallback : values;
+    const int64_t at = it == index.end() ? 0 : it->second;
+    if (values.dtype() == DType::String) y.data<std::string>()[i] = from.data<std::string>()[at];
+    else std::memcpy(static_cast<uint8_t*>(y.raw()) + i * size, static_cast<const uint8_t*>(from.raw()) + at * size, size);
+  }
+}
+
+}  // namespace lockstep::cpu

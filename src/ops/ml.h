@@ -1,0 +1,73 @@
+// The classical ML ops of the ai.onnx.ml domain, what the scikit-learn, LightGBM and XGBoost converters write:
+// TreeEnsembleRegressor, TreeEnsembleClassifier, TreeEnsemble, LinearRegressor, LinearClassifier, Scaler, Normalizer,
+// Binarizer, ArrayFeatureExtractor and LabelEncoder. Definitions (attributes, validation, shapes) here; kernels in src/cpu/ml.cpp.
+// They have CPU kernels only: a CUDA session runs them on the CPU (same bits; the README says so).
+#pragma once
+
+#include <span>
+#include <string>
+#include <vector>
+
+#include "arith/tree_ensemble.h"
+#include "runtime/kernel.h"
+
+namespace lockstep {
+
+/// The ai.onnx.ml domain and the newest opset of it that the pinned onnx defines.
+constexpr const char* kMlDomain = "ai.onnx.ml";
+constexpr int64_t kNewestMlOpset = 5;
+
+/// The registry rows of the ml ops; `since` and `until` are ai.onnx.ml opsets.
+std::span<const OpEntry> ml_ops();
+/// The row for an ai.onnx.ml op_type at that domain's opset, or nullptr.
+const OpEntry* find_ml_op(const std::string& op_type, int64_t ml_opset);
+
+/// A tree ensemble as TreeEnsembleRegressor, TreeEnsembleClassifier (ai.onnx.ml 1-4) and TreeEnsemble (5) describe
+/// it, in the one form arith::tree_ensemble_row walks. Built once per node from its attributes (they are constant).
+struct TreeEnsembleModel {
+  std::vector<arith::TreeNode> nodes;
+  std::vector<int32_t> roots;               // per tree, in evaluation order: a node index, or ~leaf
+  std::vector<arith::LeafRange> leaves;     // per leaf: its entries
+  std::vector<arith::LeafEntry> entries;    // (target, weight) pairs, leaves' in attribute order
+  std::vector<double> members;              // MEMBER nodes' sets, each node's run [first, first + count)
+  std::vector<double> base_values;          // empty or one per target
+  int64_t targets = 0;
+  arith::TreeAggregate aggregate = arith::TreeAggregate::Sum;
+  arith::ScorePostTransform post = arith::ScorePostTransform::None;
+  int64_t features_needed = 0;              // 1 + the largest feature index a node reads
+  // TreeEnsembleClassifier: class labels (int64 or strings), one per score column.
+  std::vector<int64_t> int_labels;
+  std::vector<std::string> string_labels;
+};
+
+/// The model of a tree-ensemble node, made on its first run and kept (NodeState).
+std::shared_ptr<const TreeEnsembleModel> tree_ensemble_model(KernelContext& ctx);
+
+/// Rows and features of X ([N, F] or [F] as one row), checked against what the model reads.
+struct MlRows {
+  int64_t rows = 0, features = 0;
+};
+MlRows ml_rows(const KernelContext& ctx, int64_t features_needed);
+
+/// The post_transform attribute of the ml 1-4 ops ("NONE", "LOGISTIC", "SOFTMAX", "SOFTMAX_ZERO"; PROBIT is refused).
+arith::ScorePostTransform post_transform_of(const KernelContext& ctx);
+
+/// LinearRegressor and LinearClassifier: scores[n, t] = intercepts[t] + sum_f x[n, f] * coefficients[t * F + f].
+struct LinearModel {
+  std::vector<float> coefficients, intercepts;
+  int64_t targets = 0, features = 0;
+  arith::ScorePostTransform post = arith::ScorePostTransform::None;
+  std::vector<int64_t> int_labels;
+  std::vector<std::string> string_labels;
+};
+LinearModel linear_model_of(const KernelContext& ctx);
+
+namespace cpu {
+void tree_ensemble(KernelContext& ctx);    // TreeEnsembleRegressor, TreeEnsembleClassifier, TreeEnsemble
+void linear_model(KernelContext& ctx);     // LinearRegressor, LinearClassifier
+void ml_elementwise(KernelContext& ctx);   // Scaler, Binarizer, Normalizer
+void array_feature_extractor(KernelContext& ctx);
+void label_encoder(KernelContext& ctx);
+}
+
+}  // namespace lockstep

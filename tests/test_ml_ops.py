@@ -1,0 +1,218 @@
+"""The ai.onnx.ml ops (what scikit-learn, LightGBM and XGBoost converters write) against onnxruntime on seeded random
+models: labels and integer outputs exact, scores within float32 rounding of a different summation order; 1 and 2
+threads byte for byte; a CUDA session (which runs them on the CPU) byte for byte with the CPU when a GPU is present."""
+
+import numpy as np
+import pytest
+from onnx import TensorProto as T
+from onnx import helper as h
+from onnx import numpy_helper
+
+import lockstep
+from bits import same_bits
+
+HAS_CUDA = lockstep.CUDA in lockstep.get_available_providers()
+ML = "ai.onnx.ml"
+FEATURES = 5
+
+
+def ml_model(node, inputs, outputs, ml_opset=3, default_opset=None):
+    imports = [h.make_opsetid(ML, ml_opset)] + ([h.make_opsetid("", default_opset)] if default_opset else [])
+    model = h.make_model(h.make_graph([node], "ml", inputs, outputs), opset_imports=imports)
+    model.ir_version = 9  # what onnxruntime 1.30 reads
+    return model.SerializeToString()
+
+
+def random_trees(rng, trees=4, depth=3, targets=2):
+    """Complete binary trees over FEATURES features, in the ml 1-4 attribute form; every leaf names 1-2 targets."""
+    nodes = {k: [] for k in ("treeids", "nodeids", "featureids", "values", "modes", "truenodeids", "falsenodeids",
+                             "missing_value_tracks_true")}
+    leaves = {k: [] for k in ("treeids", "nodeids", "ids", "weights")}
+    modes = ["BRANCH_LEQ", "BRANCH_LT", "BRANCH_GTE", "BRANCH_GT", "BRANCH_EQ", "BRANCH_NEQ"]
+    for t in range(trees):
+        for i in range(2 ** (depth + 1) - 1):
+            leaf = i >= 2 ** depth - 1
+            for key, value in [("treeids", t), ("nodeids", i), ("featureids", int(rng.integers(FEATURES))),
+                               ("values", float(np.float32(rng.normal()))),
+                               ("modes", "LEAF" if leaf else modes[int(rng.integers(len(modes)))]),
+                               ("truenodeids", 0 if leaf else 2 * i + 1), ("falsenodeids", 0 if leaf else 2 * i + 2),
+                               ("missing_value_tracks_true", int(rng.integers(2)))]:
+                nodes[key].append(value)
+            if leaf:
+                for target in sorted(set(int(v) for v in rng.integers(targets, size=2))):
+                    for key, value in [("treeids", t), ("nodeids", i), ("ids", target),
+                                       ("weights", float(np.float32(rng.normal())))]:
+                        leaves[key].append(value)
+    return nodes, leaves
+
+
+def features(rng, rows=64):
+    x = rng.normal(size=(rows, FEATURES)).astype(np.float32)
+    x[rng.random(x.shape) < 0.05] = np.nan
+    x[:, 0] = np.round(x[:, 0])  # equal to some thresholds' neighbourhood often enough for EQ/NEQ to matter
+    return x
+
+
+def regressor(rng, aggregate, post="NONE", base=True):
+    nodes, leaves = random_trees(rng)
+    attrs = {f"nodes_{k}": v for k, v in nodes.items()} | {f"target_{k}": v for k, v in leaves.items()}
+    attrs |= {"n_targets": 2, "aggregate_function": aggregate, "post_transform": post}
+    if base:
+        attrs["base_values"] = [0.5, -1.25]
+    node = h.make_node("TreeEnsembleRegressor", ["X"], ["Y"], domain=ML, **attrs)
+    return ml_model(node, [h.make_tensor_value_info("X", T.FLOAT, [None, FEATURES])],
+                    [h.make_tensor_value_info("Y", T.FLOAT, [None, 2])])
+
+
+def classifier(rng, labels, post="NONE", binary=False):
+    nodes, leaves = random_trees(rng, targets=1 if binary else len(labels))
+    attrs = {f"nodes_{k}": v for k, v in nodes.items()} | {f"class_{k}": v for k, v in leaves.items()}
+    attrs["post_transform"] = post
+    string_labels = isinstance(labels[0], str)
+    attrs["classlabels_strings" if string_labels else "classlabels_int64s"] = labels
+    node = h.make_node("TreeEnsembleClassifier", ["X"], ["label", "scores"], domain=ML, **attrs)
+    return ml_model(node, [h.make_tensor_value_info("X", T.FLOAT, [None, FEATURES])],
+                    [h.make_tensor_value_info("label", T.STRING if string_labels else T.INT64, [None]),
+                     h.make_tensor_value_info("scores", T.FLOAT, [None, len(labels)])])
+
+
+def linear(rng, op, targets, post="NONE", labels=None):
+    attrs = {"coefficients": [float(v) for v in rng.normal(size=targets * FEATURES).astype(np.float32)],
+             "intercepts": [float(v) for v in rng.normal(size=targets).astype(np.float32)], "post_transform": post}
+    if op == "LinearRegressor":
+        attrs["targets"] = targets
+        node = h.make_node(op, ["X"], ["Y"], domain=ML, **attrs)
+        return ml_model(node, [h.make_tensor_value_info("X", T.FLOAT, [None, FEATURES])],
+                        [h.make_tensor_value_info("Y", T.FLOAT, [None, targets])], ml_opset=1)
+    attrs["classlabels_ints"] = labels
+    node = h.make_node(op, ["X"], ["label", "scores"], domain=ML, **attrs)
+    return ml_model(node, [h.make_tensor_value_info("X", T.FLOAT, [None, FEATURES])],
+                    [h.make_tensor_value_info("label", T.INT64, [None]),
+                     h.make_tensor_value_info("scores", T.FLOAT, [None, None])], ml_opset=1)
+
+
+def simple(op, **attrs):
+    node = h.make_node(op, ["X"], ["Y"], domain=ML, **attrs)
+    return ml_model(node, [h.make_tensor_value_info("X", T.FLOAT, [None, FEATURES])],
+                    [h.make_tensor_value_info("Y", T.FLOAT, [None, FEATURES])], ml_opset=1)
+
+
+def label_encoder(keys, values, key_type, value_type, **defaults):
+    kinds = {T.STRING: "strings", T.INT64: "int64s", T.FLOAT: "floats"}
+    node = h.make_node("LabelEncoder", ["X"], ["Y"], domain=ML, **{f"keys_{kinds[key_type]}": keys,
+                                                                    f"values_{kinds[value_type]}": values}, **defaults)
+    return ml_model(node, [h.make_tensor_value_info("X", key_type, [None])],
+                    [h.make_tensor_value_info("Y", value_type, [None])], ml_opset=2)
+
+
+def cases():
+    rng = np.random.default_rng(7)
+    x = features(rng)
+    out = [(f"regressor_{a.lower()}", regressor(rng, a), {"X": x}) for a in ("SUM", "AVERAGE", "MIN", "MAX")]
+    out.append(("regressor_no_base", regressor(rng, "SUM", base=False), {"X": x}))
+    out += [(f"classifier_{post.lower()}", classifier(rng, [3, 5, 9], post), {"X": x})
+            for post in ("NONE", "LOGISTIC", "SOFTMAX", "SOFTMAX_ZERO")]
+    out.append(("classifier_strings", classifier(rng, ["cat", "dog", "eel"], "SOFTMAX"), {"X": x}))
+    finite = np.nan_to_num(x)
+    out.append(("linear_regressor", linear(rng, "LinearRegressor", 3), {"X": finite}))
+    out += [(f"linear_classifier_{post.lower()}", linear(rng, "LinearClassifier", 3, post, [0, 1, 2]), {"X": finite})
+            for post in ("NONE", "LOGISTIC", "SOFTMAX")]
+    out.append(("scaler", simple("Scaler", offset=[0.5, -1, 2, 0, 3], scale=[2, 0.5, -1, 4, 0.25]), {"X": x}))
+    out.append(("scaler_broadcast", simple("Scaler", offset=[0.75], scale=[1.5]), {"X": x}))
+    out += [(f"normalizer_{n.lower()}", simple("Normalizer", norm=n), {"X": finite}) for n in ("MAX", "L1", "L2")]
+    out.append(("binarizer", simple("Binarizer", threshold=0.25), {"X": finite}))
+    afe = h.make_node("ArrayFeatureExtractor", ["X", "i"], ["Y"], domain=ML)
+    out.append(("array_feature_extractor", ml_model(afe, [h.make_tensor_value_info("X", T.FLOAT, [None, FEATURES]),
+                                                         h.make_tensor_value_info("i", T.INT64, [None])],
+                                                    [h.make_tensor_value_info("Y", T.FLOAT, [None, None])], ml_opset=1),
+                {"X": x, "i": np.array([4, 0, 4], np.int64)}))
+    words = np.array(["b", "zz", "a", "c", "a"], object)
+    out.append(("label_encoder_string_int", label_encoder(["a", "b", "c"], [7, 8, 9], T.STRING, T.INT64,
+                                                          default_int64=-5), {"X": words}))
+    out.append(("label_encoder_int_string", label_encoder([1, 2], ["one", "two"], T.INT64, T.STRING),
+                {"X": np.array([2, 3, 1], np.int64)}))
+    out.append(("label_encoder_float_int", label_encoder([0.5, -0.0, np.nan], [1, 2, 3], T.FLOAT, T.INT64),
+                {"X": np.array([0.5, 0.0, np.nan, 1.5], np.float32)}))
+    return out
+
+
+CASES = cases()
+
+
+def run(data, feeds, provider=lockstep.CPU, threads=0):
+    options = lockstep.SessionOptions()
+    options.intra_op_num_threads = threads
+    return lockstep.InferenceSession(data, options, providers=[provider]).run(None, feeds)
+
+
+@pytest.mark.parametrize("name, data, feeds", CASES, ids=[c[0] for c in CASES])
+def test_matches_onnxruntime(name, data, feeds):
+    ort = pytest.importorskip("onnxruntime")
+    ours = run(data, feeds)
+    theirs = ort.InferenceSession(data, providers=["CPUExecutionProvider"]).run(None, feeds)
+    for i, (a, b) in enumerate(zip(ours, theirs)):
+        b = np.asarray(b)
+        assert a.shape == b.shape, f"{name} output {i}: shape {a.shape}, onnxruntime {b.shape}"
+        if b.dtype.kind in "fc":
+            np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6, err_msg=f"{name} output {i}")
+        else:
+            assert a.tolist() == b.tolist(), f"{name} output {i}: {a.tolist()} vs {b.tolist()}"
+
+
+@pytest.mark.parametrize("name, data, feeds", CASES, ids=[c[0] for c in CASES])
+def test_thread_count_invariance(name, data, feeds):
+    for a, b in zip(run(data, feeds, threads=1), run(data, feeds, threads=2)):
+        assert same_bits(a, b) if a.dtype != object else a.tolist() == b.tolist(), name
+
+
+@pytest.mark.skipif(not HAS_CUDA, reason="no GPU on this machine")
+@pytest.mark.parametrize("name, data, feeds", CASES, ids=[c[0] for c in CASES])
+def test_cuda_bit_identical(name, data, feeds):
+    for a, b in zip(run(data, feeds), run(data, feeds, provider=lockstep.CUDA)):
+        assert same_bits(a, b) if a.dtype != object else a.tolist() == b.tolist(), name
+
+
+def test_ml_model_needs_no_default_domain_but_default_ops_do():
+    node = h.make_node("Binarizer", ["X"], ["Y"], domain=ML)
+    data = ml_model(node, [h.make_tensor_value_info("X", T.FLOAT, [2])], [h.make_tensor_value_info("Y", T.FLOAT, [2])])
+    assert run(data, {"X": np.array([0.5, -1], np.float32)})[0].tolist() == [1.0, 0.0]
+    mixed = h.make_model(h.make_graph([node, h.make_node("Relu", ["Y"], ["Z"])], "g",
+                                      [h.make_tensor_value_info("X", T.FLOAT, [2])],
+                                      [h.make_tensor_value_info("Z", T.FLOAT, [2])]),
+                         opset_imports=[h.make_opsetid(ML, 1)]).SerializeToString()
+    with pytest.raises(lockstep.InvalidGraph, match="imports no opset of the default ONNX domain"):
+        run(mixed, {"X": np.zeros(2, np.float32)})
+
+
+@pytest.mark.parametrize("change, message", [
+    ({"nodes_truenodeids": "cycle"}, "a tree has a cycle"),
+    ({"target_nodeids": "interior"}, "names an interior node"),
+    ({"nodes_values": "short"}, "attribute 'nodes_values' has"),
+    ({"post_transform": "PROBIT"}, "post_transform 'PROBIT' is not supported"),
+])
+def test_bad_ensembles_are_clear_errors(change, message):
+    nodes, leaves = random_trees(np.random.default_rng(3), trees=1, depth=1)
+    attrs = {f"nodes_{k}": v for k, v in nodes.items()} | {f"target_{k}": v for k, v in leaves.items()}
+    attrs |= {"n_targets": 2}
+    if "nodes_truenodeids" in change:
+        attrs["nodes_truenodeids"] = [0, 0, 0]  # the root's true branch is the root
+    if "target_nodeids" in change:
+        attrs["target_nodeids"] = [0] * len(attrs["target_nodeids"])
+    if "nodes_values" in change:
+        attrs["nodes_values"] = attrs["nodes_values"][:-1]
+    if "post_transform" in change:
+        attrs["post_transform"] = "PROBIT"
+    node = h.make_node("TreeEnsembleRegressor", ["X"], ["Y"], domain=ML, name="forest", **attrs)
+    data = ml_model(node, [h.make_tensor_value_info("X", T.FLOAT, [None, FEATURES])],
+                    [h.make_tensor_value_info("Y", T.FLOAT, [None, 2])])
+    with pytest.raises(lockstep.Fail, match=r"Node 'forest' \(TreeEnsembleRegressor\).*" + message):
+        run(data, {"X": np.zeros((1, FEATURES), np.float32)})
+
+
+def test_two_class_classifiers_are_refused_by_name():
+    """onnxruntime gives two-class classifiers a binary form of its own, which lockstep does not have yet."""
+    rng = np.random.default_rng(5)
+    x = features(rng, rows=2)
+    for data in (classifier(rng, [0, 1], binary=True), linear(rng, "LinearClassifier", 1, "NONE", [0, 1])):
+        with pytest.raises(lockstep.NotImplemented, match="classifiers of two classes are not supported yet"):
+            run(data, {"X": np.nan_to_num(x)})
