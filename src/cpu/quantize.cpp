@@ -75,6 +75,29 @@ void conv_integer(KernelContext& ctx) {
   });
 }
 
+// Contract: qlinear_conv_output per output (ConvInteger's sum, the bias, one rounding, the channel's multiplier,
+// round_saturate); docs/arithmetic.md#quantize.
+void qlinear_conv(KernelContext& ctx) {
+  const QLinearConvPlan p = qlinear_conv_plan(ctx);
+  Tensor& y = ctx.output(0, p.y_type, p.conv.geom.out_shape);
+  if (y.numel() == 0) return;
+  const arith::ConvDims g = p.conv.geom.dims();
+  const ZeroPointView w_zp = p.conv.w_zp.host_view();
+  dispatch_qlinear_conv(ctx, p, [&](auto x_type, auto w_type, auto y_type) {
+    using X = decltype(x_type);
+    using W = decltype(w_type);
+    using Y = decltype(y_type);
+    const X* x = ctx.input(0).data<X>();
+    const W* w = ctx.input(3).data<W>();
+    Y* out = y.data<Y>();
+    ctx.pool->parallel_for(y.numel(), [&](int64_t begin, int64_t end) {
+      for (int64_t e = begin; e < end; ++e)
+        out[e] = qlinear_conv_output<Y>(g, x, p.conv.x_zp, w, w_zp, p.bias.data(), p.multipliers.data(),
+                                        static_cast<Y>(p.y_zp), e);
+    }, 64);
+  });
+}
+
 void quantize(KernelContext& ctx) { run_quantize<CpuQuantize>(ctx); }
 void dynamic_quantize(KernelContext& ctx) { run_dynamic_quantize<CpuQuantize>(ctx); }
 void dequantize(KernelContext& ctx) { run_dequantize<CpuQuantize>(ctx); }

@@ -65,6 +65,15 @@ __global__ void conv_integer_kernel(arith::ConvDims g, const X* __restrict__ x, 
   if (e < total) y[e] = conv_integer_output(g, x, x_zp, w, w_zp, e);
 }
 
+// Contract: qlinear_conv_output per output, as cpu::qlinear_conv; docs/arithmetic.md#quantize.
+template <class X, class W, class Y>
+__global__ void qlinear_conv_kernel(arith::ConvDims g, const X* __restrict__ x, int32_t x_zp, const W* __restrict__ w,
+                                    ZeroPointView w_zp, const int32_t* __restrict__ bias,
+                                    const float* __restrict__ multipliers, Y y_zp, Y* __restrict__ y, int64_t total) {
+  const int64_t e = blockIdx.x * int64_t(blockDim.x) + threadIdx.x;
+  if (e < total) y[e] = qlinear_conv_output<Y>(g, x, x_zp, w, w_zp, bias, multipliers, y_zp, e);
+}
+
 /// The zero points on the device, as the kernels read them; `keep` holds the buffer until the launch is queued.
 ZeroPointView device_zero_points(KernelContext& ctx, const ZeroPoints& z, std::shared_ptr<Buffer>& keep) {
   keep = upload(ctx, z.values.data(), z.values.size() * sizeof(int32_t));
@@ -120,6 +129,28 @@ void matmul_integer(KernelContext& ctx) {
     using B = decltype(b);
     matmul_integer_kernel<A, B><<<blocks_for(total), kThreadsPerBlock, 0, stream_of(ctx)>>>(
         s, ctx.input(0).data<A>(), ctx.input(1).data<B>(), a_zp, b_zp, y.data<int32_t>(), total);
+  });
+  check_launch(ctx);
+}
+
+// Contract: as cpu::qlinear_conv; docs/arithmetic.md#quantize.
+void qlinear_conv(KernelContext& ctx) {
+  const QLinearConvPlan p = qlinear_conv_plan(ctx);
+  Tensor& y = ctx.output(0, p.y_type, p.conv.geom.out_shape);
+  const int64_t total = y.numel();
+  if (total == 0) return;
+  std::shared_ptr<Buffer> w_keep;
+  const ZeroPointView w_zp = device_zero_points(ctx, p.conv.w_zp, w_keep);
+  const std::shared_ptr<Buffer> bias = upload(ctx, p.bias.data(), p.bias.size() * sizeof(int32_t));
+  const std::shared_ptr<Buffer> multipliers = upload(ctx, p.multipliers.data(), p.multipliers.size() * sizeof(float));
+  dispatch_qlinear_conv(ctx, p, [&](auto x_type, auto w_type, auto y_type) {
+    using X = decltype(x_type);
+    using W = decltype(w_type);
+    using Y = decltype(y_type);
+    qlinear_conv_kernel<X, W, Y><<<blocks_for(total), kThreadsPerBlock, 0, stream_of(ctx)>>>(
+        p.conv.geom.dims(), ctx.input(0).data<X>(), p.conv.x_zp, ctx.input(3).data<W>(), w_zp,
+        static_cast<const int32_t*>(bias->data), static_cast<const float*>(multipliers->data),
+        static_cast<Y>(p.y_zp), y.data<Y>(), total);
   });
   check_launch(ctx);
 }

@@ -78,9 +78,9 @@ ConvGeom conv_geometry(const KernelContext& ctx) {
   return g;
 }
 
-ConvGeom conv_window_geometry(const KernelContext& ctx) {
+ConvGeom conv_window_geometry(const KernelContext& ctx, int w_input) {
   const Tensor& x = ctx.input(0);
-  const Tensor& w = ctx.input(1);
+  const Tensor& w = ctx.input(w_input);
   SpatialAttrs a = read_attrs(ctx, x, w);
   ConvGeom g;
   g.batch = x.dim(0);

@@ -40,7 +40,7 @@ struct ConvGeom {
 /// Validates a Conv node (inputs X, W, optional B) and computes its geometry.
 ConvGeom conv_geometry(const KernelContext& ctx);
 /// The geometry of X (input 0) and W (input 1) alone, whatever their element types (Conv, ConvInteger).
-ConvGeom conv_window_geometry(const KernelContext& ctx);
+ConvGeom conv_window_geometry(const KernelContext& ctx, int w_input = 1);
 /// Validates a ConvTranspose node and computes its geometry (pads may be negative when output_shape asks for
 /// more than the natural size).
 arith::ConvDims conv_transpose_geometry(const KernelContext& ctx, Shape* out_shape);

@@ -200,6 +200,36 @@ ConvIntegerPlan conv_integer_plan(const KernelContext& ctx) {
   return p;
 }
 
+QLinearConvPlan qlinear_conv_plan(const KernelContext& ctx) {
+  QLinearConvPlan p;
+  dispatch_eight_bit(ctx, ctx.input(0).dtype(), "x", [](auto) {});
+  dispatch_eight_bit(ctx, ctx.input(3).dtype(), "w", [](auto) {});
+  p.conv.geom = conv_window_geometry(ctx, 3);
+  p.conv.x_zp = host_zero_point(ctx, 2, ctx.input(0).dtype(), "x_zero_point");
+  p.conv.w_zp = host_zero_points(ctx, 5, ctx.input(3).dtype(), "w_zero_point", p.conv.geom.c_out);
+  const int64_t channels = p.conv.geom.c_out;
+  const float x_scale = host_scale(ctx, 1, "x_scale"), y_scale = host_scale(ctx, 6, "y_scale");
+  const Tensor w_scale = ctx.host_input(4);
+  if (w_scale.dtype() != DType::Float || (w_scale.numel() != 1 && w_scale.numel() != channels))
+    throw ctx.error("w_scale must be float, one element or one per output channel (" + std::to_string(channels) +
+                        "), got " + dtype_name(w_scale.dtype()) + shape_string(w_scale.shape()),
+                    ErrorCode::NotImplemented);
+  for (int64_t m = 0; m < channels; ++m)
+    p.multipliers.push_back((x_scale * w_scale.data<float>()[w_scale.numel() == 1 ? 0 : m]) / y_scale);
+  p.y_type = ctx.has_input(7) ? ctx.input(7).dtype() : DType::UInt8;
+  dispatch_eight_bit(ctx, p.y_type, "y_zero_point", [](auto) {});
+  p.y_zp = host_zero_point(ctx, 7, p.y_type, "y_zero_point");
+  p.bias.assign(static_cast<size_t>(channels), 0);
+  if (ctx.has_input(8)) {
+    const Tensor b = ctx.host_input(8);
+    if (b.dtype() != DType::Int32 || b.rank() != 1 || b.dim(0) != channels)
+      throw ctx.error("B must be int32 of shape [" + std::to_string(channels) + "], got " + dtype_name(b.dtype()) +
+                      shape_string(b.shape()));
+    std::copy_n(b.data<int32_t>(), channels, p.bias.begin());
+  }
+  return p;
+}
+
 namespace {
 // One row per op: axis (13), blocks, int16 and output_dtype (21) and precision (25) are read when present.
 const OpEntry kRows[] = {
@@ -209,6 +239,7 @@ const OpEntry kRows[] = {
     {"QLinearMatMul", 10, kNewestOpset, &cpu::qlinear_matmul, LOCKSTEP_CUDA_KERNEL(qlinear_matmul)},
     {"MatMulInteger", 10, kNewestOpset, &cpu::matmul_integer, LOCKSTEP_CUDA_KERNEL(matmul_integer)},
     {"ConvInteger", 10, kNewestOpset, &cpu::conv_integer, LOCKSTEP_CUDA_KERNEL(conv_integer)},
+    {"QLinearConv", 10, kNewestOpset, &cpu::qlinear_conv, LOCKSTEP_CUDA_KERNEL(qlinear_conv)},
 };
 }  // namespace
 

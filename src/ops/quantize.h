@@ -1,5 +1,5 @@
 // The quantize family (QuantizeLinear, DequantizeLinear, DynamicQuantizeLinear, QLinearMatMul, MatMulInteger,
-// ConvInteger): attributes, validation, scale granularity and the drivers
+// ConvInteger, QLinearConv): attributes, validation, scale granularity and the drivers
 // shared by both devices. Per-element formulas: src/arith/quantize.h; contract: docs/arithmetic.md#quantize.
 #pragma once
 
@@ -186,6 +186,39 @@ struct ConvIntegerPlan {
 };
 ConvIntegerPlan conv_integer_plan(const KernelContext& ctx);
 
+/// A validated QLinearConv (x, x_scale, x_zero_point, w, w_scale, w_zero_point, y_scale, y_zero_point, B): x, w
+/// and y int8 or uint8, scales and zero points per tensor (w's also per output channel), read on the host; each
+/// output channel's multiplier (x_scale * w_scale[m]) / y_scale computed there once in float.
+struct QLinearConvPlan {
+  ConvIntegerPlan conv;
+  std::vector<float> multipliers;  // per output channel
+  std::vector<int32_t> bias;       // per output channel (zeros without B)
+  int32_t y_zp = 0;
+  DType y_type = DType::UInt8;
+};
+QLinearConvPlan qlinear_conv_plan(const KernelContext& ctx);
+
+/// Calls fn(X{}, W{}, Y{}) for QLinearConv's int8/uint8 types of x, w and y.
+template <class Fn>
+void dispatch_qlinear_conv(const KernelContext& ctx, const QLinearConvPlan& p, Fn&& fn) {
+  dispatch_eight_bit(ctx, ctx.input(0).dtype(), "x", [&](auto x) {
+    dispatch_eight_bit(ctx, ctx.input(3).dtype(), "w", [&](auto w) {
+      dispatch_eight_bit(ctx, p.y_type, "y", [&](auto y) { fn(x, w, y); });
+    });
+  });
+}
+
+/// QLinearConv's output e: ConvInteger's sum plus the channel's bias (int32, wrapping), one rounding to float, times
+/// the channel's multiplier, then round_saturate with y's zero point.
+template <class Y, class X, class W>
+LOCKSTEP_HD Y qlinear_conv_output(const arith::ConvDims& g, const X* x, int32_t x_zp, const W* w, ZeroPointView w_zp,
+                                  const int32_t* bias, const float* multipliers, Y y_zp, int64_t e) {
+  const int64_t m = e / (g.out[0] * g.out[1] * g.out[2]) % g.c_out;
+  const int32_t acc = static_cast<int32_t>(static_cast<uint32_t>(conv_integer_output(g, x, x_zp, w, w_zp, e)) +
+                                           static_cast<uint32_t>(bias[m]));
+  return arith::round_saturate<Y>(static_cast<float>(acc) * multipliers[m], y_zp);
+}
+
 /// MatMulInteger's output (m, n) of one matrix product, on either device: row is A's row m, col B's column n
 /// (stride N), a_zp and b_zp the zero points of that row and column.
 template <class A, class B>
@@ -261,6 +294,7 @@ void dequantize(KernelContext& ctx);
 void qlinear_matmul(KernelContext& ctx);
 void matmul_integer(KernelContext& ctx);
 void conv_integer(KernelContext& ctx);
+void qlinear_conv(KernelContext& ctx);
 }  // namespace cpu
 namespace cuda {
 void dynamic_quantize(KernelContext& ctx);
@@ -269,6 +303,7 @@ void dequantize(KernelContext& ctx);
 void qlinear_matmul(KernelContext& ctx);
 void matmul_integer(KernelContext& ctx);
 void conv_integer(KernelContext& ctx);
+void qlinear_conv(KernelContext& ctx);
 }  // namespace cuda
 
 }  // namespace lockstep

@@ -198,3 +198,44 @@ CASES.append(case("matmulinteger_accumulation_wraps", "MatMulInteger",
                   {"A": np.full((2, 70000), 255, np.uint8), "B": np.full((70000, 3), 255, np.uint8)}, opset=10,
                   reference=matmul_integer_ref, **EXACT,
                   note="255*255*70000 exceeds 2^31: the int32 sum wraps, as numpy's int64 -> int32 cast does"))
+
+
+# QLinearConv: ConvInteger's sum plus the int32 bias, one rounding to float, times the channel's multiplier
+# (x_scale * w_scale[m]) / y_scale, round half to even, plus y's zero point, saturated.
+def qlinear_conv_ref(pads=(0, 0, 0, 0), strides=(1, 1), dilations=(1, 1), group=1):
+    conv = conv_integer_ref(pads, strides, dilations, group)
+
+    def ref(x, x_scale, x_zero_point, w, w_scale, w_zero_point, y_scale, y_zero_point, B=None):
+        acc = conv(x, w, x_zero_point, w_zero_point)[0].astype(np.int64)
+        if B is not None:
+            acc = (acc + B.astype(np.int64).reshape(1, -1, 1, 1)).astype(np.int32)
+        scales = np.broadcast_to(w_scale.astype(np.float32).reshape(-1), (w.shape[0],))
+        multiplier = (np.float32(x_scale.reshape(-1)[0]) * scales) / np.float32(y_scale.reshape(-1)[0])
+        q = np.rint(acc.astype(np.float32) * multiplier.reshape(1, -1, 1, 1).astype(np.float32)).astype(np.int64)
+        info = np.iinfo(y_zero_point.dtype)
+        return [np.clip(q + int(y_zero_point.reshape(-1)[0]), info.min, info.max).astype(y_zero_point.dtype)]
+    return ref
+
+
+for i, (name, attrs) in enumerate(CI_CASES):
+    g = attrs.get("group", 1)
+    tx, tw, ty = [(np.uint8, np.int8, np.uint8), (np.int8, np.int8, np.int8), (np.uint8, np.uint8, np.int8),
+                  (np.int8, np.uint8, np.uint8)][i]
+    per_channel = i % 2 == 1
+    CASES.append(case(
+        f"qlinearconv_{name}", "QLinearConv",
+        {"x": qrand(2, 4, 7, 8, dtype=tx, seed=400 + i), "x_scale": np.array(0.05, np.float32),
+         "x_zero_point": qrand(dtype=tx, seed=410 + i), "w": qrand(6, 4 // g, 3, 2, dtype=tw, seed=420 + i),
+         "w_scale": (rand(6, low=0.002, high=0.02, seed=430 + i) if per_channel else np.array(0.01, np.float32)),
+         "w_zero_point": qrand(6, dtype=tw, seed=440 + i) if per_channel else qrand(dtype=tw, seed=440 + i),
+         "y_scale": np.array(0.35, np.float32), "y_zero_point": qrand(dtype=ty, seed=450 + i),
+         "B": np.random.default_rng(460 + i).integers(-3000, 3000, size=6).astype(np.int32)},
+        attrs={k: list(v) if isinstance(v, tuple) else v for k, v in attrs.items()}, opset=10,
+        const=("w", "w_scale", "w_zero_point"), reference=qlinear_conv_ref(**attrs), **EXACT,
+        note="per-channel w_scale and w_zero_point" if per_channel else ""))
+CASES.append(case("qlinearconv_no_bias", "QLinearConv",
+                  {"x": qrand(1, 3, 6, 6, seed=470), "x_scale": np.array(0.1, np.float32),
+                   "x_zero_point": np.array(128, np.uint8), "w": qrand(2, 3, 3, 3, seed=471),
+                   "w_scale": np.array(0.003, np.float32), "w_zero_point": np.array(127, np.uint8),
+                   "y_scale": np.array(0.5, np.float32), "y_zero_point": np.array(10, np.uint8)},
+                  opset=10, reference=qlinear_conv_ref(), **EXACT))
