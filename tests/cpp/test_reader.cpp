@@ -854,7 +854,17 @@ TEST_F(ReaderFixtures, ModelFieldsAndValueInfos) {
   EXPECT_EQ(x.dims[1].value, 3);
   EXPECT_FALSE(x.dims[2].value.has_value());
   EXPECT_FALSE(m.graph.inputs[1].has_shape);
-  for (int i = 2; i < 5; ++i) EXPECT_EQ(m.graph.inputs[i].dtype, DType::Undefined) << m.graph.inputs[i].name;
+  // seq(tensor(float)), map(int64, tensor(float)), optional(tensor(float)), in the fixture's order.
+  std::map<std::string, const ValueInfo*> by_name;
+  for (const ValueInfo& v : m.graph.inputs) by_name[v.name] = &v;
+  ASSERT_TRUE(by_name.count("seq_in") && by_name.count("map_in") && by_name.count("opt_in"));
+  EXPECT_EQ(by_name["seq_in"]->dtype, DType::Float);
+  EXPECT_TRUE(by_name["seq_in"]->sequence);
+  EXPECT_FALSE(by_name["seq_in"]->optional);
+  EXPECT_EQ(by_name["opt_in"]->dtype, DType::Float);
+  EXPECT_TRUE(by_name["opt_in"]->optional);
+  EXPECT_FALSE(by_name["opt_in"]->sequence);
+  EXPECT_EQ(by_name["map_in"]->dtype, DType::Undefined);  // maps are not read
 }
 
 TEST_F(ReaderFixtures, AttributesOfEveryType) {
