@@ -26,7 +26,7 @@ python3 -c "import lockstep; assert 'CUDAExecutionProvider' in lockstep.get_avai
 # Node ids of every k-th CUDA op case (pytest --collect-only prints one id a line, then a summary).
 sample() {
   python3 -m pytest -q --collect-only tests/test_cross_device.py -k test_cuda_bit_identical 2>/dev/null |
-    grep '::' | awk -v k="$1" 'NR % k == 1'
+    grep '::' | awk -v k="$1" '(NR - 1) % k == 0'
 }
 
 status=0

@@ -3,13 +3,18 @@
 import numpy as np
 
 
+def _is_float(dtype):
+    """numpy's floats, and ml_dtypes' (bfloat16, float8, float4: kind "V" to numpy)."""
+    return dtype.kind == "f" or dtype.name.startswith(("bfloat16", "float8", "float4"))
+
+
 def same_bits(a, b):
     """True when the arrays have equal dtype, shape and bytes, counting any NaN equal to any NaN."""
     a, b = np.asarray(a), np.asarray(b)
     if a.dtype != b.dtype or a.shape != b.shape:
         return False
-    if a.dtype.kind == "f":
-        both_nan = np.isnan(a) & np.isnan(b)
+    if _is_float(a.dtype):
+        both_nan = np.isnan(a.astype(np.float32)) & np.isnan(b.astype(np.float32))
         ia = a.view(f"u{a.itemsize}")
         ib = b.view(f"u{b.itemsize}")
         return bool(np.all((ia == ib) | both_nan))
