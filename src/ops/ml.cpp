@@ -269,16 +269,16 @@ TreeEnsembleModel make_tree_ensemble(const KernelContext& ctx) {
 }
 
 const OpEntry kRows[] = {
-    {"TreeEnsembleRegressor", 1, kNewestMlOpset, &cpu::tree_ensemble},
-    {"TreeEnsembleClassifier", 1, kNewestMlOpset, &cpu::tree_ensemble},
-    {"TreeEnsemble", 5, kNewestMlOpset, &cpu::tree_ensemble},
-    {"LinearRegressor", 1, kNewestMlOpset, &cpu::linear_model},
-    {"LinearClassifier", 1, kNewestMlOpset, &cpu::linear_model},
-    {"Scaler", 1, kNewestMlOpset, &cpu::ml_elementwise},
-    {"Binarizer", 1, kNewestMlOpset, &cpu::ml_elementwise},
-    {"Normalizer", 1, kNewestMlOpset, &cpu::ml_elementwise},
-    {"ArrayFeatureExtractor", 1, kNewestMlOpset, &cpu::array_feature_extractor},
-    {"LabelEncoder", 1, kNewestMlOpset, &cpu::label_encoder},
+    {"TreeEnsembleRegressor", 1, kNewestMlOpset, &cpu::tree_ensemble, nullptr},
+    {"TreeEnsembleClassifier", 1, kNewestMlOpset, &cpu::tree_ensemble, nullptr},
+    {"TreeEnsemble", 5, kNewestMlOpset, &cpu::tree_ensemble, nullptr},
+    {"LinearRegressor", 1, kNewestMlOpset, &cpu::linear_model, nullptr},
+    {"LinearClassifier", 1, kNewestMlOpset, &cpu::linear_model, nullptr},
+    {"Scaler", 1, kNewestMlOpset, &cpu::ml_elementwise, nullptr},
+    {"Binarizer", 1, kNewestMlOpset, &cpu::ml_elementwise, nullptr},
+    {"Normalizer", 1, kNewestMlOpset, &cpu::ml_elementwise, nullptr},
+    {"ArrayFeatureExtractor", 1, kNewestMlOpset, &cpu::array_feature_extractor, nullptr},
+    {"LabelEncoder", 1, kNewestMlOpset, &cpu::label_encoder, nullptr},
 };
 
 }  // namespace
