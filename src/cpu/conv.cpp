@@ -114,7 +114,7 @@ PanelFn conv_tap_panels(const ConvGeom& g, const ValidColumns& cols, const float
 PanelFn framed_tap_panels(const ConvGeom& g, const FramedPlanes& planes) {
   return [&g, &planes](int64_t n0, int64_t count, int width, float* dst) {
     const int64_t pitch = planes.pitch();
-    int64_t pixel[32];  // width <= 32: the widest tile
+    int64_t pixel[48];  // width <= 48: the widest panel
     for (int64_t i = 0; i < count; ++i) {
       const int64_t p = n0 + i;
       pixel[i] = p / g.out[2] * g.stride[1] * pitch + p % g.out[2] * g.stride[2];
@@ -134,8 +134,8 @@ PanelFn framed_tap_panels(const ConvGeom& g, const FramedPlanes& planes) {
 /// Whether the GEMM runs transposed, C' = taps x weights': lanes along output channels instead of output pixels.
 /// Worth it for fewer pixels than two tile widths (7x7 planes, the 1x1 planes of squeeze-excitation blocks) when
 /// the channels fill the lanes better; measured slower at 14x14 and 28x28, where the pixels fill them well (the
-/// taps of the whole plane are packed up front). Judged on the AVX-512 tile (8 x 32); every choice gives the
-/// same bits.
+/// taps of the whole plane are packed up front). Judged on the 8 x 32 tile (AVX-512 ran it when this was measured;
+/// it runs 8 x 48 now); every choice gives the same bits.
 bool lanes_on_channels(const ConvGeom& g) {
   auto fill = [](int64_t n, int64_t width) { return double(n) / double((n + width - 1) / width * width); };
   const int64_t P = g.out_pixels();

@@ -71,6 +71,9 @@ struct IsaKernels {
   // micro and micro_rows with a fused Relu in the last chunk's store (null: the ISA applies Relu in the epilogue pass)
   std::array<MicroFn<PackedRows>, 9> micro_relu = {};
   std::array<MicroFn<PointedRows>, 9> micro_rows_relu = {};
+  // For a partial last panel of at most (v + 1) * 16 columns, micro_narrow[v] computes only those (read from the
+  // panel packed NR wide); null: the ISA computes the whole panel.
+  std::array<std::array<MicroFn<PackedRows>, 9>, 2> micro_narrow = {};
 };
 
 // Contract: dot_chunked_f32 over k ascending, one chain per tile element; see docs/arithmetic.md#gemm.
@@ -146,25 +149,35 @@ __attribute__((target("avx512f"))) inline __m512 relu_avx512(__m512 x) {
 
 // Contract: dot_chunked_f32 over k ascending, one chain per lane; see docs/arithmetic.md#gemm.
 // With kRelu, as micro_avx2_6x16: the last chunk's store applies the fused Relu (relu_avx512).
-template <int R, class B, bool kRelu = false>
-__attribute__((target("avx512f"))) void micro_avx512_8x32(int64_t K, const float* pa, B b, float* c, int64_t ldc,
+// 48 columns (three registers a row) rather than 32: per 24 fmas, 8 broadcasts of A and 3 loads of B, where 8x32
+// needs 8 and 2 per 16. Conv's B rows are unaligned (each tap shifts them by a float), so every B load splits across
+// two cache lines, and the loads can bound the kernel: on a 2-vCPU Sapphire Rapids VM, the 3x3 conv loop alone ran
+// 10-14% faster in the machine's slow phases and 2-4% in its fast ones (docs/performance.md, 2026-12-06).
+// NV < 3 (8x16, 8x32) serves the partial last panel of a product (its first 16 * NV columns), so that a plane of
+// 14x14 pixels (4 panels and 4 columns) does not compute a whole 48-wide panel for 4 columns.
+template <int R, class B, bool kRelu = false, int NV = 3>
+__attribute__((target("avx512f"))) void micro_avx512_8x48(int64_t K, const float* pa, B b, float* c, int64_t ldc,
                                                           const float* init, int64_t ldi) {
   constexpr int MR = 8;
   for (int64_t k0 = 0; k0 < K; k0 += kDotChunk) {
     int64_t k1 = std::min(K, k0 + kDotChunk);
-    __m512 acc0[R], acc1[R];
+    __m512 acc[R][NV];
 #pragma GCC unroll 8
-    for (int i = 0; i < R; ++i) acc0[i] = acc1[i] = _mm512_setzero_ps();
+    for (int i = 0; i < R; ++i)
+#pragma GCC unroll 3
+      for (int v = 0; v < NV; ++v) acc[i][v] = _mm512_setzero_ps();
     for (int64_t k = k0; k < k1; ++k) {
       const float* pb = b(k);
-      if constexpr (B::kPrefetchNext) _mm_prefetch(reinterpret_cast<const char*>(pb + 32), _MM_HINT_T0);
-      __m512 b0 = _mm512_loadu_ps(pb), b1 = _mm512_loadu_ps(pb + 16);
+      if constexpr (B::kPrefetchNext) _mm_prefetch(reinterpret_cast<const char*>(pb + 16 * NV), _MM_HINT_T0);
+      __m512 bv[NV];
+#pragma GCC unroll 3
+      for (int v = 0; v < NV; ++v) bv[v] = _mm512_loadu_ps(pb + 16 * v);
       const float* a = pa + k * MR;
 #pragma GCC unroll 8
       for (int i = 0; i < R; ++i) {
         __m512 av = _mm512_set1_ps(a[i]);
-        acc0[i] = _mm512_fmadd_ps(av, b0, acc0[i]);
-        acc1[i] = _mm512_fmadd_ps(av, b1, acc1[i]);
+#pragma GCC unroll 3
+        for (int v = 0; v < NV; ++v) acc[i][v] = _mm512_fmadd_ps(av, bv[v], acc[i][v]);
       }
     }
     const bool relu = kRelu && k1 == K;
@@ -172,13 +185,12 @@ __attribute__((target("avx512f"))) void micro_avx512_8x32(int64_t K, const float
     for (int i = 0; i < R; ++i) {
       float* t = c + i * ldc;
       const float* s = init && k0 == 0 ? init + i * ldi : t;
-      __m512 lo = _mm512_add_ps(_mm512_loadu_ps(s), acc0[i]), hi = _mm512_add_ps(_mm512_loadu_ps(s + 16), acc1[i]);
-      if (relu) {
-        lo = relu_avx512(lo);
-        hi = relu_avx512(hi);
+#pragma GCC unroll 3
+      for (int v = 0; v < NV; ++v) {
+        __m512 x = _mm512_add_ps(_mm512_loadu_ps(s + 16 * v), acc[i][v]);
+        if (relu) x = relu_avx512(x);
+        _mm512_storeu_ps(t + 16 * v, x);
       }
-      _mm512_storeu_ps(t, lo);
-      _mm512_storeu_ps(t + 16, hi);
     }
   }
 }
@@ -210,26 +222,26 @@ __attribute__((target("avx2,fma"))) void row_avx2_16(int64_t K, const float* a, 
 
 // Contract: dot_chunked_f32 over k ascending, one chain per lane; see docs/arithmetic.md#gemm.
 template <int P>
-__attribute__((target("avx512f"))) void row_avx512_32(int64_t K, const float* a, int64_t a_step, const float* pb,
+__attribute__((target("avx512f"))) void row_avx512_48(int64_t K, const float* a, int64_t a_step, const float* pb,
                                                        int64_t panel_step, float* c, const float* init) {
-  constexpr int NR = 32;
+  constexpr int NR = 48, NV = 3;
   for (int64_t k0 = 0; k0 < K; k0 += kDotChunk) {
     int64_t k1 = std::min(K, k0 + kDotChunk);
-    __m512 acc[2 * P];
-#pragma GCC unroll 8
-    for (int i = 0; i < 2 * P; ++i) acc[i] = _mm512_setzero_ps();
+    __m512 acc[NV * P];
+#pragma GCC unroll 12
+    for (int i = 0; i < NV * P; ++i) acc[i] = _mm512_setzero_ps();
     for (int64_t k = k0; k < k1; ++k) {
       const __m512 av = _mm512_set1_ps(a[k * a_step]);
-#pragma GCC unroll 8
+#pragma GCC unroll 4
       for (int p = 0; p < P; ++p) {
         const float* b = pb + p * panel_step + k * NR;
-        acc[2 * p] = _mm512_fmadd_ps(av, _mm512_loadu_ps(b), acc[2 * p]);
-        acc[2 * p + 1] = _mm512_fmadd_ps(av, _mm512_loadu_ps(b + 16), acc[2 * p + 1]);
+#pragma GCC unroll 3
+        for (int v = 0; v < NV; ++v) acc[NV * p + v] = _mm512_fmadd_ps(av, _mm512_loadu_ps(b + 16 * v), acc[NV * p + v]);
       }
     }
     const float* s = init && k0 == 0 ? init : c;
-#pragma GCC unroll 8
-    for (int i = 0; i < 2 * P; ++i) _mm512_storeu_ps(c + 16 * i, _mm512_add_ps(_mm512_loadu_ps(s + 16 * i), acc[i]));
+#pragma GCC unroll 12
+    for (int i = 0; i < NV * P; ++i) _mm512_storeu_ps(c + 16 * i, _mm512_add_ps(_mm512_loadu_ps(s + 16 * i), acc[i]));
   }
 }
 
@@ -264,11 +276,13 @@ template <class B, int... R>
 constexpr std::array<MicroFn<B>, 9> table_avx2_relu(std::integer_sequence<int, R...>) {
   return {nullptr, micro_avx2_6x16<R + 1, B, true>...};
 }
-template <class B, int... R>
-constexpr std::array<MicroFn<B>, 9> table_avx512(std::integer_sequence<int, R...>) { return {nullptr, micro_avx512_8x32<R + 1, B>...}; }
+template <class B, int NV = 3, int... R>
+constexpr std::array<MicroFn<B>, 9> table_avx512(std::integer_sequence<int, R...>) {
+  return {nullptr, micro_avx512_8x48<R + 1, B, false, NV>...};
+}
 template <class B, int... R>
 constexpr std::array<MicroFn<B>, 9> table_avx512_relu(std::integer_sequence<int, R...>) {
-  return {nullptr, micro_avx512_8x32<R + 1, B, true>...};
+  return {nullptr, micro_avx512_8x48<R + 1, B, true>...};
 }
 
 constexpr IsaKernels kScalar = {4, 8, 12 * 1024, table_scalar<PackedRows>(std::make_integer_sequence<int, 4>()),
@@ -279,14 +293,17 @@ constexpr IsaKernels kAvx2 = {6, 16, 12 * 1024, table_avx2<PackedRows>(std::make
                               {nullptr, row_avx2_16<1>, row_avx2_16<2>, row_avx2_16<3>, row_avx2_16<4>},
                               table_avx2_relu<PackedRows>(std::make_integer_sequence<int, 6>()),
                               table_avx2_relu<PointedRows>(std::make_integer_sequence<int, 6>())};
-constexpr IsaKernels kAvx512 = {8, 32, 30 * 1024, table_avx512<PackedRows>(std::make_integer_sequence<int, 8>()),
+constexpr IsaKernels kAvx512 = {8, 48, 42 * 1024, table_avx512<PackedRows>(std::make_integer_sequence<int, 8>()),
                                 table_avx512<PointedRows>(std::make_integer_sequence<int, 8>()),
-                                {nullptr, row_avx512_32<1>, row_avx512_32<2>, row_avx512_32<3>, row_avx512_32<4>},
+                                {nullptr, row_avx512_48<1>, row_avx512_48<2>, row_avx512_48<3>, row_avx512_48<4>},
                                 table_avx512_relu<PackedRows>(std::make_integer_sequence<int, 8>()),
-                                table_avx512_relu<PointedRows>(std::make_integer_sequence<int, 8>())};
-constexpr int kMaxTile = 8 * 32;
+                                table_avx512_relu<PointedRows>(std::make_integer_sequence<int, 8>()),
+                                {table_avx512<PackedRows, 1>(std::make_integer_sequence<int, 8>()),
+                                 table_avx512<PackedRows, 2>(std::make_integer_sequence<int, 8>())}};
+constexpr int kMaxNr = 48;  // the widest panel of any ISA
+constexpr int kMaxTile = 8 * kMaxNr;
 // The +0 init of a row of any tile (read with row stride 0), or of a row of kRowPanels panels.
-alignas(64) constexpr float kZeroRow[kRowPanels * 32] = {};
+alignas(64) constexpr float kZeroRow[kRowPanels * kMaxNr] = {};
 
 /// A task's tile of row inits (init_row[m0 + i] across row i), rebuilt only when the A panel changes.
 struct InitTile {
@@ -314,7 +331,6 @@ int64_t task_chunks_per_thread(int64_t tasks, int64_t threads) {
 }
 constexpr int64_t kKeptTilesBytes = 64 * 1024;  // the most a task's kept tiles (one per A panel) may take
 constexpr int64_t kKeptSliceBytes = 32 * 1024;  // a kept-tile product's B slice of one k-block
-static_assert(kKeptSliceBytes / (32 * sizeof(float)) % kDotChunk == 0, "kept k-blocks must end on chunk boundaries");
 constexpr int64_t kKeptSlicesAhead = 2;  // how far ahead a kept-tile product asks for its next B slice
 constexpr int64_t kSmallProduct = int64_t(1) << 22;  // fmas of a product too small to split over threads
 constexpr int64_t kABlockBytes = 256 * 1024;  // the A panels' slice of one k-block (kept in L2)
@@ -355,7 +371,8 @@ void prefetch_rows(const float* p, int64_t rows, int64_t stride, int64_t len) {
 /// - B read in place (Conv's taps): its rows are scattered over planes, where the prefetchers do not follow them, so
 ///   one call's A slice and B rows stay in L1 instead (ResNet-50's 3x3 convs on Zen 3, AVX2: kc = 128 ran 8-17%
 ///   faster than the rule above; docs/performance.md, 2026-12-04 night; on Sapphire Rapids, AVX-512, kc = 192 ran
-///   5-8% faster than 64, and 128 or 256 between the two, 2026-12-05, sixth session).
+///   5-8% faster than 64, and 128 or 256 between the two, 2026-12-05, sixth session; with the 8x48 tile, 192 and 128
+///   within 2% of each other, 2026-12-06).
 int64_t k_block_length(int64_t K, int64_t m_panels, const IsaKernels& ker, bool pointed_rows) {
   if (pointed_rows) {
     const int64_t slice_bytes = (ker.mr + ker.nr) * int64_t(sizeof(float));
@@ -511,7 +528,7 @@ void row_times_panels(ThreadPool* pool, const IsaKernels& ker, int64_t K, const 
   const int NR = ker.nr;
   const int64_t n_panels = ceil_div(N, NR), tasks = ceil_div(n_panels, kRowPanels);
   run_range(pool, tasks, [&](int64_t t0, int64_t t1) {
-    alignas(64) float tile[kRowPanels * 32], init_tile[kRowPanels * 32];
+    alignas(64) float tile[kRowPanels * kMaxNr], init_tile[kRowPanels * kMaxNr];
     for (int64_t t = t0; t < t1; ++t) {
       const int64_t np = t * kRowPanels, n0 = np * NR, count = std::min<int64_t>(kRowPanels, n_panels - np);
       const int64_t cols = std::min<int64_t>(count * NR, N - n0);
@@ -570,7 +587,8 @@ void packed_product(ThreadPool* pool, const PackedA& a, int64_t N, const BSource
   // ResNet-50's layer4 convs and 7x7 pointwise convs took 24% less at 1 thread, 17% less at 2 (Sapphire Rapids,
   // AVX-512; 12% less with AVX2 forced; docs/performance.md, 2026-12-05, sixth session).
   const bool kept_tiles = out.cs != 1 && !b.rows && m_panels * MR * NR * int64_t(sizeof(float)) <= kKeptTilesBytes;
-  const int64_t kept_kc = kKeptSliceBytes / (NR * int64_t(sizeof(float)));
+  // Kept k-blocks end on chunk boundaries, so that the tile holds whole running totals between them.
+  const int64_t kept_kc = std::max(kDotChunk, kKeptSliceBytes / (NR * int64_t(sizeof(float))) / kDotChunk * kDotChunk);
   const int64_t kc = kept_tiles ? std::min<int64_t>(std::max<int64_t>(1, K), kept_kc)
                                 : k_block_length(K, m_panels, ker, b.rows != nullptr);
   const int64_t k_blocks = std::max<int64_t>(1, ceil_div(K, kc));  // one when K = 0: C still gets its init
@@ -612,13 +630,17 @@ void packed_product(ThreadPool* pool, const PackedA& a, int64_t N, const BSource
       prefetch_rows(out.epilogue.addend + m0 * out.rs + n0, r, out.rs, nr);
     // A Relu alone is applied by the micro-kernel's last store where the ISA has that kernel (one pass over the tile
     // less: a fifth of a K = 16 conv's time on Zen 3); anything else by the epilogue pass below.
-    const bool relu_in_kernel = k1 == K && K > 0 && out.epilogue.relu && !out.epilogue.addend && ker.micro_relu[r];
+    const int narrow = static_cast<int>(ceil_div(nr, 16)) - 1;  // which micro_narrow a partial panel may take
+    const MicroFn<PackedRows> narrow_fn = narrow < 2 ? ker.micro_narrow[narrow][r] : nullptr;
+    const bool relu_in_kernel =
+        k1 == K && K > 0 && out.epilogue.relu && !out.epilogue.addend && ker.micro_relu[r] && !narrow_fn;
     if (b.rows && nr == NR) {
       (relu_in_kernel ? ker.micro_rows_relu : ker.micro_rows)[r](k1 - k0, pa + k0 * MR, PointedRows{b.rows + k0, n0}, c,
                                                                  ldc, init, ldi);
     } else {
       const float* pk = (b.rows ? edge_b.data() : pb) + k0 * NR;
-      (relu_in_kernel ? ker.micro_relu : ker.micro)[r](k1 - k0, pa + k0 * MR, PackedRows{pk, NR}, c, ldc, init, ldi);
+      const MicroFn<PackedRows> fn = narrow_fn ? narrow_fn : (relu_in_kernel ? ker.micro_relu : ker.micro)[r];
+      fn(k1 - k0, pa + k0 * MR, PackedRows{pk, NR}, c, ldc, init, ldi);
     }
     if (k1 == K && !relu_in_kernel) apply_gemm_epilogue(out, c, ldc, r, nr, m0, n0);  // outputs final
     if (in_place || k1 < K) return;

@@ -46,7 +46,8 @@ bool same_bytes(const std::vector<float>& x, const std::vector<float>& y) {
 
 const Problem kProblems[] = {{1, 1, 1},     {7, 5, 3},     {8, 32, 64},   {9, 33, 65},   {17, 70, 200},
                              {130, 47, 130}, {3, 300, 129}, {100, 2, 77}, {64, 96, 1100}, {250, 260, 700},
-                             {5, 40, 0},    {1, 200, 130}, {1, 3, 5},    {13, 37, 2300}};
+                             {5, 40, 0},    {1, 200, 130}, {1, 3, 5},    {13, 37, 2300}, {9, 48, 65},
+                             {16, 49, 192}, {8, 193, 64}};
 
 }  // namespace
 
@@ -82,7 +83,7 @@ TEST(GemmCore, MatchesDotChunkedOnEveryIsaAndThreadCount) {
 // tile): every panel count, tails, several chunks, and the three inits (+0, a row's init, per-column inits).
 TEST(GemmCore, OneRowMatchesDotChunkedWithEveryInit) {
   ThreadPool pool(3);
-  for (int64_t N : {1, 7, 16, 33, 64, 97, 130, 250}) {
+  for (int64_t N : {1, 7, 16, 33, 48, 64, 97, 130, 193, 250}) {
     for (int64_t K : {1, 48, 64, 65, 200}) {
       const Problem p{1, N, K};
       const auto a = random_values(K, 4), b = random_values(K * N, 5), cols = random_values(N, 6);
