@@ -706,17 +706,23 @@ void packed_product(ThreadPool* pool, const PackedA& a, int64_t N, const BSource
     }, 1, task_chunks_per_thread(n_panels, threads));
     return;
   }
-  // Tasks split-major: a thread's range is whole rows of C (contiguous when C is row-major).
-  run_range(pool, n_panels * splits, [&](int64_t t0, int64_t t1) {
+  // Tasks split-major where a thread takes one range of them: its outputs are whole rows of C (contiguous when C is
+  // row-major). Where the threads claim tasks one by one, panel-major instead: tasks running at the same time are
+  // then the splits of one B panel, whose rows of C lie apart, where neighbouring B panels of the same rows share
+  // the cache lines at their edges, which both threads then write (a 1x1 80->480 conv on 14x14 pixels, K = 80:
+  // 2 threads no faster than 1 split-major, 15-20% faster panel-major; docs/performance.md, 2026-12-06).
+  const int64_t tasks = n_panels * splits, chunks = task_chunks_per_thread(tasks, threads);
+  const bool panel_major = chunks == tasks;
+  run_range(pool, tasks, [&](int64_t t0, int64_t t1) {
     alignas(64) float tile[kMaxTile];
     InitTile init_tile;
     for (int64_t t = t0; t < t1; ++t) {
-      const int64_t np = t % n_panels, s = t / n_panels;
+      const int64_t np = panel_major ? t / splits : t % n_panels, s = panel_major ? t % splits : t / n_panels;
       for (int64_t kb = 0; kb < k_blocks; ++kb)
         for (int64_t mp = s * per_split; mp < std::min(m_panels, (s + 1) * per_split); ++mp)
           block(mp, np, panel(prepacked_b, np), tile, init_tile, kb * kc);
     }
-  }, 1, task_chunks_per_thread(n_panels * splits, threads));
+  }, 1, chunks);
 }
 
 }  // namespace
