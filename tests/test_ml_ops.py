@@ -2,6 +2,8 @@
 models: labels and integer outputs exact, scores within float32 rounding of a different summation order; 1 and 2
 threads byte for byte; a CUDA session (which runs them on the CPU) byte for byte with the CPU when a GPU is present."""
 
+import itertools
+
 import numpy as np
 import pytest
 from onnx import TensorProto as T
@@ -76,6 +78,26 @@ def classifier(rng, labels, post="NONE", binary=False):
                      h.make_tensor_value_info("scores", T.FLOAT, [None, len(labels)])])
 
 
+def binary_classifier(rng, class_ids, positive, bases, post, labels):
+    """A two-class TreeEnsembleClassifier: leaf weights naming class 0, class 1 or both (class_ids 0, 1, "both"),
+    all positive or mixed in sign, with 0, 1 or 2 base values: the cases onnxruntime's binary form tells apart."""
+    nodes, leaves = random_trees(rng, targets=2)
+    if class_ids != "both":
+        leaves["ids"] = [class_ids] * len(leaves["ids"])
+    if positive:
+        leaves["weights"] = [abs(w) for w in leaves["weights"]]
+    attrs = {f"nodes_{k}": v for k, v in nodes.items()} | {f"class_{k}": v for k, v in leaves.items()}
+    attrs["post_transform"] = post
+    if bases:
+        attrs["base_values"] = [0.25, -0.75][:bases]
+    string_labels = isinstance(labels[0], str)
+    attrs["classlabels_strings" if string_labels else "classlabels_int64s"] = labels
+    node = h.make_node("TreeEnsembleClassifier", ["X"], ["label", "scores"], domain=ML, **attrs)
+    return ml_model(node, [h.make_tensor_value_info("X", T.FLOAT, [None, FEATURES])],
+                    [h.make_tensor_value_info("label", T.STRING if string_labels else T.INT64, [None]),
+                     h.make_tensor_value_info("scores", T.FLOAT, [None, 2])])
+
+
 def linear(rng, op, targets, post="NONE", labels=None):
     attrs = {"coefficients": [float(v) for v in rng.normal(size=targets * FEATURES).astype(np.float32)],
              "intercepts": [float(v) for v in rng.normal(size=targets).astype(np.float32)], "post_transform": post}
@@ -84,10 +106,11 @@ def linear(rng, op, targets, post="NONE", labels=None):
         node = h.make_node(op, ["X"], ["Y"], domain=ML, **attrs)
         return ml_model(node, [h.make_tensor_value_info("X", T.FLOAT, [None, FEATURES])],
                         [h.make_tensor_value_info("Y", T.FLOAT, [None, targets])], ml_opset=1)
-    attrs["classlabels_ints"] = labels
+    string_labels = isinstance(labels[0], str)
+    attrs["classlabels_strings" if string_labels else "classlabels_ints"] = labels
     node = h.make_node(op, ["X"], ["label", "scores"], domain=ML, **attrs)
     return ml_model(node, [h.make_tensor_value_info("X", T.FLOAT, [None, FEATURES])],
-                    [h.make_tensor_value_info("label", T.INT64, [None]),
+                    [h.make_tensor_value_info("label", T.STRING if string_labels else T.INT64, [None]),
                      h.make_tensor_value_info("scores", T.FLOAT, [None, None])], ml_opset=1)
 
 
@@ -113,10 +136,18 @@ def cases():
     out += [(f"classifier_{post.lower()}", classifier(rng, [3, 5, 9], post), {"X": x})
             for post in ("NONE", "LOGISTIC", "SOFTMAX", "SOFTMAX_ZERO")]
     out.append(("classifier_strings", classifier(rng, ["cat", "dog", "eel"], "SOFTMAX"), {"X": x}))
+    label_sets = ([0, 1], [3, 7], ["no", "yes"])
+    for i, (ids, positive, bases, post) in enumerate(itertools.product(
+            (0, 1, "both"), (True, False), (0, 1, 2), ("NONE", "LOGISTIC", "SOFTMAX"))):
+        name = f"binary_classifier_{ids}_{'positive' if positive else 'mixed'}_{bases}base_{post.lower()}"
+        out.append((name, binary_classifier(rng, ids, positive, bases, post, label_sets[i % 3]), {"X": x}))
     finite = np.nan_to_num(x)
     out.append(("linear_regressor", linear(rng, "LinearRegressor", 3), {"X": finite}))
     out += [(f"linear_classifier_{post.lower()}", linear(rng, "LinearClassifier", 3, post, [0, 1, 2]), {"X": finite})
             for post in ("NONE", "LOGISTIC", "SOFTMAX")]
+    out += [(f"linear_binary_{post.lower()}_{i}", linear(rng, "LinearClassifier", 1, post, labels), {"X": finite})
+            for post in ("NONE", "LOGISTIC", "SOFTMAX", "SOFTMAX_ZERO") for i, labels in enumerate(label_sets)]
+    out.append(("linear_two_scores", linear(rng, "LinearClassifier", 2, "SOFTMAX", [3, 7]), {"X": finite}))
     out.append(("scaler", simple("Scaler", offset=[0.5, -1, 2, 0, 3], scale=[2, 0.5, -1, 4, 0.25]), {"X": x}))
     out.append(("scaler_broadcast", simple("Scaler", offset=[0.75], scale=[1.5]), {"X": x}))
     out += [(f"normalizer_{n.lower()}", simple("Normalizer", norm=n), {"X": finite}) for n in ("MAX", "L1", "L2")]
@@ -209,10 +240,11 @@ def test_bad_ensembles_are_clear_errors(change, message):
         run(data, {"X": np.zeros((1, FEATURES), np.float32)})
 
 
-def test_two_class_classifiers_are_refused_by_name():
-    """onnxruntime gives two-class classifiers a binary form of its own, which lockstep does not have yet."""
+def test_classifiers_without_a_binary_form_are_refused_by_name():
+    """One score column needs two labels (onnxruntime's binary form); a one-class classifier has no form at all."""
     rng = np.random.default_rng(5)
-    x = features(rng, rows=2)
-    for data in (classifier(rng, [0, 1], binary=True), linear(rng, "LinearClassifier", 1, "NONE", [0, 1])):
-        with pytest.raises(lockstep.NotImplemented, match="classifiers of two classes are not supported yet"):
-            run(data, {"X": np.nan_to_num(x)})
+    x = np.nan_to_num(features(rng, rows=2))
+    for data, message in ((linear(rng, "LinearClassifier", 1, "NONE", [0, 1, 2]), "one score column needs two"),
+                          (classifier(rng, [4]), "a classifier of one class is not supported")):
+        with pytest.raises(lockstep.NotImplemented, match=message):
+            run(data, {"X": x})

@@ -133,4 +133,64 @@ LOCKSTEP_HD void score_post_transform_f32(ScorePostTransform post, float* s, int
   for (int64_t i = 0; i < n; ++i) s[i] = s[i] / sum;
 }
 
+/// onnxruntime's two scores of a binary classifier from its one score s: [1 - q, q], q = sigmoid(s) under LOGISTIC,
+/// else s (no other post_transform applies).
+LOCKSTEP_HD void one_score_as_two_f32(ScorePostTransform post, float s, float* out) {
+  const float q = post == ScorePostTransform::Logistic ? sigmoid_f32(s) : s;
+  out[0] = 1.0f - q;
+  out[1] = q;
+}
+
+/// A TreeEnsembleClassifier of two classes, as onnxruntime evaluates it (it departs from the ONNX reference here, and
+/// converters' binary models rely on it). one_class: every leaf weight names the same class; all_positive: no leaf
+/// weight is negative; base: the node's 0, 1 or 2 base values (more are ignored).
+struct BinaryTreeClassifier {
+  const double* base = nullptr;
+  int64_t base_count = 0;
+  bool one_class = false, all_positive = false;
+  ScorePostTransform post = ScorePostTransform::None;
+};
+
+/// One row from the two classes' raw sums s0, s1 (h0, h1: whether a reached leaf named the class): writes the two
+/// scores to out and returns whether the label is the positive class (the second). Steps, as onnxruntime 1.30 gives
+/// them (found by running it on every combination below; tests/test_ml_ops.py):
+/// - two base values: with h1, s1 = base1 + s0 (the first class's sum) and, with h0, s0 = -s1; without h1, s0 + base0
+///   where h0. One base value: s0 + base0 where h0, and without h1 only s0 is kept. None: likewise, no base;
+/// - the positive weight p is s1 where kept and h1, else s0 where h0, else 0. One class: the label is positive when
+///   p > 0.5 (all weights positive) or p > 0 (mixed); two classes: when p > 0;
+/// - both sums kept: the post_transform of the pair. Only s0 kept: one_score_as_two_f32 where the weights are all
+///   positive; [sigmoid(-s0), sigmoid(s0)] (LOGISTIC) or [-s0, s0] where mixed, or where
+///   there are no base values; with two classes and one base value onnxruntime writes nothing, lockstep [s0, 0].
+LOCKSTEP_HD bool binary_tree_classifier_f32(const BinaryTreeClassifier& c, float s0, bool h0, float s1, bool h1,
+                                           float* out) {
+  bool both = true;
+  if (c.base_count >= 2) {
+    if (h1) {
+      s1 = static_cast<float>(c.base[1]) + s0;
+      if (h0) s0 = -s1;
+    } else if (h0) {
+      s0 = s0 + static_cast<float>(c.base[0]);
+    }
+  } else {
+    if (c.base_count == 1 && h0) s0 = s0 + static_cast<float>(c.base[0]);
+    both = h1;
+  }
+  const float p = both && h1 ? s1 : (h0 ? s0 : 0.0f);
+  const bool positive = c.one_class && c.all_positive ? p > 0.5f : p > 0.0f;
+  if (both) {
+    out[0] = s0;
+    out[1] = s1;
+    score_post_transform_f32(c.post, out, 2);
+  } else if (c.one_class && c.all_positive) {
+    one_score_as_two_f32(c.post, s0, out);
+  } else if (c.one_class || c.base_count == 0) {
+    out[0] = c.post == ScorePostTransform::Logistic ? sigmoid_f32(-s0) : -s0;
+    out[1] = c.post == ScorePostTransform::Logistic ? sigmoid_f32(s0) : s0;
+  } else {
+    out[0] = s0;
+    out[1] = 0.0f;
+  }
+  return positive;
+}
+
 }  // namespace lockstep::arith

@@ -64,6 +64,34 @@ void store_labels(KernelContext& ctx, const std::vector<int64_t>& int_labels, co
 
 }  // namespace
 
+namespace {
+
+// Contract: arith::tree_ensemble_row per row without base values, then arith::binary_tree_classifier_f32;
+// docs/arithmetic.md#ml.
+void binary_tree_classifier(KernelContext& ctx, const TreeEnsembleModel& m, const MlRows& r) {
+  arith::TreeEnsembleView view = view_of(m, false);
+  view.base_values = nullptr;  // the binary form adds them itself
+  const arith::BinaryTreeClassifier c{m.base_values.empty() ? nullptr : m.base_values.data(),
+                                      static_cast<int64_t>(m.base_values.size()), m.one_class, m.all_positive, m.post};
+  const Tensor& x = ctx.input(0);
+  float* y = ctx.output(1, DType::Float, {r.rows, 2}).data<float>();
+  std::vector<int64_t> chosen(static_cast<size_t>(r.rows));
+  ctx.pool->parallel_for(r.rows, [&](int64_t begin, int64_t end) {
+    for (int64_t row = begin; row < end; ++row) {
+      float s[2];
+      bool hit[2];
+      arith::tree_ensemble_row<float>(view, RowFeatures{x, row, r.features}, s, hit);
+      chosen[row] = arith::binary_tree_classifier_f32(c, s[0], hit[0], s[1], hit[1], y + 2 * row) ? 1 : 0;
+    }
+  }, 1);
+  // Where the weights name both classes, onnxruntime's int64 label is 1 or 0 itself, not the class label (its
+  // string labels are the class's).
+  const std::vector<int64_t> literal{0, 1};
+  store_labels(ctx, m.one_class ? m.int_labels : literal, m.string_labels, chosen);
+}
+
+}  // namespace
+
 // Contract: arith::tree_ensemble_row per row (trees in order, leaf entries in attribute order), then
 // arith::score_post_transform_f32; docs/arithmetic.md#ml.
 void tree_ensemble(KernelContext& ctx) {
@@ -87,10 +115,9 @@ void tree_ensemble(KernelContext& ctx) {
     }, 1);
     return;
   }
-  // onnxruntime gives two-class ensembles a binary form of its own (scores from one class's sum, the label from a
-  // threshold); lockstep does not have it yet.
-  if (classifier && m.targets <= 2)
-    throw ctx.error("classifiers of two classes are not supported yet (three or more are)", ErrorCode::NotImplemented);
+  if (classifier && m.targets < 2)
+    throw ctx.error("a classifier of one class is not supported", ErrorCode::NotImplemented);
+  if (classifier && m.targets == 2) return binary_tree_classifier(ctx, m, r);
   Tensor& scores = ctx.output(classifier ? 1 : 0, DType::Float, {r.rows, m.targets});
   float* y = scores.data<float>();
   std::vector<int64_t> chosen(static_cast<size_t>(r.rows));
@@ -116,19 +143,28 @@ void linear_model(KernelContext& ctx) {
   if (r.features != m.features)
     throw ctx.error("X has " + std::to_string(r.features) + " features, the coefficients " + std::to_string(m.features));
   const bool classifier = ctx.node.op_type == "LinearClassifier";
-  if (classifier && m.targets <= 2)
-    throw ctx.error("classifiers of two classes are not supported yet (three or more are)", ErrorCode::NotImplemented);
-  const int64_t columns = m.targets;
+  // One score and two labels: onnxruntime's binary form, arith::one_score_as_two_f32 and the second label where the
+  // score is > 0.
+  const bool binary = classifier && m.targets == 1;
+  const size_t labels = std::max(m.int_labels.size(), m.string_labels.size());
+  if (binary && labels != 2)
+    throw ctx.error("one score column needs two class labels, not " + std::to_string(labels), ErrorCode::NotImplemented);
+  const int64_t columns = binary ? 2 : m.targets;
   const float* x = ctx.input(0).data<float>();
   float* y = ctx.output(classifier ? 1 : 0, DType::Float, {r.rows, columns}).data<float>();
   std::vector<int64_t> chosen(static_cast<size_t>(r.rows));
   ctx.pool->parallel_for(r.rows, [&](int64_t begin, int64_t end) {
     for (int64_t row = begin; row < end; ++row) {
-      float* s = y + row * columns;
+      float* s = y + row * columns + (binary ? 1 : 0);
       for (int64_t t = 0; t < m.targets; ++t)
         s[t] = arith::dot_chunked_f32(m.features, m.intercepts.empty() ? 0.0f : m.intercepts[t],
                                       [&](int64_t f) { return x[row * m.features + f]; },
                                       [&](int64_t f) { return m.coefficients[t * m.features + f]; });
+      if (binary) {
+        chosen[row] = s[0] > 0.0f ? 1 : 0;
+        arith::one_score_as_two_f32(m.post, s[0], s - 1);
+        continue;
+      }
       chosen[row] = first_max(s, nullptr, columns);
       arith::score_post_transform_f32(m.post, s, columns);
     }

@@ -261,7 +261,16 @@ TreeEnsembleModel make_tree_ensemble(const KernelContext& ctx) {
     if (e.target < 0 || e.target >= m.targets)
       throw ctx.error("a leaf names target " + std::to_string(e.target) + " of " + std::to_string(m.targets),
                       ErrorCode::InvalidGraph);
-  if (!m.base_values.empty() && static_cast<int64_t>(m.base_values.size()) != m.targets)
+  // onnxruntime's two-class classifier takes one base value too (arith::binary_tree_classifier_f32).
+  const bool binary_classifier = op == "TreeEnsembleClassifier" && m.targets == 2;
+  if (binary_classifier) {
+    m.one_class = !m.entries.empty() && std::all_of(m.entries.begin(), m.entries.end(),
+                              [&](const arith::LeafEntry& e) { return e.target == m.entries.front().target; });
+    m.all_positive = std::none_of(m.entries.begin(), m.entries.end(),
+                                  [](const arith::LeafEntry& e) { return e.weight < 0; });
+  }
+  const size_t bases = m.base_values.size();
+  if (bases != 0 && static_cast<int64_t>(bases) != m.targets && !(binary_classifier && bases == 1))
     throw ctx.error("base_values has " + std::to_string(m.base_values.size()) + " entries for " +
                         std::to_string(m.targets) + " targets", ErrorCode::InvalidGraph);
   check_acyclic(ctx, m);

@@ -38,6 +38,8 @@ struct TreeEnsembleModel {
   // TreeEnsembleClassifier: class labels (int64 or strings), one per score column.
   std::vector<int64_t> int_labels;
   std::vector<std::string> string_labels;
+  // Two classes (arith::binary_tree_classifier_f32): every leaf weight names one class; no weight is negative.
+  bool one_class = false, all_positive = false;
 };
 
 /// The model of a tree-ensemble node, made on its first run and kept (NodeState).
