@@ -128,6 +128,37 @@ def label_encoder(keys, values, key_type, value_type, **defaults):
                     [h.make_tensor_value_info("Y", value_type, [None])], ml_opset=2)
 
 
+def one_input(op, x_type, x_shape, y_type, **attrs):
+    node = h.make_node(op, ["X"], ["Y"], domain=ML, name="prep", **attrs)
+    return ml_model(node, [h.make_tensor_value_info("X", x_type, x_shape)], [h.make_tensor_value_info("Y", y_type, None)],
+                    ml_opset=1)
+
+
+def preprocessing_cases(x):
+    nan = float("nan")
+    imputer_floats = {"imputed_value_floats": [1.5, -2.0, 0.25, 4.0, -0.0], "replaced_value_float": nan}
+    cats = {"cats_int64s": [3, 1, 7, -2]}
+    return [
+        ("imputer_nan", one_input("Imputer", T.FLOAT, [None, FEATURES], T.FLOAT, **imputer_floats), {"X": x}),
+        ("imputer_one_value_zero", one_input("Imputer", T.FLOAT, [None, FEATURES], T.FLOAT, imputed_value_floats=[9.0],
+                                             replaced_value_float=0.0),
+         {"X": np.array([[0, -0.0, np.nan, 1, 2]], np.float32)}),
+        ("imputer_1d", one_input("Imputer", T.FLOAT, [FEATURES], T.FLOAT, **imputer_floats), {"X": x[0]}),
+        ("imputer_int64", one_input("Imputer", T.INT64, [None, 2], T.INT64, imputed_value_int64s=[7, 8],
+                                    replaced_value_int64=-1), {"X": np.array([[-1, 1], [3, -1]], np.int64)}),
+        ("one_hot_int64", one_input("OneHotEncoder", T.INT64, [None, 2], T.FLOAT, **cats),
+         {"X": np.array([[1, 7], [5, 3], [-2, -2]], np.int64)}),
+        ("one_hot_float", one_input("OneHotEncoder", T.FLOAT, [None], T.FLOAT, **cats),
+         {"X": np.array([1.7, 7.2, -3, np.nan, -2.5, 3e30], np.float32)}),
+        ("one_hot_double", one_input("OneHotEncoder", T.DOUBLE, [2], T.FLOAT, **cats), {"X": np.array([3.0, 1.0])}),
+        ("one_hot_strings", one_input("OneHotEncoder", T.STRING, [None, 1], T.FLOAT, cats_strings=["a", "b", "a2"]),
+         {"X": np.array([["b"], ["z"], ["a2"]], object)}),
+        ("one_hot_numbers_without_int_categories", one_input("OneHotEncoder", T.INT64, [2], T.FLOAT,
+                                                             cats_strings=["a", "b"]),
+         {"X": np.array([0, 1], np.int64)}),
+    ]
+
+
 def cases():
     rng = np.random.default_rng(7)
     x = features(rng)
@@ -164,7 +195,7 @@ def cases():
                 {"X": np.array([2, 3, 1], np.int64)}))
     out.append(("label_encoder_float_int", label_encoder([0.5, -0.0, np.nan], [1, 2, 3], T.FLOAT, T.INT64),
                 {"X": np.array([0.5, 0.0, np.nan, 1.5], np.float32)}))
-    return out
+    return out + preprocessing_cases(x)
 
 
 CASES = cases()
@@ -248,3 +279,16 @@ def test_classifiers_without_a_binary_form_are_refused_by_name():
                           (classifier(rng, [4]), "a classifier of one class is not supported")):
         with pytest.raises(lockstep.NotImplemented, match=message):
             run(data, {"X": x})
+
+
+@pytest.mark.parametrize("data, feeds, error, message", [
+    (one_input("OneHotEncoder", T.INT64, [2], T.FLOAT, cats_int64s=[3, 1], zeros=0), {"X": np.array([3, 9], np.int64)},
+     lockstep.Fail, r"X\[1\] = 9 is no category, and zeros = 0"),
+    (one_input("OneHotEncoder", T.INT64, [2], T.FLOAT), {"X": np.array([3, 9], np.int64)},
+     lockstep.InvalidGraph, "the encoder has no categories"),
+    (one_input("Imputer", T.FLOAT, [None, 3], T.FLOAT, imputed_value_floats=[1.0, 2.0]),
+     {"X": np.zeros((1, 3), np.float32)}, lockstep.InvalidGraph, "imputed_value_floats has 2 entries for 3 features"),
+])
+def test_preprocessing_errors_name_the_node(data, feeds, error, message):
+    with pytest.raises(error, match=r"Node 'prep' \((OneHotEncoder|Imputer)\).*" + message):
+        run(data, feeds)

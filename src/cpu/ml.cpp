@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <cstring>
 #include <map>
+#include <type_traits>
 
 #include "arith/dot.h"
 #include "ops/ml.h"
@@ -330,6 +331,94 @@ void label_encoder(KernelContext& ctx) {
     const int64_t at = it == index.end() ? 0 : it->second;
     if (values.dtype() == DType::String) y.data<std::string>()[i] = from.data<std::string>()[at];
     else std::memcpy(static_cast<uint8_t*>(y.raw()) + i * size, static_cast<const uint8_t*>(from.raw()) + at * size, size);
+  }
+}
+
+// Contract: moves values: Y[i] = the imputed value of X[i]'s feature where X[i] is the replaced value (a NaN replaced
+// value replaces NaNs; -0 equals +0), else X[i]. The feature is i % dims[1] (dims[0] for a 1-D X), as in onnxruntime.
+void imputer(KernelContext& ctx) {
+  const Tensor& x = ctx.input(0);
+  const DType t = x.dtype();
+  const bool floats = t == DType::Float || t == DType::Double;
+  if (!floats && t != DType::Int64 && t != DType::Int32)
+    throw ctx.error(std::string("X of type ") + dtype_name(t) + " is not supported", ErrorCode::NotImplemented);
+  if (x.rank() == 0) throw ctx.error("X must have at least one dimension");
+  const int64_t features = x.rank() == 1 ? x.dim(0) : x.dim(1);
+  std::vector<double> imputed;
+  if (floats)
+    for (float v : ctx.node.attr_floats("imputed_value_floats")) imputed.push_back(v);
+  else
+    for (int64_t v : ctx.node.attr_ints("imputed_value_int64s")) imputed.push_back(static_cast<double>(v));
+  const int64_t given = static_cast<int64_t>(imputed.size());
+  if (given != 1 && given != features)
+    throw ctx.error(std::string(floats ? "imputed_value_floats" : "imputed_value_int64s") + " has " +
+                        std::to_string(given) + " entries for " + std::to_string(features) + " features",
+                    ErrorCode::InvalidGraph);
+  const double replaced = floats ? ctx.node.attr_float("replaced_value_float", 0.0f)
+                                 : static_cast<double>(ctx.node.attr_int("replaced_value_int64", 0));
+  Tensor& y = ctx.output(0, t, x.shape());
+  auto impute = [&](auto* out, const auto* in) {
+    using T = std::remove_cv_t<std::remove_pointer_t<decltype(in)>>;
+    for (int64_t i = 0; i < x.numel(); ++i) {
+      const double v = static_cast<double>(in[i]);
+      const bool hit = replaced != replaced ? v != v : v == replaced;
+      out[i] = hit ? static_cast<T>(imputed[given == 1 ? 0 : i % features]) : in[i];
+    }
+  };
+  switch (t) {
+    case DType::Float: return impute(y.data<float>(), x.data<float>());
+    case DType::Double: return impute(y.data<double>(), x.data<double>());
+    case DType::Int64: return impute(y.data<int64_t>(), x.data<int64_t>());
+    default: return impute(y.data<int32_t>(), x.data<int32_t>());
+  }
+}
+
+// Contract: moves values: Y[..., c] = 1 where X[...] is category c, else 0 (float). Numbers are truncated to int64
+// and looked up in cats_int64s, strings in cats_strings, as onnxruntime does; an unknown value gives a row of zeros,
+// or an error when zeros = 0.
+void one_hot_encoder(KernelContext& ctx) {
+  const Tensor& x = ctx.input(0);
+  const std::vector<int64_t> int_cats = ctx.node.attr_ints("cats_int64s");
+  const std::vector<std::string> string_cats = ctx.node.attr_strings("cats_strings");
+  const int64_t cats = static_cast<int64_t>(std::max(int_cats.size(), string_cats.size()));
+  if (cats == 0) throw ctx.error("the encoder has no categories (cats_int64s or cats_strings)", ErrorCode::InvalidGraph);
+  const bool zeros = ctx.node.attr_int("zeros", 1) != 0;
+  Shape shape = x.shape();
+  shape.push_back(cats);
+  float* y = ctx.output(0, DType::Float, shape).data<float>();
+  std::fill_n(y, x.numel() * cats, 0.0f);
+  auto mark = [&](int64_t i, int64_t found, auto describe) {
+    if (found >= 0) y[i * cats + found] = 1.0f;
+    else if (!zeros) throw ctx.error("X[" + std::to_string(i) + "] = " + describe() + " is no category, and zeros = 0");
+  };
+  if (x.dtype() == DType::String) {
+    std::map<std::string, int64_t> index;
+    for (int64_t c = static_cast<int64_t>(string_cats.size()) - 1; c >= 0; --c) index[string_cats[c]] = c;
+    for (int64_t i = 0; i < x.numel(); ++i) {
+      const std::string& v = x.data<std::string>()[i];
+      const auto it = index.find(v);
+      mark(i, it == index.end() ? -1 : it->second, [&] { return "'" + v + "'"; });
+    }
+    return;
+  }
+  std::map<int64_t, int64_t> index;
+  for (int64_t c = static_cast<int64_t>(int_cats.size()) - 1; c >= 0; --c) index[int_cats[c]] = c;
+  auto lookup = [&](const auto* in) {
+    for (int64_t i = 0; i < x.numel(); ++i) {
+      const double d = static_cast<double>(in[i]);
+      // Truncated as onnxruntime's cast does; NaN and values outside int64 name no category.
+      const bool representable = d == d && d >= -9.2233720368547758e18 && d < 9.2233720368547758e18;
+      const auto it = representable ? index.find(static_cast<int64_t>(in[i])) : index.end();
+      mark(i, it == index.end() ? -1 : it->second, [&] { return std::to_string(in[i]); });
+    }
+  };
+  switch (x.dtype()) {
+    case DType::Int64: return lookup(x.data<int64_t>());
+    case DType::Int32: return lookup(x.data<int32_t>());
+    case DType::Float: return lookup(x.data<float>());
+    case DType::Double: return lookup(x.data<double>());
+    default:
+      throw ctx.error(std::string("X of type ") + dtype_name(x.dtype()) + " is not supported", ErrorCode::NotImplemented);
   }
 }
 

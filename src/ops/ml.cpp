@@ -288,6 +288,8 @@ const OpEntry kRows[] = {
     {"Normalizer", 1, kNewestMlOpset, &cpu::ml_elementwise, nullptr},
     {"ArrayFeatureExtractor", 1, kNewestMlOpset, &cpu::array_feature_extractor, nullptr},
     {"LabelEncoder", 1, kNewestMlOpset, &cpu::label_encoder, nullptr},
+    {"Imputer", 1, kNewestMlOpset, &cpu::imputer, nullptr},
+    {"OneHotEncoder", 1, kNewestMlOpset, &cpu::one_hot_encoder, nullptr},
 };
 
 }  // namespace
