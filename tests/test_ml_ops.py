@@ -153,6 +153,14 @@ def preprocessing_cases(x):
         ("one_hot_double", one_input("OneHotEncoder", T.DOUBLE, [2], T.FLOAT, **cats), {"X": np.array([3.0, 1.0])}),
         ("one_hot_strings", one_input("OneHotEncoder", T.STRING, [None, 1], T.FLOAT, cats_strings=["a", "b", "a2"]),
          {"X": np.array([["b"], ["z"], ["a2"]], object)}),
+        ("category_mapper_to_int", one_input("CategoryMapper", T.STRING, [None, 2], T.INT64, cats_int64s=[1, 2, 2],
+                                             cats_strings=["a", "b", "c"]),
+         {"X": np.array([["a", "c"], ["z", "b"]], object)}),
+        ("category_mapper_to_string", one_input("CategoryMapper", T.INT64, [3], T.STRING, cats_int64s=[1, 2, 2],
+                                                cats_strings=["a", "b", "c"]), {"X": np.array([2, 1, 9], np.int64)}),
+        ("category_mapper_defaults", one_input("CategoryMapper", T.STRING, [2], T.INT64, cats_int64s=[1, 2],
+                                               cats_strings=["a", "a"], default_int64=-7),
+         {"X": np.array(["a", "q"], object)}),
         ("one_hot_numbers_without_int_categories", one_input("OneHotEncoder", T.INT64, [2], T.FLOAT,
                                                              cats_strings=["a", "b"]),
          {"X": np.array([0, 1], np.int64)}),
@@ -286,9 +294,11 @@ def test_classifiers_without_a_binary_form_are_refused_by_name():
      lockstep.Fail, r"X\[1\] = 9 is no category, and zeros = 0"),
     (one_input("OneHotEncoder", T.INT64, [2], T.FLOAT), {"X": np.array([3, 9], np.int64)},
      lockstep.InvalidGraph, "the encoder has no categories"),
+    (one_input("CategoryMapper", T.INT64, [2], T.STRING, cats_int64s=[1, 2], cats_strings=["a"]),
+     {"X": np.array([1, 2], np.int64)}, lockstep.InvalidGraph, "cats_int64s has 2 entries, cats_strings 1"),
     (one_input("Imputer", T.FLOAT, [None, 3], T.FLOAT, imputed_value_floats=[1.0, 2.0]),
      {"X": np.zeros((1, 3), np.float32)}, lockstep.InvalidGraph, "imputed_value_floats has 2 entries for 3 features"),
 ])
 def test_preprocessing_errors_name_the_node(data, feeds, error, message):
-    with pytest.raises(error, match=r"Node 'prep' \((OneHotEncoder|Imputer)\).*" + message):
+    with pytest.raises(error, match=r"Node 'prep' \((OneHotEncoder|Imputer|CategoryMapper)\).*" + message):
         run(data, feeds)

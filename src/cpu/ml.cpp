@@ -422,4 +422,37 @@ void one_hot_encoder(KernelContext& ctx) {
   }
 }
 
+// Contract: moves values: a string X[i] becomes the int64 paired with it in (cats_strings, cats_int64s), an int64
+// the string; a value given twice takes its last pair, as in onnxruntime; an unpaired value the default.
+void category_mapper(KernelContext& ctx) {
+  const Tensor& x = ctx.input(0);
+  const std::vector<int64_t> ints = ctx.node.attr_ints("cats_int64s");
+  const std::vector<std::string> strings = ctx.node.attr_strings("cats_strings");
+  if (ints.size() != strings.size())
+    throw ctx.error("cats_int64s has " + std::to_string(ints.size()) + " entries, cats_strings " +
+                        std::to_string(strings.size()), ErrorCode::InvalidGraph);
+  if (x.dtype() == DType::String) {
+    std::map<std::string, int64_t> to_int;
+    for (size_t k = 0; k < ints.size(); ++k) to_int[strings[k]] = ints[k];
+    const int64_t fallback = ctx.node.attr_int("default_int64", -1);
+    int64_t* y = ctx.output(0, DType::Int64, x.shape()).data<int64_t>();
+    for (int64_t i = 0; i < x.numel(); ++i) {
+      const auto it = to_int.find(x.data<std::string>()[i]);
+      y[i] = it == to_int.end() ? fallback : it->second;
+    }
+    return;
+  }
+  if (x.dtype() != DType::Int64)
+    throw ctx.error(std::string("X of type ") + dtype_name(x.dtype()) + " is not supported (int64 or string)",
+                    ErrorCode::NotImplemented);
+  std::map<int64_t, std::string> to_string;
+  for (size_t k = 0; k < ints.size(); ++k) to_string[ints[k]] = strings[k];
+  const std::string fallback = ctx.node.attr_string("default_string", "_Unused");
+  std::string* y = ctx.output(0, DType::String, x.shape()).data<std::string>();
+  for (int64_t i = 0; i < x.numel(); ++i) {
+    const auto it = to_string.find(x.data<int64_t>()[i]);
+    y[i] = it == to_string.end() ? fallback : it->second;
+  }
+}
+
 }  // namespace lockstep::cpu

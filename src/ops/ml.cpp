@@ -290,6 +290,7 @@ const OpEntry kRows[] = {
     {"LabelEncoder", 1, kNewestMlOpset, &cpu::label_encoder, nullptr},
     {"Imputer", 1, kNewestMlOpset, &cpu::imputer, nullptr},
     {"OneHotEncoder", 1, kNewestMlOpset, &cpu::one_hot_encoder, nullptr},
+    {"CategoryMapper", 1, kNewestMlOpset, &cpu::category_mapper, nullptr},
 };
 
 }  // namespace

@@ -1,7 +1,7 @@
 // The classical ML ops of the ai.onnx.ml domain, what the scikit-learn, LightGBM and XGBoost converters write:
 // TreeEnsembleRegressor, TreeEnsembleClassifier, TreeEnsemble, LinearRegressor, LinearClassifier, Scaler, Normalizer,
-// Binarizer, ArrayFeatureExtractor, LabelEncoder, Imputer and OneHotEncoder. Definitions (attributes, validation,
-// shapes) here; kernels in src/cpu/ml.cpp.
+// Binarizer, ArrayFeatureExtractor, LabelEncoder, Imputer, OneHotEncoder and CategoryMapper. Definitions (attributes,
+// validation, shapes) here; kernels in src/cpu/ml.cpp.
 // They have CPU kernels only: a CUDA session runs them on the CPU (same bits; the README says so).
 #pragma once
 
@@ -73,6 +73,7 @@ void array_feature_extractor(KernelContext& ctx);
 void label_encoder(KernelContext& ctx);
 void imputer(KernelContext& ctx);
 void one_hot_encoder(KernelContext& ctx);
+void category_mapper(KernelContext& ctx);
 }
 
 }  // namespace lockstep
