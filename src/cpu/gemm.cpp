@@ -221,10 +221,11 @@ __attribute__((target("avx2,fma"))) void row_avx2_16(int64_t K, const float* a, 
 }
 
 // Contract: dot_chunked_f32 over k ascending, one chain per lane; see docs/arithmetic.md#gemm.
-template <int P>
+// 16 * NV lanes a panel (48, or 32 for kAvx512Panels32).
+template <int P, int NV = 3>
 __attribute__((target("avx512f"))) void row_avx512_48(int64_t K, const float* a, int64_t a_step, const float* pb,
                                                        int64_t panel_step, float* c, const float* init) {
-  constexpr int NR = 48, NV = 3;
+  constexpr int NR = 16 * NV;
   for (int64_t k0 = 0; k0 < K; k0 += kDotChunk) {
     int64_t k1 = std::min(K, k0 + kDotChunk);
     __m512 acc[NV * P];
@@ -280,9 +281,9 @@ template <class B, int NV = 3, int... R>
 constexpr std::array<MicroFn<B>, 9> table_avx512(std::integer_sequence<int, R...>) {
   return {nullptr, micro_avx512_8x48<R + 1, B, false, NV>...};
 }
-template <class B, int... R>
+template <class B, int NV = 3, int... R>
 constexpr std::array<MicroFn<B>, 9> table_avx512_relu(std::integer_sequence<int, R...>) {
-  return {nullptr, micro_avx512_8x48<R + 1, B, true>...};
+  return {nullptr, micro_avx512_8x48<R + 1, B, true, NV>...};
 }
 
 constexpr IsaKernels kScalar = {4, 8, 12 * 1024, table_scalar<PackedRows>(std::make_integer_sequence<int, 4>()),
@@ -300,6 +301,16 @@ constexpr IsaKernels kAvx512 = {8, 48, 42 * 1024, table_avx512<PackedRows>(std::
                                 table_avx512_relu<PointedRows>(std::make_integer_sequence<int, 8>()),
                                 {table_avx512<PackedRows, 1>(std::make_integer_sequence<int, 8>()),
                                  table_avx512<PackedRows, 2>(std::make_integer_sequence<int, 8>())}};
+// The same kernels on 32-wide panels, for products whose 48-wide panels would end in a 16-wide one that is a large
+// share of the work (N = 64: attention's P V with 64-wide heads, one 48-wide panel and one 16-wide; the 8x16 kernel
+// makes 9 loads per 8 fmas). Chosen per product by kernels_for.
+constexpr IsaKernels kAvx512Panels32 = {
+    8, 32, 30 * 1024, table_avx512<PackedRows, 2>(std::make_integer_sequence<int, 8>()),
+    table_avx512<PointedRows, 2>(std::make_integer_sequence<int, 8>()),
+    {nullptr, row_avx512_48<1, 2>, row_avx512_48<2, 2>, row_avx512_48<3, 2>, row_avx512_48<4, 2>},
+    table_avx512_relu<PackedRows, 2>(std::make_integer_sequence<int, 8>()),
+    table_avx512_relu<PointedRows, 2>(std::make_integer_sequence<int, 8>()),
+    {table_avx512<PackedRows, 1>(std::make_integer_sequence<int, 8>()), {}}};
 constexpr int kMaxNr = 48;  // the widest panel of any ISA
 constexpr int kMaxTile = 8 * kMaxNr;
 // The +0 init of a row of any tile (read with row stride 0), or of a row of kRowPanels panels.
@@ -336,9 +347,18 @@ constexpr int64_t kSmallProduct = int64_t(1) << 22;  // fmas of a product too sm
 constexpr int64_t kABlockBytes = 256 * 1024;  // the A panels' slice of one k-block (kept in L2)
 constexpr int64_t kAPanelBytes = 48 * 1024;  // at most one A panel's slice of one k-block, when kc_l2 is short
 
-const IsaKernels& kernels_for(CpuIsa isa) {
+/// The kernels for a product of N columns. AVX-512 takes 48-wide panels, or 32-wide ones where they do the work in
+/// fewer register-weighted steps: a 16-lane vector of an 8x48 tile counts 1, of 8x32 1.1 and of 8x16 1.6 (their
+/// loads per fma; docs/performance.md, 2026-12-06). Only N = 64 (and 32, alike) picks 32 among common sizes.
+const IsaKernels& kernels_for(CpuIsa isa, int64_t N) {
   switch (isa) {
-    case CpuIsa::Avx512: return kAvx512;
+    case CpuIsa::Avx512: {
+      auto cost = [N](int64_t width) {
+        const int64_t full = N / width, tail = (N % width + 15) / 16;
+        return double(full) * double(width / 16) * (width == 48 ? 1.0 : 1.1) + double(tail) * (tail == 1 ? 1.6 : 1.1);
+      };
+      return cost(32) < cost(48) ? kAvx512Panels32 : kAvx512;
+    }
     case CpuIsa::Avx2: return kAvx2;
     default: return kScalar;
   }
@@ -453,7 +473,7 @@ PanelBuffer pack_panels(ThreadPool* pool, int64_t count, int64_t K, int width, c
 }
 
 PackedA pack_a_for(CpuIsa isa, ThreadPool* pool, int64_t M, int64_t K, const PanelFn& a_panels) {
-  return PackedA{isa, M, K, pack_panels(pool, M, K, kernels_for(isa).mr, a_panels)};
+  return PackedA{isa, M, K, pack_panels(pool, M, K, kernels_for(isa, 0).mr, a_panels)};  // mr: the same for every N
 }
 
 /// A fused node's Add and Relu over a block of rows x cols finished outputs (row i at c + i * ldc): the addend's
@@ -552,7 +572,7 @@ void row_times_panels(ThreadPool* pool, const IsaKernels& ker, int64_t K, const 
 void packed_product(ThreadPool* pool, const PackedA& a, int64_t N, const BSource& b, const GemmOut& out) {
   const int64_t M = a.M, K = a.K;
   if (M <= 0 || N <= 0) return;
-  const IsaKernels& ker = kernels_for(a.isa);
+  const IsaKernels& ker = kernels_for(a.isa, N);
   const int MR = ker.mr, NR = ker.nr;
   const int64_t m_panels = ceil_div(M, MR), n_panels = ceil_div(N, NR);
   // Tasks: one B panel times a run of A panels. Splitting the A panels only when B panels are few keeps every
@@ -743,7 +763,7 @@ PackedA pack_a(ThreadPool* pool, int64_t M, int64_t K, const PanelFn& a_panels) 
 
 PackedB pack_b(ThreadPool* pool, int64_t N, int64_t K, const PanelFn& b_panels) {
   const CpuIsa isa = cpu_isa();
-  return PackedB{isa, N, K, pack_panels(pool, N, K, kernels_for(isa).nr, b_panels)};
+  return PackedB{isa, N, K, pack_panels(pool, N, K, kernels_for(isa, N).nr, b_panels)};
 }
 
 void gemm_f32(ThreadPool* pool, int64_t M, int64_t N, int64_t K, const PanelFn& a_panels, const PanelFn& b_panels,
@@ -773,7 +793,7 @@ void gemm_f32_packed_b(ThreadPool* pool, int64_t M, const PanelFn& a_panels, con
 void gemm_f32_row_packed_b(ThreadPool* pool, const float* a, const PackedB& b, const GemmOut& out) {
   if (b.N <= 0) return;
   if (b.K == 0 || out.cs != 1) return gemm_f32_packed_b(pool, 1, strided_panels({a, b.K, 1}, b.K), b, out);
-  row_times_panels(pool, kernels_for(b.isa), b.K, a, 1, b.N, b.data.data(), out);
+  row_times_panels(pool, kernels_for(b.isa, b.N), b.K, a, 1, b.N, b.data.data(), out);
 }
 
 namespace {
