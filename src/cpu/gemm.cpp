@@ -149,15 +149,16 @@ __attribute__((target("avx512f"))) inline __m512 relu_avx512(__m512 x) {
 
 // Contract: dot_chunked_f32 over k ascending, one chain per lane; see docs/arithmetic.md#gemm.
 // With kRelu, as micro_avx2_6x16: the last chunk's store applies the fused Relu (relu_avx512).
-// 48 columns (three registers a row) rather than 32: per 24 fmas, 8 broadcasts of A and 3 loads of B, where 8x32
-// needs 8 and 2 per 16. Conv's B rows are unaligned (each tap shifts them by a float), so every B load splits across
-// two cache lines, and the loads can bound the kernel: on a 2-vCPU Sapphire Rapids VM, the 3x3 conv loop alone ran
-// 10-14% faster in the machine's slow phases and 2-4% in its fast ones (docs/performance.md, 2026-12-06).
-// NV < 3 (8x16, 8x32) serves the partial last panel of a product (its first 16 * NV columns), so that a plane of
-// 14x14 pixels (4 panels and 4 columns) does not compute a whole 48-wide panel for 4 columns.
+// 8 rows x 16 * NV columns. The main tile is 8x48 (NV = 3, three registers a row) rather than 8x32: per 24 fmas,
+// 8 broadcasts of A and 3 loads of B, where 8x32 needs 8 and 2 per 16. Conv's B rows are unaligned (each tap shifts
+// them by a float), so every B load splits across two cache lines, and the loads can bound the kernel: on a 2-vCPU
+// Sapphire Rapids VM, the 3x3 conv loop alone ran 10-14% faster in the machine's slow phases and 2-4% in its fast
+// ones (docs/performance.md, 2026-12-06). NV = 2 serves kAvx512Panels32; NV < 3 also the partial last panel of a
+// product (its first 16 * NV columns), so that a plane of 14x14 pixels (4 panels and 4 columns) does not compute a
+// whole 48-wide panel for 4 columns.
 template <int R, class B, bool kRelu = false, int NV = 3>
-__attribute__((target("avx512f"))) void micro_avx512_8x48(int64_t K, const float* pa, B b, float* c, int64_t ldc,
-                                                          const float* init, int64_t ldi) {
+__attribute__((target("avx512f"))) void micro_avx512_8rows(int64_t K, const float* pa, B b, float* c, int64_t ldc,
+                                                           const float* init, int64_t ldi) {
   constexpr int MR = 8;
   for (int64_t k0 = 0; k0 < K; k0 += kDotChunk) {
     int64_t k1 = std::min(K, k0 + kDotChunk);
@@ -221,10 +222,10 @@ __attribute__((target("avx2,fma"))) void row_avx2_16(int64_t K, const float* a, 
 }
 
 // Contract: dot_chunked_f32 over k ascending, one chain per lane; see docs/arithmetic.md#gemm.
-// 16 * NV lanes a panel (48, or 32 for kAvx512Panels32).
+// Panels of 16 * NV lanes (48, or 32 for kAvx512Panels32).
 template <int P, int NV = 3>
-__attribute__((target("avx512f"))) void row_avx512_48(int64_t K, const float* a, int64_t a_step, const float* pb,
-                                                       int64_t panel_step, float* c, const float* init) {
+__attribute__((target("avx512f"))) void row_avx512(int64_t K, const float* a, int64_t a_step, const float* pb,
+                                                    int64_t panel_step, float* c, const float* init) {
   constexpr int NR = 16 * NV;
   for (int64_t k0 = 0; k0 < K; k0 += kDotChunk) {
     int64_t k1 = std::min(K, k0 + kDotChunk);
@@ -279,11 +280,11 @@ constexpr std::array<MicroFn<B>, 9> table_avx2_relu(std::integer_sequence<int, R
 }
 template <class B, int NV = 3, int... R>
 constexpr std::array<MicroFn<B>, 9> table_avx512(std::integer_sequence<int, R...>) {
-  return {nullptr, micro_avx512_8x48<R + 1, B, false, NV>...};
+  return {nullptr, micro_avx512_8rows<R + 1, B, false, NV>...};
 }
 template <class B, int NV = 3, int... R>
 constexpr std::array<MicroFn<B>, 9> table_avx512_relu(std::integer_sequence<int, R...>) {
-  return {nullptr, micro_avx512_8x48<R + 1, B, true, NV>...};
+  return {nullptr, micro_avx512_8rows<R + 1, B, true, NV>...};
 }
 
 constexpr IsaKernels kScalar = {4, 8, 12 * 1024, table_scalar<PackedRows>(std::make_integer_sequence<int, 4>()),
@@ -296,7 +297,7 @@ constexpr IsaKernels kAvx2 = {6, 16, 12 * 1024, table_avx2<PackedRows>(std::make
                               table_avx2_relu<PointedRows>(std::make_integer_sequence<int, 6>())};
 constexpr IsaKernels kAvx512 = {8, 48, 42 * 1024, table_avx512<PackedRows>(std::make_integer_sequence<int, 8>()),
                                 table_avx512<PointedRows>(std::make_integer_sequence<int, 8>()),
-                                {nullptr, row_avx512_48<1>, row_avx512_48<2>, row_avx512_48<3>, row_avx512_48<4>},
+                                {nullptr, row_avx512<1>, row_avx512<2>, row_avx512<3>, row_avx512<4>},
                                 table_avx512_relu<PackedRows>(std::make_integer_sequence<int, 8>()),
                                 table_avx512_relu<PointedRows>(std::make_integer_sequence<int, 8>()),
                                 {table_avx512<PackedRows, 1>(std::make_integer_sequence<int, 8>()),
@@ -307,7 +308,7 @@ constexpr IsaKernels kAvx512 = {8, 48, 42 * 1024, table_avx512<PackedRows>(std::
 constexpr IsaKernels kAvx512Panels32 = {
     8, 32, 30 * 1024, table_avx512<PackedRows, 2>(std::make_integer_sequence<int, 8>()),
     table_avx512<PointedRows, 2>(std::make_integer_sequence<int, 8>()),
-    {nullptr, row_avx512_48<1, 2>, row_avx512_48<2, 2>, row_avx512_48<3, 2>, row_avx512_48<4, 2>},
+    {nullptr, row_avx512<1, 2>, row_avx512<2, 2>, row_avx512<3, 2>, row_avx512<4, 2>},
     table_avx512_relu<PackedRows, 2>(std::make_integer_sequence<int, 8>()),
     table_avx512_relu<PointedRows, 2>(std::make_integer_sequence<int, 8>()),
     {table_avx512<PackedRows, 1>(std::make_integer_sequence<int, 8>()), {}}};
@@ -349,7 +350,7 @@ constexpr int64_t kAPanelBytes = 48 * 1024;  // at most one A panel's slice of o
 
 /// The kernels for a product of N columns. AVX-512 takes 48-wide panels, or 32-wide ones where they do the work in
 /// fewer register-weighted steps: a 16-lane vector of an 8x48 tile counts 1, of 8x32 1.1 and of 8x16 1.6 (their
-/// loads per fma; docs/performance.md, 2026-12-06). Only N = 64 (and 32, alike) picks 32 among common sizes.
+/// loads per fma; docs/performance.md, 2026-12-06). Among common sizes only N = 64 picks 32.
 const IsaKernels& kernels_for(CpuIsa isa, int64_t N) {
   switch (isa) {
     case CpuIsa::Avx512: {
