@@ -63,10 +63,6 @@ void store_labels(KernelContext& ctx, const std::vector<int64_t>& int_labels, co
   for (int64_t r = 0; r < n; ++r) y.data<int64_t>()[r] = int_labels[chosen[r]];
 }
 
-}  // namespace
-
-namespace {
-
 // Contract: arith::tree_ensemble_row per row without base values, then arith::binary_tree_classifier_f32;
 // docs/arithmetic.md#ml.
 void binary_tree_classifier(KernelContext& ctx, const TreeEnsembleModel& m, const MlRows& r) {
@@ -344,32 +340,30 @@ void imputer(KernelContext& ctx) {
     throw ctx.error(std::string("X of type ") + dtype_name(t) + " is not supported", ErrorCode::NotImplemented);
   if (x.rank() == 0) throw ctx.error("X must have at least one dimension");
   const int64_t features = x.rank() == 1 ? x.dim(0) : x.dim(1);
-  std::vector<double> imputed;
-  if (floats)
-    for (float v : ctx.node.attr_floats("imputed_value_floats")) imputed.push_back(v);
-  else
-    for (int64_t v : ctx.node.attr_ints("imputed_value_int64s")) imputed.push_back(static_cast<double>(v));
-  const int64_t given = static_cast<int64_t>(imputed.size());
+  const std::vector<float> float_values = ctx.node.attr_floats("imputed_value_floats");
+  const std::vector<int64_t> int_values = ctx.node.attr_ints("imputed_value_int64s");
+  const int64_t given = static_cast<int64_t>(floats ? float_values.size() : int_values.size());
   if (given != 1 && given != features)
     throw ctx.error(std::string(floats ? "imputed_value_floats" : "imputed_value_int64s") + " has " +
                         std::to_string(given) + " entries for " + std::to_string(features) + " features",
                     ErrorCode::InvalidGraph);
-  const double replaced = floats ? ctx.node.attr_float("replaced_value_float", 0.0f)
-                                 : static_cast<double>(ctx.node.attr_int("replaced_value_int64", 0));
   Tensor& y = ctx.output(0, t, x.shape());
-  auto impute = [&](auto* out, const auto* in) {
+  // Values and the replaced one compared in the element's own type widened (double for floats, int64 for integers).
+  auto impute = [&](auto* out, const auto* in, const auto& values, auto replaced) {
     using T = std::remove_cv_t<std::remove_pointer_t<decltype(in)>>;
     for (int64_t i = 0; i < x.numel(); ++i) {
-      const double v = static_cast<double>(in[i]);
+      const auto v = static_cast<decltype(replaced)>(in[i]);
       const bool hit = replaced != replaced ? v != v : v == replaced;
-      out[i] = hit ? static_cast<T>(imputed[given == 1 ? 0 : i % features]) : in[i];
+      out[i] = hit ? static_cast<T>(values[given == 1 ? 0 : i % features]) : in[i];
     }
   };
+  const double replaced_float = ctx.node.attr_float("replaced_value_float", 0.0f);
+  const int64_t replaced_int = ctx.node.attr_int("replaced_value_int64", 0);
   switch (t) {
-    case DType::Float: return impute(y.data<float>(), x.data<float>());
-    case DType::Double: return impute(y.data<double>(), x.data<double>());
-    case DType::Int64: return impute(y.data<int64_t>(), x.data<int64_t>());
-    default: return impute(y.data<int32_t>(), x.data<int32_t>());
+    case DType::Float: return impute(y.data<float>(), x.data<float>(), float_values, replaced_float);
+    case DType::Double: return impute(y.data<double>(), x.data<double>(), float_values, replaced_float);
+    case DType::Int64: return impute(y.data<int64_t>(), x.data<int64_t>(), int_values, replaced_int);
+    default: return impute(y.data<int32_t>(), x.data<int32_t>(), int_values, replaced_int);
   }
 }
 
