@@ -55,8 +55,10 @@ def features(rng, rows=64):
     return x
 
 
-def regressor(rng, aggregate, post="NONE", base=True):
+def regressor(rng, aggregate, post="NONE", base=True, probabilities=False):
     nodes, leaves = random_trees(rng)
+    if probabilities:  # leaf values in (0.05, 0.95), so that their average is a probability (PROBIT's domain)
+        leaves["weights"] = [float(np.float32(0.05 + 0.9 * (abs(w) % 1))) for w in leaves["weights"]]
     attrs = {f"nodes_{k}": v for k, v in nodes.items()} | {f"target_{k}": v for k, v in leaves.items()}
     attrs |= {"n_targets": 2, "aggregate_function": aggregate, "post_transform": post}
     if base:
@@ -172,8 +174,9 @@ def cases():
     x = features(rng)
     out = [(f"regressor_{a.lower()}", regressor(rng, a), {"X": x}) for a in ("SUM", "AVERAGE", "MIN", "MAX")]
     out.append(("regressor_no_base", regressor(rng, "SUM", base=False), {"X": x}))
+    out.append(("regressor_probit", regressor(rng, "AVERAGE", "PROBIT", base=False, probabilities=True), {"X": x}))
     out += [(f"classifier_{post.lower()}", classifier(rng, [3, 5, 9], post), {"X": x})
-            for post in ("NONE", "LOGISTIC", "SOFTMAX", "SOFTMAX_ZERO")]
+            for post in ("NONE", "LOGISTIC", "SOFTMAX", "SOFTMAX_ZERO", "PROBIT")]
     out.append(("classifier_strings", classifier(rng, ["cat", "dog", "eel"], "SOFTMAX"), {"X": x}))
     label_sets = ([0, 1], [3, 7], ["no", "yes"])
     for i, (ids, positive, bases, post) in enumerate(itertools.product(
@@ -183,7 +186,7 @@ def cases():
     finite = np.nan_to_num(x)
     out.append(("linear_regressor", linear(rng, "LinearRegressor", 3), {"X": finite}))
     out += [(f"linear_classifier_{post.lower()}", linear(rng, "LinearClassifier", 3, post, [0, 1, 2]), {"X": finite})
-            for post in ("NONE", "LOGISTIC", "SOFTMAX")]
+            for post in ("NONE", "LOGISTIC", "SOFTMAX", "PROBIT")]
     out += [(f"linear_binary_{post.lower()}_{i}", linear(rng, "LinearClassifier", 1, post, labels), {"X": finite})
             for post in ("NONE", "LOGISTIC", "SOFTMAX", "SOFTMAX_ZERO") for i, labels in enumerate(label_sets)]
     out.append(("linear_two_scores", linear(rng, "LinearClassifier", 2, "SOFTMAX", [3, 7]), {"X": finite}))
@@ -258,7 +261,7 @@ def test_ml_model_needs_no_default_domain_but_default_ops_do():
     ({"nodes_truenodeids": "cycle"}, "a tree has a cycle"),
     ({"target_nodeids": "interior"}, "names an interior node"),
     ({"nodes_values": "short"}, "attribute 'nodes_values' has"),
-    ({"post_transform": "PROBIT"}, "post_transform 'PROBIT' is not supported"),
+    ({"post_transform": "BOGUS"}, "post_transform 'BOGUS' is not NONE, LOGISTIC"),
 ])
 def test_bad_ensembles_are_clear_errors(change, message):
     nodes, leaves = random_trees(np.random.default_rng(3), trees=1, depth=1)
@@ -271,7 +274,7 @@ def test_bad_ensembles_are_clear_errors(change, message):
     if "nodes_values" in change:
         attrs["nodes_values"] = attrs["nodes_values"][:-1]
     if "post_transform" in change:
-        attrs["post_transform"] = "PROBIT"
+        attrs["post_transform"] = "BOGUS"
     node = h.make_node("TreeEnsembleRegressor", ["X"], ["Y"], domain=ML, name="forest", **attrs)
     data = ml_model(node, [h.make_tensor_value_info("X", T.FLOAT, [None, FEATURES])],
                     [h.make_tensor_value_info("Y", T.FLOAT, [None, 2])])
@@ -280,11 +283,14 @@ def test_bad_ensembles_are_clear_errors(change, message):
 
 
 def test_classifiers_without_a_binary_form_are_refused_by_name():
-    """One score column needs two labels (onnxruntime's binary form); a one-class classifier has no form at all."""
+    """One score column needs two labels (onnxruntime's binary form); a one-class classifier has no form at all; under
+    PROBIT onnxruntime's binary form writes one of its two scores."""
     rng = np.random.default_rng(5)
     x = np.nan_to_num(features(rng, rows=2))
     for data, message in ((linear(rng, "LinearClassifier", 1, "NONE", [0, 1, 2]), "one score column needs two"),
-                          (classifier(rng, [4]), "a classifier of one class is not supported")):
+                          (classifier(rng, [4]), "a classifier of one class is not supported"),
+                          (binary_classifier(rng, 0, True, 1, "PROBIT", [0, 1]), "PROBIT of a two-class classifier"),
+                          (linear(rng, "LinearClassifier", 1, "PROBIT", [0, 1]), "PROBIT of a two-class classifier")):
         with pytest.raises(lockstep.NotImplemented, match=message):
             run(data, {"X": x})
 

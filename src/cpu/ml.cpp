@@ -63,9 +63,16 @@ void store_labels(KernelContext& ctx, const std::vector<int64_t>& int_labels, co
   for (int64_t r = 0; r < n; ++r) y.data<int64_t>()[r] = int_labels[chosen[r]];
 }
 
+// onnxruntime's two-class form under PROBIT writes one of the two scores and leaves the other as it was.
+Error probit_of_two_classes(const KernelContext& ctx) {
+  return ctx.error("PROBIT of a two-class classifier is not supported (onnxruntime writes one of its two scores)",
+                   ErrorCode::NotImplemented);
+}
+
 // Contract: arith::tree_ensemble_row per row without base values, then arith::binary_tree_classifier_f32;
 // docs/arithmetic.md#ml.
 void binary_tree_classifier(KernelContext& ctx, const TreeEnsembleModel& m, const MlRows& r) {
+  if (m.post == arith::ScorePostTransform::Probit) throw probit_of_two_classes(ctx);
   arith::TreeEnsembleView view = view_of(m, false);
   view.base_values = nullptr;  // the binary form adds them itself
   const arith::BinaryTreeClassifier c{m.base_values.empty() ? nullptr : m.base_values.data(),
@@ -146,6 +153,7 @@ void linear_model(KernelContext& ctx) {
   const size_t labels = std::max(m.int_labels.size(), m.string_labels.size());
   if (binary && labels != 2)
     throw ctx.error("one score column needs two class labels, not " + std::to_string(labels), ErrorCode::NotImplemented);
+  if (binary && m.post == arith::ScorePostTransform::Probit) throw probit_of_two_classes(ctx);
   const int64_t columns = binary ? 2 : m.targets;
   const float* x = ctx.input(0).data<float>();
   float* y = ctx.output(classifier ? 1 : 0, DType::Float, {r.rows, columns}).data<float>();

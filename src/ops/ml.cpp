@@ -238,9 +238,7 @@ TreeEnsembleModel make_tree_ensemble(const KernelContext& ctx) {
     m.targets = ctx.node.attr_int("n_targets", 0);
     const int64_t aggregate = ctx.node.attr_int("aggregate_function", 1), post = ctx.node.attr_int("post_transform", 0);
     if (aggregate < 0 || aggregate > 3) throw ctx.error("aggregate_function must be 0 to 3", ErrorCode::InvalidGraph);
-    if (post < 0 || post > 3)
-      throw ctx.error("post_transform " + std::to_string(post) + " is not supported (PROBIT is not built yet)",
-                      ErrorCode::NotImplemented);
+    if (post < 0 || post > 4) throw ctx.error("post_transform must be 0 to 4", ErrorCode::InvalidGraph);
     m.aggregate = static_cast<arith::TreeAggregate>(aggregate);
     m.post = static_cast<arith::ScorePostTransform>(post);
   } else if (op == "TreeEnsembleRegressor") {
@@ -309,7 +307,9 @@ arith::ScorePostTransform post_transform_of(const KernelContext& ctx) {
   if (name == "LOGISTIC") return arith::ScorePostTransform::Logistic;
   if (name == "SOFTMAX") return arith::ScorePostTransform::Softmax;
   if (name == "SOFTMAX_ZERO") return arith::ScorePostTransform::SoftmaxZero;
-  throw ctx.error("post_transform '" + name + "' is not supported", ErrorCode::NotImplemented);
+  if (name == "PROBIT") return arith::ScorePostTransform::Probit;
+  throw ctx.error("post_transform '" + name + "' is not NONE, LOGISTIC, SOFTMAX, SOFTMAX_ZERO or PROBIT",
+                  ErrorCode::InvalidGraph);
 }
 
 std::shared_ptr<const TreeEnsembleModel> tree_ensemble_model(KernelContext& ctx) {

@@ -52,7 +52,7 @@ struct MlRows {
 };
 MlRows ml_rows(const KernelContext& ctx, int64_t features_needed);
 
-/// The post_transform attribute of the ml 1-4 ops ("NONE", "LOGISTIC", "SOFTMAX", "SOFTMAX_ZERO"; PROBIT is refused).
+/// The post_transform attribute of the ml 1-4 ops ("NONE", "LOGISTIC", "SOFTMAX", "SOFTMAX_ZERO", "PROBIT").
 arith::ScorePostTransform post_transform_of(const KernelContext& ctx);
 
 /// LinearRegressor and LinearClassifier: scores[n, t] = intercepts[t] + sum_f x[n, f] * coefficients[t * F + f].
