@@ -262,8 +262,8 @@ TreeEnsembleModel make_tree_ensemble(const KernelContext& ctx) {
   // onnxruntime's two-class classifier takes one base value too (arith::binary_tree_classifier_f32).
   const bool binary_classifier = op == "TreeEnsembleClassifier" && m.targets == 2;
   if (binary_classifier) {
-    m.one_class = !m.entries.empty() && std::all_of(m.entries.begin(), m.entries.end(),
-                              [&](const arith::LeafEntry& e) { return e.target == m.entries.front().target; });
+    const auto same_class = [&](const arith::LeafEntry& e) { return e.target == m.entries.front().target; };
+    m.one_class = !m.entries.empty() && std::all_of(m.entries.begin(), m.entries.end(), same_class);
     m.all_positive = std::none_of(m.entries.begin(), m.entries.end(),
                                   [](const arith::LeafEntry& e) { return e.weight < 0; });
   }
