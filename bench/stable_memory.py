@@ -11,10 +11,10 @@ Freed blocks are kept for reuse (src/runtime/caching_allocator.h), a request tak
 twice its size. On the host the kept bytes are bounded (by default twice the peak in use; session config entry
 session.lockstep.max_cached_host_bytes), so RSS levels off early: on the 2-core machine, 10,000 default runs
 (900 shapes) end at 65 MiB (145 MiB when every size was kept), --max-side 64 for 2,000 runs at 180 MiB (3,044 MiB).
-The CUDA provider's device pool is unbounded: device memory rises while new sizes appear and levels off only once
-every size has been seen; --max-side 96 (attention scores up to 85 MB) grew past 19 GiB by run 2,000 when the host
-pool was unbounded too: do not run that on CUDA where memory is shared.
-    python3 bench/stable_memory.py [--provider cpu|cuda] [--runs N] [--every K] [--max-side S] [--threads T]"""
+The CUDA provider's device pool has the same default bound (session.lockstep.max_cached_device_bytes), its blocks
+beyond the bound released when a run ends; --max-side 96 (attention scores up to 85 MB) shows it with large sizes.
+    python3 bench/stable_memory.py [--provider cpu|cuda] [--runs N] [--every K] [--max-side S] [--threads T]
+                                 [--max-cached-bytes B]"""
 
 import argparse
 import ctypes
@@ -89,6 +89,8 @@ def main():
     parser.add_argument("--every", type=int, default=1000)
     parser.add_argument("--max-side", type=int, default=32, help="largest H and W (even sizes from 4 up)")
     parser.add_argument("--threads", type=int, default=0, help="intra-op threads (0: lockstep's default)")
+    parser.add_argument("--max-cached-bytes", type=int, default=-1,
+                        help="the session's max_cached_host_bytes and max_cached_device_bytes (-1: the default bound)")
     args = parser.parse_args()
 
     provider = lockstep.CUDA if args.provider == "cuda" else lockstep.CPU
@@ -98,6 +100,9 @@ def main():
     device = DeviceMemory() if args.provider == "cuda" else None
     options = lockstep.SessionOptions()
     options.intra_op_num_threads = args.threads
+    if args.max_cached_bytes >= 0:
+        for where in ("host", "device"):
+            options.add_session_config_entry(f"session.lockstep.max_cached_{where}_bytes", str(args.max_cached_bytes))
     session = lockstep.InferenceSession(model_bytes(), options, providers=[provider])
     rng = np.random.default_rng(1)
     sizes = set()

@@ -46,6 +46,21 @@ def test_output_over_the_cap_is_refused_naming_the_node_and_the_session_stays_us
     assert y.shape == (32, 32) and np.all(y == 2.5)
 
 
+@pytest.mark.skipif(ort.CUDA not in ort.get_available_providers(), reason="no GPU on this machine")
+def test_gpu_out_of_memory_names_the_node_and_the_session_stays_usable():
+    """1 TiB on the GPU: the kept blocks are released, the request is tried again, then refused naming the node;
+    the session's next runs compute on the GPU as before."""
+    session = ort.InferenceSession(expand_model(), providers=[ort.CUDA])
+    x = np.array([1.5], np.float32)
+    for rows in (1000, 2000):  # blocks the pool keeps
+        assert np.all(session.run(None, {"x": x, "shape": np.array([rows, 1000], np.int64)})[0] == 1.5)
+    with pytest.raises(ort.RuntimeException, match=r"grow.*output 0 \(float\[262144,1048576\]\).*out of GPU memory"):
+        session.run(None, {"x": x, "shape": np.array([2**18, 2**20], np.int64)})
+    for rows in (3, 2000):
+        (y,) = session.run(None, {"x": x, "shape": np.array([rows, 1000], np.int64)})
+        assert y.shape == (rows, 1000) and np.all(y == 1.5)
+
+
 def test_sizes_that_overflow_64_bits_are_refused_without_a_cap():
     session = ort.InferenceSession(expand_model())
     with pytest.raises(ort.RuntimeException, match="overflows 64 bits"):
@@ -54,7 +69,7 @@ def test_sizes_that_overflow_64_bits_are_refused_without_a_cap():
     assert y.shape == (2, 3)
 
 
-@pytest.mark.parametrize("key", ["max_tensor_bytes", "max_cached_host_bytes"])
+@pytest.mark.parametrize("key", ["max_tensor_bytes", "max_cached_host_bytes", "max_cached_device_bytes"])
 @pytest.mark.parametrize("value", ["-1", "lots", "1e9"])
 def test_a_cap_that_is_not_a_byte_count_is_refused(key, value):
     options = ort.SessionOptions()

@@ -48,9 +48,13 @@ struct SessionOptions {
   /// usable. Sizes that overflow 64 bits are refused whatever the cap.
   size_t max_tensor_bytes = 0;
   /// The most bytes of freed host memory the session keeps for its later tensors (-1: twice the most its host
-  /// tensors have held at once, and never less than the blocks its last run used; 0: none). Beyond it the least recently freed blocks go back to the system. The CUDA
-  /// provider's device memory is kept whatever this says.
+  /// tensors have held at once, and never less than the blocks its last run used; 0: none). Beyond it the least
+  /// recently freed blocks go back to the system.
   int64_t max_cached_host_bytes = -1;
+  /// The same for the CUDA provider's device memory (-1: the same default, counted on the device). The blocks beyond
+  /// it go back when a run ends, after the device has finished the kernels that may still read them. A request the
+  /// device cannot meet releases every kept block and tries again before it fails.
+  int64_t max_cached_device_bytes = -1;
   /// When set, session creation writes the graph it runs (after constant folding and fusion) to this path as an
   /// ONNX model. Fused nodes keep lockstep's own domain, which the file imports ("lockstep", version 1, with the
   /// metadata entry lockstep.fused_graph = "1"), so the file loads back in lockstep and gives the same bits; other

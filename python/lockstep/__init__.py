@@ -159,6 +159,7 @@ def _native_options(o, provider, opts):
             o.config_entries().get(OPTIMIZED_EXTERNAL_MIN_SIZE, "1024")),
         "max_tensor_bytes": int(o.config_entries().get("session.lockstep.max_tensor_bytes", "0")),
         "max_cached_host_bytes": int(o.config_entries().get("session.lockstep.max_cached_host_bytes", "-1")),
+        "max_cached_device_bytes": int(o.config_entries().get("session.lockstep.max_cached_device_bytes", "-1")),
     }
 
 

@@ -292,6 +292,8 @@ SessionOptions options_from(const nb::dict& d) {
   if (d.contains("external_files_in_memory")) o.external_files_in_memory = memory_files(d["external_files_in_memory"]);
   if (d.contains("max_tensor_bytes")) o.max_tensor_bytes = nb::cast<size_t>(d["max_tensor_bytes"]);
   if (d.contains("max_cached_host_bytes")) o.max_cached_host_bytes = nb::cast<int64_t>(d["max_cached_host_bytes"]);
+  if (d.contains("max_cached_device_bytes"))
+    o.max_cached_device_bytes = nb::cast<int64_t>(d["max_cached_device_bytes"]);
   if (d.contains("free_dimension_overrides_by_name"))
     o.free_dimension_overrides_by_name = nb::cast<std::map<std::string, int64_t>>(d["free_dimension_overrides_by_name"]);
   if (d.contains("free_dimension_overrides_by_denotation"))

@@ -113,6 +113,8 @@ SESSION_CONFIG_KEYS = {
     # SessionOptions::max_cached_host_bytes; unset: twice the most its host tensors have held at once, and never
     # less than the blocks its last run used).
     "session.lockstep.max_cached_host_bytes": str.isdigit,
+    # lockstep's own: the same for the CUDA provider's freed device memory (C++ SessionOptions::max_cached_device_bytes).
+    "session.lockstep.max_cached_device_bytes": str.isdigit,
     # With optimized_model_filepath: the file (relative to the optimized model's folder) its initializers of at least
     # ..._min_size_in_bytes (default 1024) go to as external data; strings stay inline. Any name is taken here.
     "session.optimized_model_external_initializers_file_name": lambda name: True,

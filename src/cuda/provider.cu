@@ -67,7 +67,7 @@ void check_device_id(int device) {
 
 class CudaProvider : public Provider {
  public:
-  explicit CudaProvider(int device) : device_(device) {
+  CudaProvider(int device, CacheBound cache) : device_(device) {
     check_device_id(device);
     check_cuda(cudaSetDevice(device), "cudaSetDevice");
     check_cuda(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking), "cudaStreamCreate");
@@ -76,11 +76,18 @@ class CudaProvider : public Provider {
     RawMemory memory{Device::CUDA, device, 256,
                      [](size_t bytes) -> void* {
                        void* p = nullptr;
-                       return cudaMalloc(&p, bytes) == cudaSuccess ? p : nullptr;
+                       if (cudaMalloc(&p, bytes) == cudaSuccess) return p;
+                       cudaGetLastError();  // clears the error, so that the next kernel's check does not report it
+                       return nullptr;
                      },
-                     [](void* p) { cudaFree(p); }};
-    // Unbounded: evicting would cudaFree blocks that kernels queued on the stream may still use.
-    allocator_ = std::make_unique<CachingAllocator>(memory, CacheBound::unbounded());
+                     // Kernels queued by any run may still read a block the pool lets go: wait for them first.
+                     [device](void* p) {
+                       DeviceGuard on(device);
+                       cudaDeviceSynchronize();
+                       cudaFree(p);
+                     },
+                     /*release_waits=*/true};
+    allocator_ = std::make_unique<CachingAllocator>(memory, cache);
     disabled_ops_ = ops_from_environment("LOCKSTEP_CUDA_DISABLE_OPS");
   }
   ~CudaProvider() override {
@@ -154,7 +161,9 @@ class CudaProvider : public Provider {
 
 }  // namespace
 
-std::unique_ptr<Provider> make_cuda_provider(int device_id) { return std::make_unique<CudaProvider>(device_id); }
+std::unique_ptr<Provider> make_cuda_provider(int device_id, CacheBound cache) {
+  return std::make_unique<CudaProvider>(device_id, cache);
+}
 
 bool cuda_available() {
   int count = 0;

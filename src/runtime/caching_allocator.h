@@ -3,11 +3,13 @@
 // synchronise the device. A request takes the smallest kept block that fits it within twice its size, so near
 // sizes share blocks (of equal ones the last freed, still warm in the CPU's caches); the kept bytes are bounded
 // (CacheBound), the least recently freed blocks going first, so that a session fed ever new shapes does not grow
-// without end, while one whose shapes recur keeps every block its runs use.
+// without end, while one whose shapes recur keeps every block its runs use. A request the device cannot meet first
+// releases every kept block and tries again.
 #pragma once
 
 #include <algorithm>
 #include <cstdint>
+#include <functional>
 #include <iterator>
 #include <map>
 #include <memory>
@@ -25,8 +27,11 @@ struct RawMemory {
   Device device = Device::CPU;
   int device_id = 0;        // the CUDA ordinal the blocks belong to
   size_t granularity = 64;  // sizes are rounded up to a multiple of this
-  void* (*allocate)(size_t bytes) = nullptr;
-  void (*release)(void* block) = nullptr;
+  std::function<void*(size_t bytes)> allocate;
+  std::function<void(void* block)> release;
+  /// release waits until the device is idle (CUDA: queued kernels may still use a freed block), so the pool keeps
+  /// blocks beyond its bound until the run ends (end_run()) instead of releasing them in the middle of a run.
+  bool release_waits = false;
 };
 
 /// The most bytes of freed blocks a pool keeps for reuse.
@@ -74,6 +79,10 @@ class CachingAllocator : public Allocator {
     if (!p) {
       p = pool_->allocate_new(rounded);
       block_bytes = rounded;
+    }
+    if (!p) {  // the kept blocks may be what fills the device
+      pool_->release_kept();
+      p = pool_->allocate_new(rounded);
     }
     if (!p)
       throw Error(ErrorCode::RuntimeError, std::string("out of ") + (memory.device == Device::CUDA ? "GPU" : "host") +
@@ -123,12 +132,28 @@ class CachingAllocator : public Allocator {
       return p;
     }
 
-    /// Closes the current run's working set: it becomes the floor of the bound until the next end_run().
+    /// Closes the current run's working set: it becomes the floor of the bound until the next end_run(). Where
+    /// release waits for the device, the blocks beyond the bound go now.
     void end_run() {
-      std::lock_guard<std::mutex> lock(mutex_);
-      stats_.last_run_bytes = run_bytes_;
-      run_bytes_ = 0;
-      ++run_;
+      std::vector<void*> evicted;
+      {
+        std::lock_guard<std::mutex> lock(mutex_);
+        stats_.last_run_bytes = run_bytes_;
+        run_bytes_ = 0;
+        ++run_;
+        if (memory.release_waits) evict_beyond_bound(evicted, current_limit());
+      }
+      for (void* block : evicted) memory.release(block);
+    }
+
+    /// Releases every kept block (a request the device could not meet tries again after this).
+    void release_kept() {
+      std::vector<void*> evicted;
+      {
+        std::lock_guard<std::mutex> lock(mutex_);
+        evict_beyond_bound(evicted, 0);
+      }
+      for (void* block : evicted) memory.release(block);
     }
 
     void give_back(size_t bytes, void* p) {
@@ -140,20 +165,21 @@ class CachingAllocator : public Allocator {
         ++next_age_;
         stats_.cached_bytes += bytes;
         ++stats_.cached_blocks;
-        evict_beyond_bound(evicted, closed_ ? 0 : bound_.limit(stats_.peak_in_use_bytes, stats_.last_run_bytes));
+        if (closed_)
+          evict_beyond_bound(evicted, 0);
+        else if (!memory.release_waits)
+          evict_beyond_bound(evicted, current_limit());
       }
       for (void* block : evicted) memory.release(block);
     }
 
     /// Releases the kept blocks; blocks given back later are released at once.
     void close() {
-      std::vector<void*> evicted;
       {
         std::lock_guard<std::mutex> lock(mutex_);
         closed_ = true;
-        evict_beyond_bound(evicted, 0);
       }
-      for (void* block : evicted) memory.release(block);
+      release_kept();
     }
 
     CacheStats stats() const {
@@ -177,6 +203,8 @@ class CachingAllocator : public Allocator {
       if (used_in != run_) run_bytes_ += bytes;
       used_in = run_;
     }
+
+    size_t current_limit() const { return bound_.limit(stats_.peak_in_use_bytes, stats_.last_run_bytes); }
 
     // Under the lock; the caller releases the evicted blocks after unlocking.
     void evict_beyond_bound(std::vector<void*>& evicted, size_t limit) {

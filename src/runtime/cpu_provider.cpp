@@ -33,7 +33,7 @@ std::unique_ptr<Allocator> make_host_pool_allocator(CacheBound cache) {
 std::unique_ptr<Provider> make_cpu_provider(CacheBound cache) { return std::make_unique<CpuProvider>(cache); }
 
 #if !LOCKSTEP_WITH_CUDA
-std::unique_ptr<Provider> make_cuda_provider(int) {
+std::unique_ptr<Provider> make_cuda_provider(int, CacheBound) {
   throw Error(ErrorCode::NotImplemented, "this lockstep build has no CUDA provider (built with LOCKSTEP_CUDA=OFF)");
 }
 bool cuda_available() { return false; }

@@ -40,8 +40,9 @@ class Provider {
 
 /// The host provider; its allocator keeps freed blocks within `cache` (SessionOptions::max_cached_host_bytes).
 std::unique_ptr<Provider> make_cpu_provider(CacheBound cache = CacheBound::twice_peak());
-/// Throws Error(NotImplemented) when lockstep was built without CUDA, Error(RuntimeError) when no GPU is usable.
-std::unique_ptr<Provider> make_cuda_provider(int device_id);
+/// Throws Error(NotImplemented) when lockstep was built without CUDA, Error(RuntimeError) when no GPU is usable. Its
+/// allocator keeps freed device blocks within `cache` (SessionOptions::max_cached_device_bytes).
+std::unique_ptr<Provider> make_cuda_provider(int device_id, CacheBound cache = CacheBound::twice_peak());
 /// True when the build has the CUDA provider and a GPU with a working driver is present.
 bool cuda_available();
 

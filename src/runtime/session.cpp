@@ -19,6 +19,11 @@ namespace {
 
 constexpr int64_t kMinOpset = 7, kMaxOpset = kNewestOpset;
 
+// SessionOptions' max_cached_*_bytes: -1 is the allocator's default bound.
+CacheBound cache_bound(int64_t max_cached_bytes) {
+  return max_cached_bytes < 0 ? CacheBound::twice_peak() : CacheBound::fixed(static_cast<size_t>(max_cached_bytes));
+}
+
 ValueInfo public_info(const onnx::ValueInfo& v) {
   ValueInfo out;
   out.name = v.name;
@@ -170,10 +175,9 @@ class SessionImpl {
                             {options.optimized_model_external_initializers_file_name,
                              options.optimized_model_external_initializers_min_size_in_bytes});
     plan_ = build_plan(model_.graph, opset_, {}, ml_opset_of(model_));
-    cpu_ = make_cpu_provider(options.max_cached_host_bytes < 0
-                                 ? CacheBound::twice_peak()
-                                 : CacheBound::fixed(static_cast<size_t>(options.max_cached_host_bytes)));
-    if (options.provider == Device::CUDA) provider_ = make_cuda_provider(options.device_id);
+    cpu_ = make_cpu_provider(cache_bound(options.max_cached_host_bytes));
+    if (options.provider == Device::CUDA)
+      provider_ = make_cuda_provider(options.device_id, cache_bound(options.max_cached_device_bytes));
     if (provider_ && options.disable_cpu_fallback) check_no_cpu_fallback(*plan_, *provider_, declared_strings(model_.graph));
     Provider& active = provider_ ? *provider_ : *cpu_;
     executor_ = std::make_unique<Executor>(*plan_, opset_, active, *cpu_, pool_, log_);

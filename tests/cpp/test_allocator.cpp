@@ -1,6 +1,7 @@
 // Tests of the caching allocator (src/runtime/caching_allocator.h): reuse of freed blocks, of somewhat larger
 // blocks, the bound on the kept bytes (least recently freed blocks go first; never below the last run's working
-// set) and concurrent use.
+// set), device memory whose release waits (blocks beyond the bound go at run end), a request the device cannot
+// meet (the kept blocks go, then it is tried again) and concurrent use.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -9,6 +10,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <random>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -204,6 +206,45 @@ TEST_F(AllocatorTest, ThreadsAllocatingAndFreeingShareBlocksSafely) {
   EXPECT_EQ(s.in_use_bytes, 0u);
   EXPECT_LE(s.cached_bytes, 64u * 1024);
   EXPECT_EQ(static_cast<size_t>(g_raw_live.load()), s.cached_blocks);
+}
+
+
+TEST_F(AllocatorTest, WhereReleaseWaitsBlocksBeyondTheBoundGoWhenTheRunEnds) {
+  RawMemory device_like = counted();
+  device_like.release_waits = true;
+  CachingAllocator allocator(device_like, CacheBound::fixed(1024));
+  {
+    auto a = allocator.allocate(1024), b = allocator.allocate(1024), c = allocator.allocate(1024);
+  }
+  EXPECT_EQ(g_raw_live.load(), 3) << "released in the middle of a run";
+  EXPECT_EQ(allocator.stats().cached_bytes, 3u * 1024);
+  allocator.end_run();
+  EXPECT_EQ(g_raw_live.load(), 1);
+  EXPECT_EQ(allocator.stats().cached_bytes, 1024u);
+}
+
+TEST_F(AllocatorTest, ARequestTheDeviceCannotMeetReleasesTheKeptBlocksAndTriesAgain) {
+  // A device of 8 KiB: the kept blocks (6 KiB, none of which fits the request) leave too little for 4 KiB.
+  RawMemory small = counted();
+  small.allocate = [](size_t bytes) -> void* {
+    return static_cast<size_t>(g_raw_live.load()) * 1024 + bytes > 8192 ? nullptr : counted_allocate(bytes);
+  };
+  CachingAllocator allocator(small, CacheBound::unbounded());
+  {
+    std::vector<std::shared_ptr<Buffer>> held;
+    for (int i = 0; i < 6; ++i) held.push_back(allocator.allocate(1024));
+  }
+  EXPECT_EQ(allocator.stats().cached_blocks, 6u);
+  auto big = allocator.allocate(4096);
+  EXPECT_EQ(allocator.stats().cached_blocks, 0u);
+  EXPECT_EQ(g_raw_live.load(), 1);
+  try {
+    allocator.allocate(8192);  // with the 4 KiB block held, this can never fit
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("out of host memory allocating 8192 bytes"), std::string::npos) << e.what();
+  }
+  EXPECT_EQ(allocator.stats().in_use_bytes, 4096u);
 }
 
 }  // namespace
