@@ -169,6 +169,99 @@ def preprocessing_cases(x):
     ]
 
 
+def floats(rng, *shape):
+    return [float(v) for v in rng.normal(size=shape).astype(np.float32).ravel()]
+
+
+SVM_KERNELS = {"LINEAR": [0.3, 0.5, 3.0], "POLY": [0.3, 0.5, 3.0], "POLY_POW": [0.3, 0.5, 2.5],
+               "RBF": [0.3, 0.5, 3.0], "SIGMOID": [0.3, 0.5, 3.0]}
+
+
+def svm_node(op, kernel, x_type=T.FLOAT, x_shape=(None, FEATURES), labels=None, **attrs):
+    attrs |= {"kernel_type": kernel.replace("_POW", ""), "kernel_params": SVM_KERNELS[kernel]}
+    if labels is not None:
+        attrs["classlabels_strings" if isinstance(labels[0], str) else "classlabels_ints"] = labels
+    outputs = ([h.make_tensor_value_info("Y", T.FLOAT, [None, 1])] if op == "SVMRegressor" else
+               [h.make_tensor_value_info("label", T.STRING if isinstance(labels[0], str) else T.INT64, [None]),
+                h.make_tensor_value_info("scores", T.FLOAT, [None, None])])
+    node = h.make_node(op, ["X"], [o.name for o in outputs], domain=ML, name="svm", **attrs)
+    return ml_model(node, [h.make_tensor_value_info("X", x_type, list(x_shape))], outputs, ml_opset=1)
+
+
+def svm_regressor(rng, kernel, supports=6, **attrs):
+    """support_vectors (supports x FEATURES) and one coefficient each; supports = 0: one weight per feature."""
+    model = {"n_supports": supports, "coefficients": floats(rng, supports or FEATURES), "rho": floats(rng, 1)}
+    if supports:
+        model["support_vectors"] = floats(rng, supports, FEATURES)
+    return svm_node("SVMRegressor", kernel, **(model | attrs))
+
+
+def svm_classifier(rng, kernel, labels, post="NONE", probabilities=False, **kw):
+    """libsvm's one-vs-one layout: 1-3 support vectors per class, (classes - 1) coefficient rows, one rho (and
+    prob_a, prob_b) per pair of classes."""
+    k = len(labels)
+    per_class = [int(v) for v in rng.integers(1, 4, size=k)]
+    pairs = k * (k - 1) // 2
+    attrs = {"vectors_per_class": per_class, "support_vectors": floats(rng, sum(per_class), FEATURES),
+             "coefficients": floats(rng, (k - 1) * sum(per_class)), "rho": floats(rng, pairs), "post_transform": post}
+    if probabilities:
+        attrs |= {"prob_a": floats(rng, pairs), "prob_b": floats(rng, pairs)}
+    return svm_node("SVMClassifier", kernel, labels=labels, **attrs, **kw)
+
+
+def linear_svm_classifier(rng, labels, post, positive, probabilities):
+    """No support vectors: one weight row per class, all offset by rho[0] (kernel_type is ignored)."""
+    k = len(labels)
+    weights = floats(rng, k * FEATURES)
+    attrs = {"coefficients": [abs(w) for w in weights] if positive else weights, "rho": floats(rng, k),
+             "post_transform": post}
+    if probabilities:
+        attrs |= {"prob_a": floats(rng, k), "prob_b": floats(rng, k)}
+    return svm_node("SVMClassifier", "RBF", labels=labels, **attrs)
+
+
+def svm_cases(rng, x):
+    finite = np.nan_to_num(x)
+    out = []
+    for kernel in SVM_KERNELS:
+        out.append((f"svm_regressor_{kernel.lower()}", svm_regressor(rng, kernel), {"X": finite}))
+    out.append(("svm_regressor_one_class", svm_regressor(rng, "RBF", one_class=1), {"X": finite}))
+    out.append(("svm_regressor_no_supports", svm_regressor(rng, "RBF", supports=0), {"X": finite}))
+    # onnxruntime's SVMRegressor reads post_transform and applies none.
+    out.append(("svm_regressor_post_transform_ignored", svm_regressor(rng, "POLY", post_transform="LOGISTIC"),
+                {"X": finite}))
+    out.append(("svm_regressor_1d", svm_regressor(rng, "RBF", x_shape=[FEATURES]), {"X": finite[0]}))
+    for kernel, classes, post, probabilities in itertools.product(
+            SVM_KERNELS, (2, 3, 4), ("NONE", "LOGISTIC", "SOFTMAX", "SOFTMAX_ZERO"), (False, True)):
+        name = f"svm_{kernel.lower()}_{classes}classes_{post.lower()}{'_probabilities' if probabilities else ''}"
+        labels = list(range(10, 10 + classes))
+        out.append((name, svm_classifier(rng, kernel, labels, post, probabilities), {"X": finite}))
+    # PROBIT's slope magnifies the last bits where onnxruntime's exp and tanh differ from lockstep's; the LINEAR
+    # kernel's fma chains are the same, so its scores are compared.
+    for classes, probabilities in ((2, True), (3, False), (3, True), (4, True)):
+        out.append((f"svm_linear_{classes}classes_probit{'_probabilities' if probabilities else ''}",
+                    svm_classifier(rng, "LINEAR", list(range(classes)), "PROBIT", probabilities), {"X": finite}))
+    for labels, probabilities in ((["no", "yes"], False), (["a", "b", "c"], False), (["a", "b", "c"], True)):
+        out.append((f"svm_strings_{len(labels)}classes{'_probabilities' if probabilities else ''}",
+                    svm_classifier(rng, "RBF", labels, "SOFTMAX", probabilities), {"X": finite}))
+    small = finite * 0.3  # largest scores near 0.5, where the two-class label rule of a linear SVM turns
+    for classes, post, positive, probabilities in itertools.product(
+            (2, 3), ("NONE", "LOGISTIC", "SOFTMAX", "SOFTMAX_ZERO", "PROBIT"), (False, True), (False, True)):
+        name = (f"svm_no_supports_{classes}classes_{post.lower()}_{'positive' if positive else 'mixed'}"
+                f"{'_probabilities' if probabilities else ''}")
+        labels = [7, 3, 5][:classes] if classes == 3 or positive else ["no", "yes"]
+        out.append((name, linear_svm_classifier(rng, labels, post, positive, probabilities), {"X": small}))
+    # One class without support vectors: its label, and its one score untransformed except by PROBIT (onnxruntime's).
+    for post in ("LOGISTIC", "PROBIT"):
+        out.append((f"svm_no_supports_1class_{post.lower()}", linear_svm_classifier(rng, [4], post, True, False),
+                    {"X": small}))
+    for x_type, dtype in ((T.DOUBLE, np.float64), (T.INT64, np.int64), (T.INT32, np.int32)):
+        out.append((f"svm_x_{np.dtype(dtype).name}", svm_classifier(rng, "POLY", [1, 2, 3], x_type=x_type),
+                    {"X": (finite * 3).astype(dtype)}))
+    out.append(("svm_x_1d", svm_classifier(rng, "RBF", [1, 2, 3], x_shape=[FEATURES]), {"X": finite[0]}))
+    return out
+
+
 def cases():
     rng = np.random.default_rng(7)
     x = features(rng)
@@ -206,7 +299,16 @@ def cases():
                 {"X": np.array([2, 3, 1], np.int64)}))
     out.append(("label_encoder_float_int", label_encoder([0.5, -0.0, np.nan], [1, 2, 3], T.FLOAT, T.INT64),
                 {"X": np.array([0.5, 0.0, np.nan, 1.5], np.float32)}))
-    return out + preprocessing_cases(x)
+    # onnxruntime's SOFTMAX_ZERO leaves out scores within 1e-7 of 0 (scaled by exp(-max), not exponentiated) and
+    # gives NaN for a row with no other score.
+    for name, intercepts in (("tiny", [0.0, 5e-8, 1.0]), ("tiny_negative", [-1e-8, 2.0, 3.0]), ("zeros", [0.0] * 3)):
+        node = h.make_node("LinearClassifier", ["X"], ["label", "scores"], domain=ML, coefficients=[0.0] * 3 * FEATURES,
+                           intercepts=intercepts, classlabels_ints=[0, 1, 2], post_transform="SOFTMAX_ZERO")
+        out.append((f"linear_softmax_zero_{name}", ml_model(node, [h.make_tensor_value_info("X", T.FLOAT, [None, FEATURES])],
+                                                            [h.make_tensor_value_info("label", T.INT64, [None]),
+                                                             h.make_tensor_value_info("scores", T.FLOAT, [None, 3])],
+                                                            ml_opset=1), {"X": finite[:4]}))
+    return out + preprocessing_cases(x) + svm_cases(rng, x)
 
 
 CASES = cases()
@@ -308,3 +410,64 @@ def test_classifiers_without_a_binary_form_are_refused_by_name():
 def test_preprocessing_errors_name_the_node(data, feeds, error, message):
     with pytest.raises(error, match=r"Node 'prep' \((OneHotEncoder|Imputer|CategoryMapper)\).*" + message):
         run(data, feeds)
+
+
+def svm_attrs(**changes):
+    """A valid three-class SVMClassifier's attributes with some changed (None removes one)."""
+    rng = np.random.default_rng(11)
+    attrs = {"kernel_type": "RBF", "kernel_params": [0.3, 0.5, 3.0], "vectors_per_class": [2, 1, 2],
+             "support_vectors": floats(rng, 5, FEATURES), "coefficients": floats(rng, 10), "rho": floats(rng, 3),
+             "classlabels_ints": [1, 2, 3]}
+    return {k: v for k, v in (attrs | changes).items() if v is not None}
+
+
+def svm_model(op, attrs, x_type=T.FLOAT):
+    outputs = ["Y"] if op == "SVMRegressor" else ["label", "scores"]
+    node = h.make_node(op, ["X"], outputs, domain=ML, name="svm", **attrs)
+    return ml_model(node, [h.make_tensor_value_info("X", x_type, [None, None])],
+                    [h.make_tensor_value_info(o, T.INT64 if o == "label" else T.FLOAT, None) for o in outputs],
+                    ml_opset=1)
+
+
+REGRESSOR = {"kernel_type": "LINEAR", "kernel_params": [0.3, 0.5, 3.0], "n_supports": 3,
+             "support_vectors": [0.5] * 3 * FEATURES, "coefficients": [1.0, -1.0, 0.5], "rho": [0.25]}
+
+
+@pytest.mark.parametrize("op, attrs, error, message", [
+    ("SVMClassifier", svm_attrs(kernel_params=None), lockstep.InvalidGraph, r"kernel_params \(gamma, coef0, degree\) is required"),
+    ("SVMClassifier", svm_attrs(kernel_params=[1.0, 2.0]), lockstep.InvalidGraph, "kernel_params has 2 entries, not 3"),
+    ("SVMClassifier", svm_attrs(kernel_type="BOGUS"), lockstep.InvalidGraph, "kernel_type 'BOGUS' is not LINEAR, POLY"),
+    ("SVMClassifier", svm_attrs(post_transform="BOGUS"), lockstep.InvalidGraph, "post_transform 'BOGUS' is not NONE"),
+    ("SVMClassifier", svm_attrs(vectors_per_class=[2, 3]), lockstep.InvalidGraph,
+     "vectors_per_class has 2 entries for 3 class labels"),
+    ("SVMClassifier", svm_attrs(prob_a=[1.0, 2.0, 3.0]), lockstep.InvalidGraph, "prob_a has 3 entries, prob_b 0"),
+    ("SVMClassifier", svm_attrs(rho=[1.0]), lockstep.InvalidGraph, "attribute 'rho' has 1 entries, one per pair"),
+    ("SVMClassifier", svm_attrs(coefficients=[1.0] * 9), lockstep.InvalidGraph,
+     r"attribute 'coefficients' has 9 entries, \(classes - 1\) x vectors needs 10"),
+    ("SVMClassifier", svm_attrs(support_vectors=[1.0] * 7), lockstep.InvalidGraph,
+     "support_vectors has 7 entries, not a positive multiple of 5 vectors"),
+    ("SVMClassifier", svm_attrs(classlabels_ints=None), lockstep.InvalidGraph, "the classifier has no class labels"),
+    ("SVMClassifier", svm_attrs(vectors_per_class=None, coefficients=[1.0] * 7), lockstep.InvalidGraph,
+     "coefficients has 7 entries, not a multiple of 3 classes"),
+    ("SVMClassifier", svm_attrs(vectors_per_class=[2, 1], support_vectors=[0.5] * 3 * FEATURES, coefficients=[1.0] * 3,
+                                classlabels_ints=[1, 2], rho=[0.5], post_transform="PROBIT"),
+     lockstep.NotImplemented, "PROBIT of a two-class classifier"),
+    ("SVMClassifier", svm_attrs(vectors_per_class=[5], classlabels_ints=[1]), lockstep.NotImplemented,
+     "an SVMClassifier of one class with support vectors is not supported"),
+    ("SVMRegressor", REGRESSOR | {"support_vectors": [1.0] * 7}, lockstep.InvalidGraph,
+     "support_vectors has 7 entries, not a positive multiple of 3 vectors"),
+    ("SVMRegressor", REGRESSOR | {"coefficients": [1.0, 2.0]}, lockstep.InvalidGraph,
+     "attribute 'coefficients' has 2 entries, n_supports needs 3"),
+    ("SVMRegressor", REGRESSOR | {"n_supports": -1}, lockstep.InvalidGraph, "n_supports is negative"),
+])
+def test_bad_svms_are_clear_errors(op, attrs, error, message):
+    with pytest.raises(error, match=rf"Node 'svm' \({op}\).*" + message):
+        run(svm_model(op, attrs), {"X": np.zeros((2, FEATURES), np.float32)})
+
+
+def test_svm_inputs_are_checked_by_name():
+    """X must have the support vectors' feature count (onnxruntime refuses it too); the regressor takes float only."""
+    with pytest.raises(lockstep.InvalidArgument, match=r"Node 'svm' \(SVMClassifier\).*X has 6 features, the model 5"):
+        run(svm_model("SVMClassifier", svm_attrs()), {"X": np.zeros((2, FEATURES + 1), np.float32)})
+    with pytest.raises(lockstep.NotImplemented, match=r"Node 'svm' \(SVMRegressor\).*X of type double is not supported"):
+        run(svm_model("SVMRegressor", REGRESSOR, x_type=T.DOUBLE), {"X": np.zeros((2, FEATURES))})

@@ -128,23 +128,23 @@ LOCKSTEP_HD float probit_f32(float p) {
 }
 
 /// The ml ops' post_transform on one row of float32 scores, in place. LOGISTIC: sigmoid_f32 per score; PROBIT:
-/// probit_f32 per score. SOFTMAX:
-/// e_i = exp_f32(s_i - m) with m the first largest score, then e_i / S(e), S the canonical sum. SOFTMAX_ZERO: the same
-/// over the non-zero scores, zeros staying +0 (all zeros stay zeros).
+/// probit_f32 per score. SOFTMAX: e_i = exp_f32(s_i - m) with m the first largest score, then e_i / S(e), S the
+/// canonical sum. SOFTMAX_ZERO, as onnxruntime computes it: m the largest score (zeros included); a score with
+/// |s| > 1e-7 becomes exp_f32(s - m), any other s * exp_f32(-m); then each is divided by the canonical sum of the
+/// former alone (so a row with no score beyond 1e-7 becomes NaN, as in onnxruntime).
 LOCKSTEP_HD void score_post_transform_f32(ScorePostTransform post, float* s, int64_t n) {
   if (post == ScorePostTransform::None) return;
   if (post == ScorePostTransform::Logistic || post == ScorePostTransform::Probit) {
     for (int64_t i = 0; i < n; ++i) s[i] = post == ScorePostTransform::Logistic ? sigmoid_f32(s[i]) : probit_f32(s[i]);
     return;
   }
-  const bool skip_zeros = post == ScorePostTransform::SoftmaxZero;
+  const bool zero_form = post == ScorePostTransform::SoftmaxZero;
   float m = -std::numeric_limits<float>::infinity();
-  for (int64_t i = 0; i < n; ++i)
-    if (!(skip_zeros && s[i] == 0.0f) && s[i] > m) m = s[i];
-  for (int64_t i = 0; i < n; ++i) s[i] = skip_zeros && s[i] == 0.0f ? 0.0f : exp_f32(s[i] - m);
-  const float sum = sum_canonical_f32(n, [&](int64_t i) { return s[i]; });
-  if (sum == 0.0f) return;
-  for (int64_t i = 0; i < n; ++i) s[i] = s[i] / sum;
+  for (int64_t i = 0; i < n; ++i) m = s[i] > m ? s[i] : m;
+  const auto counted = [&](float v) { return !zero_form || v > 1e-7f || v < -1e-7f; };
+  const float sum = sum_canonical_f32(n, [&](int64_t i) { return counted(s[i]) ? exp_f32(s[i] - m) : 0.0f; });
+  const float small_scale = zero_form ? exp_f32(-m) : 0.0f;
+  for (int64_t i = 0; i < n; ++i) s[i] = (counted(s[i]) ? exp_f32(s[i] - m) : s[i] * small_scale) / sum;
 }
 
 /// onnxruntime's two scores of a binary classifier from its one score s: [1 - q, q], q = sigmoid(s) under LOGISTIC,

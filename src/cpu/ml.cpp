@@ -458,3 +458,175 @@ void category_mapper(KernelContext& ctx) {
 }
 
 }  // namespace lockstep::cpu
+
+namespace lockstep::cpu {
+
+namespace {
+
+// X as float32 (onnxruntime's SVMs cast it so, each element rounded once from its own type); float X is not copied.
+struct FloatRows {
+  std::vector<float> copy;
+  const float* data = nullptr;
+};
+FloatRows float_rows(const Tensor& x) {
+  FloatRows r;
+  if (x.dtype() == DType::Float) {
+    r.data = x.data<float>();
+    return r;
+  }
+  r.copy.resize(static_cast<size_t>(x.numel()));
+  for (int64_t i = 0; i < x.numel(); ++i)
+    r.copy[i] = x.dtype() == DType::Double  ? static_cast<float>(x.data<double>()[i])
+                : x.dtype() == DType::Int64 ? static_cast<float>(x.data<int64_t>()[i])
+                                            : static_cast<float>(x.data<int32_t>()[i]);
+  r.data = r.copy.data();
+  return r;
+}
+
+MlRows svm_rows(const KernelContext& ctx, const SvmModel& m) {
+  const MlRows r = ml_rows(ctx, m.features);
+  if (r.features != m.features)
+    throw ctx.error("X has " + std::to_string(r.features) + " features, the model " + std::to_string(m.features));
+  return r;
+}
+
+// Each support vector's kernel value for the row x.
+void svm_kernels(const SvmModel& m, const float* x, float* kernels) {
+  for (int64_t v = 0; v < m.vectors; ++v)
+    kernels[v] = arith::svm_kernel_f32(m.kernel, m.features, [&](int64_t f) { return x[f]; },
+                                       m.support_vectors.data() + v * m.features);
+}
+
+// Linear mode: weight row t against x, from rho[0] (onnxruntime offsets every row by rho[0] alone).
+float svm_linear_score(const SvmModel& m, const float* x, int64_t t) {
+  return arith::dot_chunked_f32(m.features, m.rho[0], [&](int64_t f) { return x[f]; },
+                                [&](int64_t f) { return m.coefficients[t * m.features + f]; });
+}
+
+// The post_transform of a row of scores; one column takes PROBIT only, as onnxruntime's transform of one score.
+void svm_post_transform(arith::ScorePostTransform post, float* s, int64_t n) {
+  if (n > 1 || post == arith::ScorePostTransform::Probit) arith::score_post_transform_f32(post, s, n);
+}
+
+// One row of a classifier with support vectors: the pairs' decision values (float32) and the label by their votes
+// (each pair's vote to i where its double value is > 0, else j; the first class with the most votes).
+int64_t svm_one_vs_one(const SvmModel& m, const float* kernels, float* pair_scores, int64_t* votes) {
+  std::fill_n(votes, m.classes, 0);
+  const int64_t V = m.vectors;
+  int64_t pair = 0;
+  for (int64_t i = 0; i < m.classes; ++i)
+    for (int64_t j = i + 1; j < m.classes; ++j, ++pair) {
+      const double d = arith::svm_pair_decision(kernels, m.coefficients.data() + (j - 1) * V,
+                                                m.coefficients.data() + i * V, m.first_vector[i], m.vector_count[i],
+                                                m.first_vector[j], m.vector_count[j], m.rho[pair]);
+      pair_scores[pair] = static_cast<float>(d);
+      ++votes[d > 0 ? i : j];
+    }
+  return std::max_element(votes, votes + m.classes) - votes;
+}
+
+// Platt probabilities of each pair, coupled into the k class probabilities.
+void svm_probabilities(const SvmModel& m, const float* pair_scores, float* pairwise, float* scratch, float* out) {
+  const int64_t k = m.classes;
+  int64_t pair = 0;
+  for (int64_t i = 0; i < k; ++i)
+    for (int64_t j = i + 1; j < k; ++j, ++pair) {
+      const float p = arith::platt_probability_f32(pair_scores[pair], m.prob_a[pair], m.prob_b[pair]);
+      pairwise[i * k + j] = p;
+      pairwise[j * k + i] = 1.0f - p;
+    }
+  arith::pairwise_coupling_f32(k, pairwise, out, scratch);
+}
+
+// Linear mode's label: the first largest score; with two classes and no prob_a, onnxruntime takes the second class
+// where the largest score is >= 0.5 (all coefficients >= 0) or > 0 (some negative).
+int64_t svm_linear_label(const SvmModel& m, const float* s) {
+  const int64_t best = first_max(s, nullptr, m.classes);
+  if (m.classes != 2 || !m.prob_a.empty()) return best;
+  const bool second = m.all_positive ? s[best] >= 0.5f : s[best] > 0.0f;
+  return second ? 1 : best;
+}
+
+// Score columns: one per class, but one per pair without probabilities (two for two classes).
+int64_t svm_score_columns(const SvmModel& m) {
+  if (m.vectors == 0 || !m.prob_a.empty()) return m.classes;
+  return m.classes == 2 ? 2 : m.classes * (m.classes - 1) / 2;
+}
+
+}  // namespace
+
+// Contract: per row, arith::svm_kernel_f32 against each support vector in order, then dot_chunked_f32 of the kernel
+// values and the coefficients from rho[0]; without support vectors dot_chunked_f32 of the features and the
+// coefficients from rho[0]; one_class then gives 1 or -1; docs/arithmetic.md#ml.
+void svm_regressor(KernelContext& ctx) {
+  const std::shared_ptr<const SvmModel> model = svm_model(ctx);
+  const SvmModel& m = *model;
+  require_ml_input(ctx, {DType::Float});
+  const MlRows r = svm_rows(ctx, m);
+  const float* x = ctx.input(0).data<float>();
+  float* y = ctx.output(0, DType::Float, {r.rows, 1}).data<float>();
+  ctx.pool->parallel_for(r.rows, [&](int64_t begin, int64_t end) {
+    std::vector<float> kernels(static_cast<size_t>(m.vectors));
+    for (int64_t row = begin; row < end; ++row) {
+      const float* xr = x + row * m.features;
+      if (m.vectors > 0) svm_kernels(m, xr, kernels.data());
+      const float v = m.vectors == 0 ? svm_linear_score(m, xr, 0)
+                                     : arith::dot_chunked_f32(m.vectors, m.rho[0], [&](int64_t k) { return kernels[k]; },
+                                                              [&](int64_t k) { return m.coefficients[k]; });
+      y[row] = m.one_class ? (v > 0.0f ? 1.0f : -1.0f) : v;
+    }
+  }, 1);
+}
+
+// Contract: linear mode, dot_chunked_f32 per class from rho[0]; with support vectors arith::svm_kernel_f32 per
+// vector, arith::svm_pair_decision per pair (i < j ascending), then arith::platt_probability_f32 and
+// arith::pairwise_coupling_f32 where prob_a is given; then arith::score_post_transform_f32; docs/arithmetic.md#ml.
+void svm_classifier(KernelContext& ctx) {
+  const std::shared_ptr<const SvmModel> model = svm_model(ctx);
+  const SvmModel& m = *model;
+  require_ml_input(ctx, {DType::Float, DType::Double, DType::Int64, DType::Int32});
+  const MlRows r = svm_rows(ctx, m);
+  const bool one_vs_one = m.vectors > 0, probabilities = !m.prob_a.empty();
+  const bool one_pair_score = one_vs_one && !probabilities && m.classes == 2;
+  if (one_pair_score && m.post == arith::ScorePostTransform::Probit) throw probit_of_two_classes(ctx);
+  const FloatRows x = float_rows(ctx.input(0));
+  const int64_t columns = svm_score_columns(m), k = m.classes, pairs = k * (k - 1) / 2;
+  float* y = ctx.output(1, DType::Float, {r.rows, columns}).data<float>();
+  std::vector<int64_t> chosen(static_cast<size_t>(r.rows));
+  ctx.pool->parallel_for(r.rows, [&](int64_t begin, int64_t end) {
+    std::vector<float> kernels(static_cast<size_t>(m.vectors)), pair_scores(static_cast<size_t>(pairs));
+    std::vector<float> pairwise(static_cast<size_t>(k * k)), scratch(static_cast<size_t>(k * k + k));
+    std::vector<int64_t> votes(static_cast<size_t>(k));
+    for (int64_t row = begin; row < end; ++row) {
+      const float* xr = x.data + row * m.features;
+      float* s = y + row * columns;
+      if (!one_vs_one) {
+        for (int64_t t = 0; t < k; ++t) s[t] = svm_linear_score(m, xr, t);
+        chosen[row] = svm_linear_label(m, s);
+        svm_post_transform(m.post, s, columns);
+        continue;
+      }
+      svm_kernels(m, xr, kernels.data());
+      // The label is the vote's even where probabilities are given (onnxruntime does not take their largest).
+      chosen[row] = svm_one_vs_one(m, kernels.data(), pair_scores.data(), votes.data());
+      if (one_pair_score) {
+        // onnxruntime's two-class form: [-d, d] without a transform, else [1 - q, q] (q = sigmoid(d) under LOGISTIC,
+        // d itself under SOFTMAX and SOFTMAX_ZERO), though d > 0 votes for the first class.
+        const float d = pair_scores[0];
+        if (m.post == arith::ScorePostTransform::None) {
+          s[0] = -d;
+          s[1] = d;
+        } else {
+          arith::one_score_as_two_f32(m.post, d, s);
+        }
+        continue;
+      }
+      if (probabilities) svm_probabilities(m, pair_scores.data(), pairwise.data(), scratch.data(), s);
+      else std::copy(pair_scores.begin(), pair_scores.end(), s);
+      svm_post_transform(m.post, s, columns);
+    }
+  }, 1);
+  store_labels(ctx, m.int_labels, m.string_labels, chosen);
+}
+
+}  // namespace lockstep::cpu

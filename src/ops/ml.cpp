@@ -1,4 +1,4 @@
-// Definitions of the ai.onnx.ml ops: attributes, validation, the tree-ensemble and linear models, shapes.
+// Definitions of the ai.onnx.ml ops: attributes, validation, the tree-ensemble, linear and SVM models, shapes.
 #include "ops/ml.h"
 
 #include <algorithm>
@@ -275,6 +275,114 @@ TreeEnsembleModel make_tree_ensemble(const KernelContext& ctx) {
   return m;
 }
 
+// kernel_type and kernel_params (gamma, coef0, degree; empty means zeros). onnxruntime refuses a node without
+// kernel_params, or with another count of them.
+arith::SvmKernelParams svm_kernel_of(const KernelContext& ctx) {
+  static const std::map<std::string, arith::SvmKernel> kinds = {
+      {"LINEAR", arith::SvmKernel::Linear}, {"POLY", arith::SvmKernel::Poly}, {"RBF", arith::SvmKernel::Rbf},
+      {"SIGMOID", arith::SvmKernel::Sigmoid}};
+  const std::string name = ctx.node.attr_string("kernel_type", "LINEAR");
+  const auto it = kinds.find(name);
+  if (it == kinds.end())
+    throw ctx.error("kernel_type '" + name + "' is not LINEAR, POLY, RBF or SIGMOID", ErrorCode::InvalidGraph);
+  if (!ctx.node.has("kernel_params"))
+    throw ctx.error("kernel_params (gamma, coef0, degree) is required, as onnxruntime requires it", ErrorCode::InvalidGraph);
+  const std::vector<float> params = ctx.node.attr_floats("kernel_params");
+  if (!params.empty() && params.size() != 3)
+    throw ctx.error("kernel_params has " + std::to_string(params.size()) + " entries, not 3 (gamma, coef0, degree)",
+                    ErrorCode::InvalidGraph);
+  arith::SvmKernelParams k;
+  k.kind = it->second;
+  if (!params.empty()) k = {it->second, params[0], params[1], params[2]};
+  return k;
+}
+
+void require_at_least(const KernelContext& ctx, const std::string& name, size_t size, size_t needed,
+                      const std::string& what) {
+  if (size < needed)
+    throw ctx.error("attribute '" + name + "' has " + std::to_string(size) + " entries, " + what + " needs " +
+                        std::to_string(needed), ErrorCode::InvalidGraph);
+}
+
+// Support vectors, vectors x features; the features are what the vectors' count divides.
+void read_support_vectors(const KernelContext& ctx, SvmModel& m) {
+  m.support_vectors = ctx.node.attr_floats("support_vectors");
+  const size_t size = m.support_vectors.size();
+  if (size == 0 || size % static_cast<size_t>(m.vectors) != 0)
+    throw ctx.error("support_vectors has " + std::to_string(size) + " entries, not a positive multiple of " +
+                        std::to_string(m.vectors) + " vectors", ErrorCode::InvalidGraph);
+  m.features = static_cast<int64_t>(size) / m.vectors;
+}
+
+void read_svm_common(const KernelContext& ctx, SvmModel& m) {
+  m.kernel = svm_kernel_of(ctx);
+  m.coefficients = ctx.node.attr_floats("coefficients");
+  m.rho = ctx.node.attr_floats("rho");
+  if (m.coefficients.empty()) throw ctx.error("coefficients is empty", ErrorCode::InvalidGraph);
+  require_at_least(ctx, "rho", m.rho.size(), 1, "the model");
+}
+
+SvmModel make_svm_regressor(const KernelContext& ctx) {
+  SvmModel m;
+  read_svm_common(ctx, m);
+  post_transform_of(ctx);  // checked only: onnxruntime's SVMRegressor applies no post_transform
+  m.one_class = ctx.node.attr_int("one_class", 0) != 0;
+  m.vectors = ctx.node.attr_int("n_supports", 0);
+  m.classes = 1;
+  if (m.vectors < 0) throw ctx.error("n_supports is negative", ErrorCode::InvalidGraph);
+  if (m.vectors == 0) {  // linear: one weight per feature (onnxruntime then ignores kernel_type)
+    m.kernel.kind = arith::SvmKernel::Linear;
+    m.features = static_cast<int64_t>(m.coefficients.size());
+    return m;
+  }
+  read_support_vectors(ctx, m);
+  require_at_least(ctx, "coefficients", m.coefficients.size(), static_cast<size_t>(m.vectors), "n_supports");
+  return m;
+}
+
+SvmModel make_svm_classifier(const KernelContext& ctx) {
+  SvmModel m;
+  read_svm_common(ctx, m);
+  m.post = post_transform_of(ctx);
+  m.int_labels = ctx.node.attr_ints("classlabels_ints");
+  m.string_labels = ctx.node.attr_strings("classlabels_strings");
+  m.classes = static_cast<int64_t>(std::max(m.int_labels.size(), m.string_labels.size()));
+  if (m.classes == 0) throw ctx.error("the classifier has no class labels", ErrorCode::InvalidGraph);
+  m.prob_a = ctx.node.attr_floats("prob_a");
+  m.prob_b = ctx.node.attr_floats("prob_b");
+  if (m.prob_a.size() != m.prob_b.size())
+    throw ctx.error("prob_a has " + std::to_string(m.prob_a.size()) + " entries, prob_b " +
+                        std::to_string(m.prob_b.size()), ErrorCode::InvalidGraph);
+  m.all_positive = std::none_of(m.coefficients.begin(), m.coefficients.end(), [](float c) { return c < 0; });
+  m.vector_count = ctx.node.attr_ints("vectors_per_class");
+  for (int64_t count : m.vector_count) {
+    if (count < 0) throw ctx.error("vectors_per_class has a negative entry", ErrorCode::InvalidGraph);
+    m.first_vector.push_back(m.vectors);
+    m.vectors += count;
+  }
+  if (m.vectors == 0) {  // linear: one weight row per class (onnxruntime then ignores kernel_type)
+    m.kernel.kind = arith::SvmKernel::Linear;
+    if (m.coefficients.size() % static_cast<size_t>(m.classes) != 0)
+      throw ctx.error("coefficients has " + std::to_string(m.coefficients.size()) + " entries, not a multiple of " +
+                          std::to_string(m.classes) + " classes", ErrorCode::InvalidGraph);
+    m.features = static_cast<int64_t>(m.coefficients.size()) / m.classes;
+    return m;
+  }
+  if (static_cast<int64_t>(m.vector_count.size()) != m.classes)
+    throw ctx.error("vectors_per_class has " + std::to_string(m.vector_count.size()) + " entries for " +
+                        std::to_string(m.classes) + " class labels", ErrorCode::InvalidGraph);
+  // One class has no pair to decide: onnxruntime leaves its scores unwritten.
+  if (m.classes < 2)
+    throw ctx.error("an SVMClassifier of one class with support vectors is not supported", ErrorCode::NotImplemented);
+  read_support_vectors(ctx, m);
+  const size_t pairs = static_cast<size_t>(m.classes * (m.classes - 1) / 2);
+  require_at_least(ctx, "coefficients", m.coefficients.size(), static_cast<size_t>((m.classes - 1) * m.vectors),
+                   "(classes - 1) x vectors");
+  require_at_least(ctx, "rho", m.rho.size(), pairs, "one per pair of classes");
+  if (!m.prob_a.empty()) require_at_least(ctx, "prob_a", m.prob_a.size(), pairs, "one per pair of classes");
+  return m;
+}
+
 const OpEntry kRows[] = {
     {"TreeEnsembleRegressor", 1, kNewestMlOpset, &cpu::tree_ensemble, nullptr},
     {"TreeEnsembleClassifier", 1, kNewestMlOpset, &cpu::tree_ensemble, nullptr},
@@ -289,6 +397,8 @@ const OpEntry kRows[] = {
     {"Imputer", 1, kNewestMlOpset, &cpu::imputer, nullptr},
     {"OneHotEncoder", 1, kNewestMlOpset, &cpu::one_hot_encoder, nullptr},
     {"CategoryMapper", 1, kNewestMlOpset, &cpu::category_mapper, nullptr},
+    {"SVMRegressor", 1, kNewestMlOpset, &cpu::svm_regressor, nullptr},
+    {"SVMClassifier", 1, kNewestMlOpset, &cpu::svm_classifier, nullptr},
 };
 
 }  // namespace
@@ -315,6 +425,12 @@ arith::ScorePostTransform post_transform_of(const KernelContext& ctx) {
 std::shared_ptr<const TreeEnsembleModel> tree_ensemble_model(KernelContext& ctx) {
   return ctx.state->get_or_make<TreeEnsembleModel>([](const TreeEnsembleModel&) { return true; },
                                                    [&] { return make_tree_ensemble(ctx); });
+}
+
+std::shared_ptr<const SvmModel> svm_model(KernelContext& ctx) {
+  return ctx.state->get_or_make<SvmModel>([](const SvmModel&) { return true; }, [&] {
+    return ctx.node.op_type == "SVMRegressor" ? make_svm_regressor(ctx) : make_svm_classifier(ctx);
+  });
 }
 
 MlRows ml_rows(const KernelContext& ctx, int64_t features_needed) {

@@ -1,7 +1,7 @@
 // The classical ML ops of the ai.onnx.ml domain, what the scikit-learn, LightGBM and XGBoost converters write:
 // TreeEnsembleRegressor, TreeEnsembleClassifier, TreeEnsemble, LinearRegressor, LinearClassifier, Scaler, Normalizer,
-// Binarizer, ArrayFeatureExtractor, LabelEncoder, Imputer, OneHotEncoder and CategoryMapper. Definitions (attributes,
-// validation, shapes) here; kernels in src/cpu/ml.cpp.
+// Binarizer, ArrayFeatureExtractor, LabelEncoder, Imputer, OneHotEncoder, CategoryMapper, SVMRegressor and
+// SVMClassifier. Definitions (attributes, validation, shapes) here; kernels in src/cpu/ml.cpp.
 // They have CPU kernels only: a CUDA session runs them on the CPU (same bits; the README says so).
 #pragma once
 
@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "arith/svm.h"
 #include "arith/tree_ensemble.h"
 #include "runtime/kernel.h"
 
@@ -65,6 +66,26 @@ struct LinearModel {
 };
 LinearModel linear_model_of(const KernelContext& ctx);
 
+/// SVMRegressor and SVMClassifier. With support vectors (n_supports > 0, or vectors_per_class) each row's kernel values
+/// against them are combined: the regressor's by coefficients, the classifier's one-vs-one (libsvm's layout: for
+/// classes i < j, rho[pair], coefficients row j - 1 over class i's vectors and row i over class j's). Without them it
+/// is linear: coefficients are one weight row per target (one for the regressor, one per class), all offset by rho[0].
+struct SvmModel {
+  arith::SvmKernelParams kernel;
+  std::vector<float> support_vectors;   // vectors x features, row-major
+  std::vector<float> coefficients, rho, prob_a, prob_b;
+  std::vector<int64_t> first_vector, vector_count;  // per class: its support vectors [first, first + count)
+  int64_t vectors = 0, features = 0, classes = 0;
+  arith::ScorePostTransform post = arith::ScorePostTransform::None;
+  bool one_class = false;                // SVMRegressor: the output is 1 where the value is > 0, else -1
+  bool all_positive = false;             // no coefficient is negative (the two-class linear label rule)
+  std::vector<int64_t> int_labels;
+  std::vector<std::string> string_labels;
+};
+
+/// The model of an SVM node, made on its first run and kept (NodeState).
+std::shared_ptr<const SvmModel> svm_model(KernelContext& ctx);
+
 namespace cpu {
 void tree_ensemble(KernelContext& ctx);    // TreeEnsembleRegressor, TreeEnsembleClassifier, TreeEnsemble
 void linear_model(KernelContext& ctx);     // LinearRegressor, LinearClassifier
@@ -74,6 +95,8 @@ void label_encoder(KernelContext& ctx);
 void imputer(KernelContext& ctx);
 void one_hot_encoder(KernelContext& ctx);
 void category_mapper(KernelContext& ctx);
+void svm_regressor(KernelContext& ctx);
+void svm_classifier(KernelContext& ctx);
 }
 
 }  // namespace lockstep
