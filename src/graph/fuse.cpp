@@ -10,8 +10,6 @@ namespace lockstep {
 
 namespace {
 
-bool is_default_domain(const std::string& d) { return d.empty() || d == "ai.onnx"; }
-
 bool is_op(const onnx::Node& n, const char* op_type) { return n.op_type == op_type && is_default_domain(n.domain); }
 
 std::vector<const onnx::Graph*> subgraphs_of(const onnx::Node& n) {

@@ -14,8 +14,6 @@ int Plan::id_of(const std::string& name) const {
 
 namespace {
 
-bool is_default_domain(const std::string& d) { return d.empty() || d == "ai.onnx"; }
-
 int add_value(Plan& plan, const std::string& name) {
   auto [it, fresh] = plan.ids.emplace(name, static_cast<int>(plan.value_names.size()));
   if (fresh) plan.value_names.push_back(name);

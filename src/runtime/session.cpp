@@ -165,6 +165,7 @@ class SessionImpl {
     options_.external_files_in_memory.clear();  // read by now; the caller's memory need not outlive creation
     refuse_fused_domain(model_);
     opset_ = model_.default_opset();
+    expand_function_ops(model_.graph, opset_);
     if (options.graph_optimization_level > 0) {
       fold_constants(model_.graph, opset_);
       fuse_nodes(model_.graph);
@@ -472,6 +473,8 @@ std::vector<SupportedOp> supported_ops() {
   // the session has.
   for (const char* op : {"If", "Loop", "Scan"})
     out.push_back({"control flow", op, op == std::string("Scan") ? 8 : 1, kNewestOpset, LOCKSTEP_WITH_CUDA != 0});
+  // Run as their ONNX function bodies (expand_function_ops): on every provider the body's ops have.
+  out.push_back({"normalization", "MeanVarianceNormalization", 9, kNewestOpset, LOCKSTEP_WITH_CUDA != 0});
   for (const OpEntry& e : ml_ops()) out.push_back({"ml (ai.onnx.ml)", e.op_type, e.since, e.until, e.cuda != nullptr});
   for (const char* op : {"SequenceEmpty", "SequenceConstruct", "SequenceInsert", "SequenceAt", "SequenceErase",
                          "SequenceLength", "SplitToSequence", "ConcatFromSequence", "SequenceMap"})

@@ -158,3 +158,29 @@ for i, (shape, attrs) in enumerate([((2, 5, 4, 4), {"size": 3}), ((1, 7, 9), {"s
     ort_ok = len(shape) == 4 and attrs["size"] % 2 == 1
     CASES.append(case(f"lrn_{i}", "LRN", {"X": rand(*shape, low=-3, high=3, seed=170 + i)}, attrs=attrs, opset=13,
                       reference="onnxruntime" if ort_ok else lrn_f64(**attrs)))
+
+
+def mvn_reference(axes=(0, 2, 3)):
+    """onnx's function body in float64: (X - mean) / (sqrt(mean(X^2) - mean^2) + 1e-9), means over `axes`."""
+    def run(X):
+        x = X.astype(np.float64)
+        m = np.mean(x, axis=tuple(axes), keepdims=True)
+        var = np.mean(x * x, axis=tuple(axes), keepdims=True) - m * m
+        return [((x - m) / (np.sqrt(var) + 1e-9)).astype(X.dtype)]
+
+    return run
+
+
+# MeanVarianceNormalization (9, 13): run as its function body (docs/arithmetic.md#expanded-ops), each body op
+# keeping its own contract; checked against the body in float64 (onnxruntime's own kernel computes it otherwise).
+for opset in (9, 13, 18, 23):
+    CASES.append(case(f"mvn_o{opset}", "MeanVarianceNormalization", {"X": rand(2, 3, 5, 4, seed=160 + opset)},
+                      opset=opset, reference=mvn_reference()))
+for i, axes in enumerate([[1], [2, 3], [0, 1, 2, 3], [-1], [0, 2]]):
+    CASES.append(case(f"mvn_axes_{i}", "MeanVarianceNormalization",
+                      {"X": rand(3, 4, 6, 5, low=-3, high=5, seed=170 + i)}, attrs={"axes": axes}, opset=13,
+                      reference=mvn_reference(axes)))
+CASES += [
+    case("mvn_rank3_axes", "MeanVarianceNormalization", {"X": rand(4, 7, 9, seed=181)}, attrs={"axes": [0, 2]},
+         opset=18, reference=mvn_reference((0, 2))),
+]
