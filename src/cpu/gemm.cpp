@@ -365,6 +365,9 @@ const IsaKernels& kernels_for(CpuIsa isa, int64_t N) {
   }
 }
 
+/// The tile height of an ISA's kernels: A panels are packed this many rows high, whatever N is.
+int kernels_mr(CpuIsa isa) { return kernels_for(isa, 0).mr; }
+
 void run_range(ThreadPool* pool, int64_t n, const std::function<void(int64_t, int64_t)>& fn, int64_t grain,
                int64_t chunks_per_thread = 4) {
   if (n <= 0) return;
@@ -474,7 +477,7 @@ PanelBuffer pack_panels(ThreadPool* pool, int64_t count, int64_t K, int width, c
 }
 
 PackedA pack_a_for(CpuIsa isa, ThreadPool* pool, int64_t M, int64_t K, const PanelFn& a_panels) {
-  return PackedA{isa, M, K, pack_panels(pool, M, K, kernels_for(isa, 0).mr, a_panels)};  // mr: the same for every N
+  return PackedA{isa, M, K, pack_panels(pool, M, K, kernels_mr(isa), a_panels)};
 }
 
 /// A fused node's Add and Relu over a block of rows x cols finished outputs (row i at c + i * ldc): the addend's
