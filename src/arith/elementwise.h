@@ -556,6 +556,13 @@ struct SwiGLUOp {
   float alpha;
   LOCKSTEP_HD float operator()(float a, float b) const { return (a * sigmoid_f32(alpha * a)) * b; }
 };
+/// com.microsoft BiasGelu and FastGelu: Gelu (erf, or the tanh approximation) of a + b, the sum rounded first.
+struct BiasGeluOp {
+  static constexpr unsigned kTypes = kF32;
+  static constexpr bool kBoolOut = false;
+  bool tanh_approximation;
+  LOCKSTEP_HD float operator()(float a, float b) const { return GeluOp{tanh_approximation}(a + b); }
+};
 struct PReluOp {
   static constexpr unsigned kTypes = kF32;
   static constexpr bool kBoolOut = false;

@@ -4,6 +4,7 @@
 #include <deque>
 
 #include "ops/ml.h"
+#include "ops/registry.h"
 
 namespace lockstep {
 
@@ -30,6 +31,13 @@ const OpEntry* resolve_op(const onnx::Node& node, int64_t opset, int64_t ml_opse
       throw node.error(ErrorCode::NotImplemented, "op " + node.op_type + " is not supported at " + kMlDomain +
                                                       " opset " + std::to_string(ml_opset));
     return e;
+  }
+  if (node.domain == kMicrosoftDomain) {
+    if (const OpEntry* e = find_microsoft_op(node.op_type)) return e;
+    std::string have;
+    for (const OpEntry& e : microsoft_ops()) have += (have.empty() ? "" : ", ") + std::string(e.op_type);
+    throw node.error(ErrorCode::NotImplemented, "op " + node.op_type + " of domain " + kMicrosoftDomain +
+                                                    " is not supported (lockstep has " + have + ")");
   }
   if (!is_default_domain(node.domain))
     throw node.error(ErrorCode::NotImplemented, "ops of domain '" + node.domain + "' are not supported");

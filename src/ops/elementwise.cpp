@@ -22,6 +22,7 @@ ElementwiseParams unary_params(const KernelContext& ctx, UnaryOp op) {
     case UnaryOp::ThresholdedRelu: case UnaryOp::Swish: case UnaryOp::Celu:
       p.alpha = n.attr_float("alpha", 1.0f);
       break;
+    case UnaryOp::QuickGelu: p.alpha = n.attr_float("alpha", 1.702f); break;
     case UnaryOp::Shrink:
       p.alpha = n.attr_float("lambd", 0.5f);
       p.beta = n.attr_float("bias", 0.0f);
@@ -285,9 +286,18 @@ const OpEntry kFusedRows[] = {
     {"GeluErfChain", 1, kNewestOpset, &cpu::unary, LOCKSTEP_CUDA_KERNEL(unary), int(UnaryOp::GeluErfChain)},
 };
 
+// com.microsoft (onnxruntime's contrib ops): Gelu is the default domain's (erf), QuickGelu x * sigmoid(alpha x).
+const OpEntry kMicrosoftRows[] = {
+    {"Gelu", 1, kNewestOpset, &cpu::unary, LOCKSTEP_CUDA_KERNEL(unary), int(UnaryOp::Gelu)},
+    {"QuickGelu", 1, kNewestOpset, &cpu::unary, LOCKSTEP_CUDA_KERNEL(unary), int(UnaryOp::QuickGelu)},
+    {"BiasGelu", 1, kNewestOpset, &cpu::binary, LOCKSTEP_CUDA_KERNEL(binary), int(BinaryOp::BiasGelu)},
+    {"FastGelu", 1, kNewestOpset, &cpu::binary, LOCKSTEP_CUDA_KERNEL(binary), int(BinaryOp::FastGelu)},
+};
+
 }  // namespace
 
 std::span<const OpEntry> elementwise_ops() { return kRows; }
+std::span<const OpEntry> microsoft_elementwise_ops() { return kMicrosoftRows; }
 std::span<const OpEntry> fused_elementwise_ops() { return kFusedRows; }
 
 }  // namespace lockstep

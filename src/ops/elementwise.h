@@ -20,12 +20,14 @@ enum class UnaryOp : int {
   IsNaN, IsInf, Not, BitwiseNot, ThresholdedRelu, Swish, Celu, Softsign, Shrink, Mish,
   Silu,          // lockstep.Silu, made by the graph rewrites only
   GeluErfChain,  // lockstep.GeluErfChain, likewise
+  QuickGelu,     // com.microsoft: Swish with alpha 1.702 by default
 };
 /// OpEntry::variant of the `binary` kernel rows.
 enum class BinaryOp : int {
   Add, Sub, Mul, Div, Pow, Mod, PRelu, Max, Min, Equal, Greater, Less, GreaterOrEqual, LessOrEqual, And, Or, Xor,
   BitwiseAnd, BitwiseOr, BitwiseXor,
   BitShift, SwiGLU,
+  BiasGelu, FastGelu,  // com.microsoft; FastGelu's bias input is optional (without it: Gelu's tanh approximation)
 };
 /// OpEntry::variant of the `variadic` kernel rows.
 enum class VariadicOp : int { Sum, Mean, Max, Min };
@@ -205,7 +207,7 @@ void visit_unary(UnaryOp op, const ElementwiseParams& p, Fn&& fn) {
     case UnaryOp::Not: return fn(NotOp{});
     case UnaryOp::BitwiseNot: return fn(BitwiseNotOp{});
     case UnaryOp::ThresholdedRelu: return fn(ThresholdedReluOp{p.alpha});
-    case UnaryOp::Swish: return fn(SwishOp{p.alpha});
+    case UnaryOp::Swish: case UnaryOp::QuickGelu: return fn(SwishOp{p.alpha});
     case UnaryOp::Celu: return fn(CeluOp{p.alpha});
     case UnaryOp::Softsign: return fn(SoftsignOp{});
     case UnaryOp::Shrink: return fn(ShrinkOp{p.alpha, p.beta});
@@ -242,6 +244,8 @@ void visit_binary(BinaryOp op, const ElementwiseParams& p, Fn&& fn) {
     case BinaryOp::BitwiseXor: return fn(BitwiseXorOp{});
     case BinaryOp::BitShift: return fn(BitShiftOp{p.flag_a});
     case BinaryOp::SwiGLU: return fn(SwiGLUOp{p.alpha});
+    case BinaryOp::BiasGelu: return fn(BiasGeluOp{false});
+    case BinaryOp::FastGelu: return fn(BiasGeluOp{true});
   }
 }
 
@@ -265,10 +269,9 @@ Tensor new_tensor(KernelContext& ctx, DType dtype, const Shape& shape);
 //   cast(ctx, x, y)                         x.numel() > 0
 //   exponent_as_float(ctx, y)               Pow's float32 exponent
 template <class Dev>
-void run_unary(KernelContext& ctx) {
-  const UnaryOp op = static_cast<UnaryOp>(ctx.entry.variant);
+void run_unary_op(KernelContext& ctx, UnaryOp op, const ElementwiseParams& params) {
   const Tensor& x = ctx.input(0);
-  visit_unary(op, unary_params(ctx, op), [&](auto f) {
+  visit_unary(op, params, [&](auto f) {
     using F = decltype(f);
     dispatch_dtype<F::kTypes>(ctx, x.dtype(), [&](auto tag) {
       using T = decltype(tag);
@@ -276,6 +279,12 @@ void run_unary(KernelContext& ctx) {
       Dev::template map1<OutOf<F, T>, T>(ctx, x, y, f);
     });
   });
+}
+
+template <class Dev>
+void run_unary(KernelContext& ctx) {
+  const UnaryOp op = static_cast<UnaryOp>(ctx.entry.variant);
+  run_unary_op<Dev>(ctx, op, unary_params(ctx, op));
 }
 
 /// The node's output 0 for a op b: over the buffer of whichever operand is a donatable input of the node and not
@@ -342,6 +351,11 @@ void run_string_equal(KernelContext& ctx, const Tensor& a, const Tensor& b) {
 template <class Dev>
 void run_binary(KernelContext& ctx) {
   const BinaryOp op = static_cast<BinaryOp>(ctx.entry.variant);
+  if (op == BinaryOp::FastGelu && !ctx.has_input(1)) {  // no bias: Gelu's tanh approximation of X
+    ElementwiseParams tanh_gelu;
+    tanh_gelu.flag_a = true;
+    return run_unary_op<Dev>(ctx, UnaryOp::Gelu, tanh_gelu);
+  }
   const Tensor& a = ctx.input(0);
   Tensor b = ctx.input(1);
   ElementwiseParams p = binary_params(ctx, op);

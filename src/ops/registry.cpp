@@ -40,4 +40,12 @@ const OpEntry* find_fused_op(const std::string& op_type) {
   return nullptr;
 }
 
+std::span<const OpEntry> microsoft_ops() { return microsoft_elementwise_ops(); }
+
+const OpEntry* find_microsoft_op(const std::string& op_type) {
+  for (const OpEntry& e : microsoft_ops())
+    if (op_type == e.op_type) return &e;
+  return nullptr;
+}
+
 }  // namespace lockstep

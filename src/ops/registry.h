@@ -19,6 +19,13 @@ constexpr const char* kFusedDomain = "lockstep";
 constexpr int64_t kFusedDomainVersion = 1;
 /// The row for a fused op (domain kFusedDomain), or nullptr.
 const OpEntry* find_fused_op(const std::string& op_type);
+/// onnxruntime's contrib domain, whose ops exported and optimized transformer models carry.
+constexpr const char* kMicrosoftDomain = "com.microsoft";
+/// The row for a com.microsoft op (version 1, the only one that domain has), or nullptr.
+const OpEntry* find_microsoft_op(const std::string& op_type);
+/// The com.microsoft rows (for `lockstep ops`).
+std::span<const OpEntry> microsoft_ops();
+
 /// A row of the op table with the name of its family ("conv", "gemm", ...).
 struct RegisteredOp {
   const char* family;
@@ -48,6 +55,7 @@ std::span<const OpEntry> strings_ops();
 std::span<const OpEntry> fused_elementwise_ops();
 std::span<const OpEntry> fused_reduce_ops();
 std::span<const OpEntry> fused_product_ops();
+std::span<const OpEntry> microsoft_elementwise_ops();
 
 }  // namespace lockstep
 

@@ -473,6 +473,8 @@ std::vector<SupportedOp> supported_ops() {
   // the session has.
   for (const char* op : {"If", "Loop", "Scan"})
     out.push_back({"control flow", op, op == std::string("Scan") ? 8 : 1, kNewestOpset, LOCKSTEP_WITH_CUDA != 0});
+  for (const OpEntry& e : microsoft_ops())
+    out.push_back({"com.microsoft", e.op_type, e.since, e.until, e.cuda != nullptr});
   // Run as their ONNX function bodies (expand_function_ops): on every provider the body's ops have.
   out.push_back({"normalization", "MeanVarianceNormalization", 9, kNewestOpset, LOCKSTEP_WITH_CUDA != 0});
   for (const OpEntry& e : ml_ops()) out.push_back({"ml (ai.onnx.ml)", e.op_type, e.since, e.until, e.cuda != nullptr});
