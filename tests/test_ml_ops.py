@@ -1,10 +1,12 @@
 """The ai.onnx.ml ops (what scikit-learn, LightGBM and XGBoost converters write) against onnxruntime on seeded random
 models: labels and integer outputs exact, scores within float32 rounding of a different summation order; 1 and 2
-threads byte for byte; a CUDA session (which runs them on the CPU) byte for byte with the CPU when a GPU is present."""
+threads byte for byte; a CUDA session (CUDA kernels, string and map ops on the CPU) byte for byte with the CPU when a
+GPU is present."""
 
 import itertools
 
 import numpy as np
+import onnx
 import pytest
 from onnx import TensorProto as T
 from onnx import helper as h
@@ -340,11 +342,123 @@ def test_thread_count_invariance(name, data, feeds):
         assert same_bits(a, b) if a.dtype != object else a.tolist() == b.tolist(), name
 
 
+# Strings and maps live on the host: these ops run on the CPU inside a CUDA session; the other ml ops have CUDA kernels.
+CPU_ONLY_IN_CUDA = {"LabelEncoder", "OneHotEncoder", "CategoryMapper", "ZipMap", "DictVectorizer"}
+
+
+def retyped(data, elem_type):
+    """The model with its input X declared as elem_type (the ml 1-4 trees and SVMClassifier read any number type)."""
+    model = onnx.load_from_string(data)
+    model.graph.input[0].type.tensor_type.elem_type = elem_type
+    return model.SerializeToString()
+
+
+def tree_ensemble_v5(rng, x_type, dtype, aggregate=1, trees=3, depth=3, targets=2):
+    """TreeEnsemble (ml 5): complete trees, interior nodes numbered across trees, every mode (6: set membership)."""
+    a = {k: [] for k in ("featureids", "splits", "modes", "truenodeids", "trueleafs", "falsenodeids", "falseleafs",
+                         "missing_value_tracks_true")}
+    leaf_targets, leaf_weights, members, roots = [], [], [], []
+    interior = 2 ** depth - 1
+    for t in range(trees):
+        roots.append(t * interior)
+        for i in range(interior):
+            mode = int(rng.integers(7))
+            for key, value in (("featureids", int(rng.integers(FEATURES))), ("splits", float(np.round(rng.normal()))),
+                               ("modes", mode), ("missing_value_tracks_true", int(rng.integers(2)))):
+                a[key].append(value)
+            if mode == 6:
+                members += [float(np.round(rng.normal())), float(np.round(rng.normal())), float("nan")]
+            for child, side in ((2 * i + 1, "true"), (2 * i + 2, "false")):
+                leaf = child >= interior
+                a[f"{side}nodeids"].append(len(leaf_targets) if leaf else t * interior + child)
+                a[f"{side}leafs"].append(int(leaf))
+                if leaf:
+                    leaf_targets.append(int(rng.integers(targets)))
+                    leaf_weights.append(float(rng.normal()))
+    tensors = {"nodes_splits": np.array(a.pop("splits"), dtype), "nodes_modes": np.array(a.pop("modes"), np.uint8),
+               "leaf_weights": np.array(leaf_weights, dtype), "membership_values": np.array(members, dtype)}
+    attrs = {f"nodes_{k}": v for k, v in a.items()} | {k: numpy_helper.from_array(v, k) for k, v in tensors.items()}
+    attrs |= {"tree_roots": roots, "leaf_targetids": leaf_targets, "n_targets": targets,
+              "aggregate_function": aggregate, "post_transform": 0}
+    node = h.make_node("TreeEnsemble", ["X"], ["Y"], domain=ML, **attrs)
+    return ml_model(node, [h.make_tensor_value_info("X", x_type, [None, FEATURES])],
+                    [h.make_tensor_value_info("Y", x_type, [None, targets])], ml_opset=5)
+
+
+def cuda_cases():
+    """What CASES leave out on the CUDA side: X of every type a kernel reads, TreeEnsemble (ml 5), no rows, several
+    thread blocks of rows, and ranks other than 2."""
+    rng = np.random.default_rng(11)
+    x, big = features(rng), features(rng, rows=1000)
+    finite, big_finite = np.nan_to_num(x), np.nan_to_num(big)
+    out = []
+    for x_type, dtype in ((T.DOUBLE, np.float64), (T.INT64, np.int64), (T.INT32, np.int32)):
+        kind, feeds = np.dtype(dtype).name, {"X": (finite * 3).astype(dtype)}
+        out.append((f"cuda_regressor_x_{kind}", retyped(regressor(rng, "SUM"), x_type), feeds))
+        out.append((f"cuda_classifier_x_{kind}", retyped(classifier(rng, [3, 5, 9], "SOFTMAX"), x_type), feeds))
+        binary = binary_classifier(rng, "both", False, 2, "LOGISTIC", [3, 7])
+        out.append((f"cuda_binary_classifier_x_{kind}", retyped(binary, x_type), feeds))
+    for aggregate in range(4):
+        out.append((f"cuda_tree_ensemble_v5_float_{aggregate}", tree_ensemble_v5(rng, T.FLOAT, np.float32, aggregate),
+                    {"X": x}))
+        out.append((f"cuda_tree_ensemble_v5_double_{aggregate}", tree_ensemble_v5(rng, T.DOUBLE, np.float64, aggregate),
+                    {"X": x.astype(np.float64)}))
+    many = [("regressor", regressor(rng, "AVERAGE", "LOGISTIC"), big),
+            ("classifier_strings", classifier(rng, ["cat", "dog", "eel"], "SOFTMAX"), big),
+            ("binary_classifier", binary_classifier(rng, 1, True, 1, "NONE", ["no", "yes"]), big),
+            ("linear_classifier", linear(rng, "LinearClassifier", 3, "SOFTMAX", ["a", "b", "c"]), big_finite),
+            ("linear_binary", linear(rng, "LinearClassifier", 1, "LOGISTIC", [0, 1]), big_finite),
+            ("svm_regressor", svm_regressor(rng, "RBF"), big_finite),
+            ("svm_classifier", svm_classifier(rng, "POLY", [1, 2, 3, 4], "SOFTMAX", True), big_finite),
+            ("svm_classifier_strings", svm_classifier(rng, "RBF", ["no", "yes"], "LOGISTIC"), big_finite),
+            ("normalizer", simple("Normalizer", norm="L2"), big_finite),
+            ("scaler", simple("Scaler", offset=[0.5, -1, 2, 0, 3], scale=[2, 0.5, -1, 4, 0.25]), big)]
+    for name, data, rows in many:
+        out.append((f"cuda_{name}_1000_rows", data, {"X": rows}))
+        out.append((f"cuda_{name}_no_rows", data, {"X": rows[:0]}))
+    imputer = {"imputed_value_floats": [1.5, -2.0, 0.25, 4.0, -0.0], "replaced_value_float": float("nan")}
+    out.append(("cuda_imputer_double", one_input("Imputer", T.DOUBLE, [None, FEATURES], T.DOUBLE, **imputer),
+                {"X": x.astype(np.float64)}))
+    out.append(("cuda_imputer_int32", one_input("Imputer", T.INT32, [None, 2], T.INT32, imputed_value_int64s=[7],
+                                                replaced_value_int64=-1),
+                {"X": np.array([[-1, 1], [3, -1]], np.int32)}))
+    cube = big.ravel()[:24].reshape(2, 3, 4)
+    out.append(("cuda_imputer_3d", one_input("Imputer", T.FLOAT, [2, 3, 4], T.FLOAT,
+                                             imputed_value_floats=[1.0, 2.0, 3.0], replaced_value_float=float("nan")),
+                {"X": cube}))
+    afe = h.make_node("ArrayFeatureExtractor", ["X", "i"], ["Y"], domain=ML)
+    for kind, elem, array in (("int64", T.INT64, (finite * 9).astype(np.int64)),
+                              ("double", T.DOUBLE, finite.astype(np.float64)), ("1d", T.FLOAT, x[0]),
+                              ("3d", T.FLOAT, cube)):
+        inputs = [h.make_tensor_value_info("X", elem, None), h.make_tensor_value_info("i", T.INT64, [None])]
+        model = ml_model(afe, inputs, [h.make_tensor_value_info("Y", elem, None)], ml_opset=1)
+        out.append((f"cuda_array_feature_extractor_{kind}", model, {"X": array, "i": np.array([3, 0, 3, 1], np.int64)}))
+    for op, attrs in (("Binarizer", {"threshold": 0.25}), ("Scaler", {"offset": [0.5], "scale": [2.0]}),
+                      ("Normalizer", {"norm": "MAX"})):
+        out.append((f"cuda_{op.lower()}_1d", one_input(op, T.FLOAT, [FEATURES], T.FLOAT, **attrs), {"X": finite[1]}))
+    return out
+
+
+CUDA_CASES = cuda_cases()
+
+
 @pytest.mark.skipif(not HAS_CUDA, reason="no GPU on this machine")
-@pytest.mark.parametrize("name, data, feeds", CASES, ids=[c[0] for c in CASES])
+@pytest.mark.parametrize("name, data, feeds", CASES + CUDA_CASES, ids=[c[0] for c in CASES + CUDA_CASES])
 def test_cuda_bit_identical(name, data, feeds):
-    for a, b in zip(run(data, feeds), run(data, feeds, provider=lockstep.CUDA)):
-        assert same_bits(a, b) if a.dtype != object else a.tolist() == b.tolist(), name
+    """Every output, labels and scores, of a CUDA session has the CPU's bytes, in the run that uploads the model and
+    in the next (which reuses it); the op ran on its CUDA kernel unless it is one of CPU_ONLY_IN_CUDA."""
+    expected = run(data, feeds)
+    session = lockstep.InferenceSession(data, providers=[lockstep.CUDA])
+    for attempt in ("first run", "second run"):
+        got = session.run(None, feeds)
+        assert len(got) == len(expected), f"{name} ({attempt}): {len(got)} outputs, the CPU {len(expected)}"
+        for i, (a, b) in enumerate(zip(expected, got)):
+            if a.dtype == object:
+                assert b.dtype == object and a.shape == b.shape and a.tolist() == b.tolist(), f"{name} output {i}"
+            else:
+                assert same_bits(a, b), f"{name} output {i} ({attempt})"
+    op = onnx.load_from_string(data).graph.node[0].op_type
+    assert session.fallback_ops() == ([op] if op in CPU_ONLY_IN_CUDA else []), name
 
 
 def test_ml_model_needs_no_default_domain_but_default_ops_do():

@@ -116,6 +116,8 @@ struct NodeAssignment {
 struct ValueInfo {
   std::string name;
   DType dtype = DType::Undefined;  // for a sequence, its items' element type
+  DType map_key = DType::Undefined;  // map(map_key, tensor(dtype)), fed and returned as a Tensor::map; with
+                                    // `sequence`, seq(map(...)); Undefined: a tensor or seq(tensor)
   bool sequence = false;           // seq(tensor(dtype)): fed and returned as a Tensor::sequence
   bool optional = false;           // optional(...): may be fed, and may come back, as an undefined Tensor (no value)
   bool has_shape = false;

@@ -96,10 +96,28 @@ class Tensor {
   /// It shares its items' buffers and never changes (sequence ops make new sequences). It has no data of its own:
   /// dtype() is the items' element type, shape() is empty, raw() is null, and no kernel is given one. An item may be
   /// any tensor of the element type, on the device of the session that holds the sequence.
-  static Tensor sequence(DType element, std::vector<Tensor> items);
-  bool is_sequence() const { return items_ != nullptr; }
-  /// The items of a sequence; empty for a tensor.
+  ///
+  /// A sequence of maps (ONNX seq(map(K, tensor(V))), what ZipMap makes) holds maps whose values are of type
+  /// `element` and whose keys are all of one type: map_key() names it, `map_key` where given (needed for an empty
+  /// sequence of maps), else the items'. Tensors and maps do not mix in one sequence.
+  static Tensor sequence(DType element, std::vector<Tensor> items, DType map_key = DType::Undefined);
+  bool is_sequence() const { return items_ != nullptr && !is_map_; }
+  /// The items of a sequence; empty for a tensor or a map.
   const std::vector<Tensor>& items() const;
+
+  /// A map (ONNX map(K, tensor(V))): `keys`, a 1-D host tensor of Int64 or String in strictly ascending order (each
+  /// key once; strings compared bytewise), and `values`, a 1-D host tensor of the same length, entry i the value of
+  /// key i. Keys are kept in order, as onnxruntime's maps are, so a map is read back (as a Python dict, say) in
+  /// ascending key order whatever order it was built in. Like a sequence it holds its two tensors and never changes:
+  /// dtype() is the values' type, map_key() the keys', shape() is empty and raw() null. Maps live on the host; only
+  /// the kernels that take maps (DictVectorizer) read one. Throws InvalidArgument for keys out of order or repeated.
+  static Tensor map(Tensor keys, Tensor values);
+  bool is_map() const { return is_map_; }
+  /// The key type of a map, or of the maps of a sequence of maps; Undefined otherwise.
+  DType map_key() const { return map_key_; }
+  /// A map's keys and values (throw InvalidArgument for any other value).
+  const Tensor& map_keys() const;
+  const Tensor& map_values() const;
 
   DType dtype() const { return dtype_; }
   const Shape& shape() const { return shape_; }
@@ -120,7 +138,7 @@ class Tensor {
   const std::shared_ptr<Buffer>& buffer() const { return buffer_; }
   /// Same buffer, new shape with the same element count (Reshape, Flatten, Squeeze...).
   Tensor reshaped(Shape shape) const;
-  /// A host deep copy (of every item, for a sequence).
+  /// A host deep copy (of every item, for a sequence; of keys and values, for a map).
   Tensor clone() const;
 
   /// Element i converted to int64 (host tensors of integer, bool or float type); used for shape inputs.
@@ -132,7 +150,9 @@ class Tensor {
   DType dtype_ = DType::Undefined;
   Shape shape_;
   std::shared_ptr<Buffer> buffer_;
-  std::shared_ptr<const std::vector<Tensor>> items_;  // set for a sequence only
+  std::shared_ptr<const std::vector<Tensor>> items_;  // a sequence's items, or a map's {keys, values}
+  bool is_map_ = false;
+  DType map_key_ = DType::Undefined;  // a map's key type, or that of a sequence's maps
 };
 
 }  // namespace lockstep

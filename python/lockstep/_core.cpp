@@ -242,9 +242,11 @@ nb::object dims_of(const ValueInfo& v) {
   return dims;
 }
 
-// onnxruntime's spelling of a declared type: "tensor(float)", "seq(tensor(float))", "optional(seq(tensor(float)))".
+// onnxruntime's spelling of a declared type: "tensor(float)", "seq(tensor(float))", "optional(seq(tensor(float)))",
+// "map(string,tensor(float))", "seq(map(int64,tensor(float)))".
 std::string type_string(const ValueInfo& v) {
   std::string type = "tensor(" + std::string(dtype_name(v.dtype)) + ")";
+  if (v.map_key != DType::Undefined) type = "map(" + std::string(dtype_name(v.map_key)) + "," + type + ")";
   if (v.sequence) type = "seq(" + type + ")";
   return v.optional ? "optional(" + type + ")" : type;
 }
@@ -310,7 +312,8 @@ Tensor feed_tensor(nb::handle value, const std::string& what) {
                                        : tensor_over_numpy(value, true, what);
 }
 
-// A feed: an array, or for an input declared seq(...) a list of arrays (the package has converted each item).
+// A feed: an array or a map, or for an input declared seq(...) a list of them (the package has converted each item:
+// a dict is a Tensor::map already).
 Tensor feed_value(const Session& s, const std::string& name, nb::handle value) {
   if (!nb::isinstance<nb::list>(value)) return feed_tensor(value, "input '" + name + "'");
   auto it = std::find_if(s.inputs().begin(), s.inputs().end(), [&](const ValueInfo& v) { return v.name == name; });
@@ -323,16 +326,26 @@ Tensor feed_value(const Session& s, const std::string& name, nb::handle value) {
     if (item.dtype() != it->dtype)
       throw Error(ErrorCode::InvalidArgument, "item of input '" + name + "' is " + dtype_name(item.dtype()) +
                                                   ", expected " + dtype_name(it->dtype) + " (" + type_string(*it) + ")");
-  return Tensor::sequence(it->dtype, std::move(items));
+  return Tensor::sequence(it->dtype, std::move(items), it->map_key);
 }
 
-// An output as onnxruntime's run() returns it: a numpy array, a list of them for a sequence, None for an empty
-// optional.
+// A map as onnxruntime's run() returns it: a dict of Python ints or strs to Python numbers or strs, in key order.
+nb::dict map_to_dict(const Tensor& t) {
+  nb::object keys = tensor_to_numpy(t.map_keys()).attr("tolist")();
+  nb::object values = tensor_to_numpy(t.map_values()).attr("tolist")();
+  nb::dict out;
+  for (size_t i = 0, n = static_cast<size_t>(t.map_keys().numel()); i < n; ++i) out[keys[i]] = values[i];
+  return out;
+}
+
+// An output as onnxruntime's run() returns it: a numpy array, a dict for a map, a list of either for a sequence,
+// None for an empty optional.
 nb::object output_value(const Tensor& t) {
   if (!t.defined()) return nb::none();
+  if (t.is_map()) return map_to_dict(t);
   if (!t.is_sequence()) return tensor_to_numpy(t);
   nb::list items;
-  for (const Tensor& item : t.items()) items.append(tensor_to_numpy(item));
+  for (const Tensor& item : t.items()) items.append(output_value(item));
   return items;
 }
 
@@ -359,12 +372,12 @@ struct OrtValueVector {
   std::vector<Tensor> values;
 };
 
-// OrtValues and bindings hold tensors: a sequence or empty optional output is refused, naming run() instead.
+// OrtValues and bindings hold tensors: a sequence, map or empty optional output is refused, naming run() instead.
 std::vector<Tensor> tensors_only(std::vector<Tensor> outputs) {
   for (const Tensor& t : outputs)
-    if (t.is_sequence() || !t.defined())
+    if (t.is_sequence() || t.is_map() || !t.defined())
       throw Error(ErrorCode::NotImplemented, std::string("an output is ") +
-                                                 (t.is_sequence() ? "a sequence" : "an empty optional") +
+                                                 (t.is_sequence() ? "a sequence" : t.is_map() ? "a map" : "an empty optional") +
                                                  ": OrtValues and IOBinding hold tensors here; use run() for it");
   return outputs;
 }
@@ -414,6 +427,8 @@ void bind_tensor(nb::module_& m) {
       .def_static("from_dlpack", [](const DLPackArray& a, bool is_bool_tensor) { return tensor_from_dlpack(a, is_bool_tensor); },
                   nb::arg("data"), nb::arg("is_bool_tensor") = false)
       .def_static("from_strings", &tensor_from_strings)
+      // A map feed from two 1-D tensors, keys in ascending order (the package sorts a dict's items).
+      .def_static("map", [](const Tensor& keys, const Tensor& values) { return Tensor::map(keys, values); })
       .def_static("from_pointer", [](uintptr_t ptr, int dtype, const std::vector<int64_t>& shape,
                                      const std::string& device, int device_id) {
         return wrap_memory(static_cast<DType>(dtype), shape_of(shape), reinterpret_cast<void*>(ptr),

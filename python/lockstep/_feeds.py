@@ -91,15 +91,71 @@ def element_type(declared_type):
     return declared_type
 
 
+def _map_parts(declared_type):
+    """The key and value types of "map(K,tensor(V))": ("string", "tensor(float)")."""
+    key, _, value = declared_type[len("map("):-1].partition(",")
+    return key, value
+
+
+def _map_key(name, declared_type, key, key_type):
+    """A dict key as the map's key type: an int for int64 (numpy integers too), UTF-8 bytes for string."""
+    if key_type == "int64" and isinstance(key, (int, np.integer)) and not isinstance(key, bool):
+        return int(key)
+    if key_type == "string" and isinstance(key, (str, bytes)):
+        return _string_element(key)
+    want = "int" if key_type == "int64" else "str"
+    raise InvalidArgument(f"input '{name}' (declared {declared_type}) cannot be fed a dict with key {_short(key)} "
+                          f"({type(key).__name__}): its keys must be {want}")
+
+
+def feed_map(name, value, declared_type):
+    """A dict as a native map: its items in ascending key order (the order lockstep and onnxruntime keep maps in),
+    values converted to the declared value type."""
+    if not isinstance(value, dict):
+        raise InvalidArgument(f"input '{name}' (declared {declared_type}) cannot be fed {type(value).__name__} "
+                              f"{_short(value)}; give a dict")
+    key_type = _map_parts(declared_type)[0]
+    if key_type not in ("int64", "string"):
+        raise NotImplemented(f"input '{name}' (declared {declared_type}): maps with {key_type} keys are not "
+                             "supported (int64 and string keys are, those DictVectorizer reads)")
+    pairs = sorted(((_map_key(name, declared_type, k, key_type), v) for k, v in value.items()), key=lambda p: p[0])
+    keys = [k for k, _ in pairs]
+    native_keys = (_core.Tensor.from_strings(keys, [len(keys)]) if key_type == "string"
+                   else _core.Tensor.from_numpy(np.array(keys, dtype=np.int64).reshape(-1), False))
+    return _core.Tensor.map(native_keys, _map_values(name, value, declared_type, [v for _, v in pairs]))
+
+
+def _map_values(name, value, declared_type, values):
+    """A dict's values (in key order) as a native 1-D tensor of the map's value type; numbers beyond float32 become
+    inf, as in onnxruntime."""
+    value_type = _map_parts(declared_type)[1]
+    refused = f"input '{name}' (declared {declared_type}) cannot be fed dict {_short(value)}: its values must be " \
+              f"{value_type[len('tensor('):-1]}"
+    if value_type == "tensor(string)":
+        if not all(isinstance(v, (str, bytes)) for v in values):
+            raise InvalidArgument(refused)
+        return _core.Tensor.from_strings([_string_element(v) for v in values], [len(values)])
+    try:
+        with np.errstate(over="ignore"):
+            array = np.asarray(values, dtype=NUMPY_TYPES.get(value_type))
+    except (ValueError, TypeError) as e:
+        raise InvalidArgument(f"{refused} ({e})") from None
+    if array.ndim != 1 or array.dtype == object:
+        raise InvalidArgument(refused)
+    return _core.Tensor.from_numpy(np.ascontiguousarray(array), False)
+
+
 def feed_array(name, value, declared_type):
     """A C-contiguous array for a feed, or a native string tensor for str, bytes and object arrays. An array keeps its
     own dtype (a mismatch is reported by the session, naming the input). A sequence input takes a list (or tuple)
-    of arrays, each converted as a feed of the element type."""
+    of arrays, each converted as a feed of the element type; a map input (map(K,tensor(V))) takes a dict."""
     if declared_type and "seq(" in declared_type:
         if not isinstance(value, (list, tuple)):
             raise _refuse(name, declared_type, f"a {type(value).__name__}, not a list of arrays")
         return [feed_array(name, item, element_type(declared_type)) for item in value]
     declared_type = element_type(declared_type)
+    if declared_type and declared_type.startswith("map("):
+        return feed_map(name, value, declared_type)
     # np.ascontiguousarray would turn a rank-0 feed into rank 1.
     if type(value) is np.ndarray and value.dtype.type in _NUMERIC_TYPES:
         return np.asarray(value, order="C")

@@ -150,6 +150,10 @@ def cmd_run(args):
     if args.output_dir:
         os.makedirs(args.output_dir, exist_ok=True)
     for arg, value in zip(session.get_outputs(), outputs):
+        if not isinstance(value, np.ndarray):  # a sequence (list), map (dict) or empty optional (None)
+            size = "None" if value is None else f"{len(value)} {'items' if isinstance(value, list) else 'entries'}"
+            print(f"{arg.name}: {arg.type}, {size} (not saved: .npy holds arrays)")
+            continue
         summary = f"{arg.name}: {value.dtype} {list(value.shape)}"
         if value.size and value.dtype.kind == "f":
             summary += f"  min {value.min():.6g} max {value.max():.6g} mean {value.mean(dtype=np.float64):.6g}"

@@ -12,6 +12,7 @@
 #include "arith/math.h"
 #include "arith/math_binary64.h"
 #include "arith/reduce.h"
+#include "arith/tree_ensemble.h"
 
 namespace lockstep::arith {
 
@@ -110,6 +111,89 @@ LOCKSTEP_HD void pairwise_coupling_f32(int64_t k, const float* r, float* p, floa
       }
     }
   }
+}
+
+/// The tables a classifier row reads, as pointers: the model's host vectors on the CPU, their device copies on the
+/// GPU. prob_a null: no Platt probabilities.
+struct SvmClassifierView {
+  const float *coefficients, *rho, *prob_a, *prob_b;
+  const int64_t *first_vector, *vector_count;
+  int64_t vectors, classes;
+  bool all_positive;  // no coefficient is negative (the two-class linear label rule)
+};
+
+/// One row with support vectors: the pairs' decision values (i < j ascending, each rounded to float32 from
+/// svm_pair_decision's double) and the label by their votes: a pair votes for i where its double value is > 0, else
+/// for j; the first class with the most votes wins. In libsvm's layout the pair's coefficients are rows j - 1 and i.
+LOCKSTEP_HD int64_t svm_one_vs_one(const SvmClassifierView& m, const float* kernels, float* pair_scores,
+                                   int64_t* votes) {
+  for (int64_t c = 0; c < m.classes; ++c) votes[c] = 0;
+  int64_t pair = 0;
+  for (int64_t i = 0; i < m.classes; ++i)
+    for (int64_t j = i + 1; j < m.classes; ++j, ++pair) {
+      const double d = svm_pair_decision(kernels, m.coefficients + (j - 1) * m.vectors, m.coefficients + i * m.vectors,
+                                         m.first_vector[i], m.vector_count[i], m.first_vector[j], m.vector_count[j],
+                                         m.rho[pair]);
+      pair_scores[pair] = static_cast<float>(d);
+      ++votes[d > 0 ? i : j];
+    }
+  int64_t best = 0;
+  for (int64_t c = 1; c < m.classes; ++c)
+    if (votes[best] < votes[c]) best = c;
+  return best;
+}
+
+/// Platt probabilities of each pair (platt_probability_f32; the pair's reverse is 1 - p), coupled into the k class
+/// probabilities `out` by pairwise_coupling_f32. pairwise: k*k floats, scratch: k*k + k.
+LOCKSTEP_HD void svm_class_probabilities_f32(const SvmClassifierView& m, const float* pair_scores, float* pairwise,
+                                             float* scratch, float* out) {
+  const int64_t k = m.classes;
+  int64_t pair = 0;
+  for (int64_t i = 0; i < k; ++i)
+    for (int64_t j = i + 1; j < k; ++j, ++pair) {
+      const float p = platt_probability_f32(pair_scores[pair], m.prob_a[pair], m.prob_b[pair]);
+      pairwise[i * k + j] = p;
+      pairwise[j * k + i] = 1.0f - p;
+    }
+  pairwise_coupling_f32(k, pairwise, out, scratch);
+}
+
+/// Linear mode's label: the first largest score; with two classes and no prob_a, onnxruntime takes the second class
+/// where the largest score is >= 0.5 (all coefficients >= 0) or > 0 (some negative).
+LOCKSTEP_HD int64_t svm_linear_label(const SvmClassifierView& m, const float* s) {
+  const int64_t best = first_largest_score(s, nullptr, m.classes);
+  if (m.classes != 2 || m.prob_a) return best;
+  const bool second = m.all_positive ? s[best] >= 0.5f : s[best] > 0.0f;
+  return second ? 1 : best;
+}
+
+/// The post_transform of a row of n scores; one column takes PROBIT only, as onnxruntime transforms one score.
+LOCKSTEP_HD void svm_post_transform_f32(ScorePostTransform post, float* s, int64_t n) {
+  if (n > 1 || post == ScorePostTransform::Probit) score_post_transform_f32(post, s, n);
+}
+
+/// A row's scores (`columns` of them) from its pairs' decision values (svm_one_vs_one). Two classes without
+/// probabilities take onnxruntime's two-class form: [-d, d] without a transform, else [1 - q, q] (q = sigmoid(d)
+/// under LOGISTIC, d itself under SOFTMAX and SOFTMAX_ZERO), though d > 0 votes for the first class. Otherwise the
+/// Platt probabilities (svm_class_probabilities_f32), or the pairs' values, then svm_post_transform_f32.
+LOCKSTEP_HD void svm_classifier_scores_f32(const SvmClassifierView& m, ScorePostTransform post,
+                                           const float* pair_scores, float* pairwise, float* scratch, float* s,
+                                           int64_t columns) {
+  if (!m.prob_a && m.classes == 2) {
+    if (post == ScorePostTransform::None) {
+      s[0] = -pair_scores[0];
+      s[1] = pair_scores[0];
+    } else {
+      one_score_as_two_f32(post, pair_scores[0], s);
+    }
+    return;
+  }
+  if (m.prob_a) {
+    svm_class_probabilities_f32(m, pair_scores, pairwise, scratch, s);
+  } else {
+    for (int64_t p = 0; p < m.classes * (m.classes - 1) / 2; ++p) s[p] = pair_scores[p];
+  }
+  svm_post_transform_f32(post, s, columns);
 }
 
 }  // namespace lockstep::arith

@@ -8,7 +8,6 @@
 #pragma once
 
 #include <cstdint>
-#include <limits>
 
 
 #include "arith/hd.h"
@@ -127,6 +126,15 @@ LOCKSTEP_HD float probit_f32(float p) {
   return 1.41421356f * (sign * sqrt_lanes(v3));
 }
 
+/// Index of the first largest score among the scored ones (all when `scored` is null), before any post_transform, as
+/// onnxruntime chooses a classifier's label; 0 when none is scored.
+LOCKSTEP_HD int64_t first_largest_score(const float* s, const bool* scored, int64_t n) {
+  int64_t best = -1;
+  for (int64_t i = 0; i < n; ++i)
+    if ((!scored || scored[i]) && (best < 0 || s[i] > s[best])) best = i;
+  return best < 0 ? 0 : best;
+}
+
 /// The ml ops' post_transform on one row of float32 scores, in place. LOGISTIC: sigmoid_f32 per score; PROBIT:
 /// probit_f32 per score. SOFTMAX: e_i = exp_f32(s_i - m) with m the first largest score, then e_i / S(e), S the
 /// canonical sum. SOFTMAX_ZERO, as onnxruntime computes it: m the largest score (zeros included); a score with
@@ -139,7 +147,7 @@ LOCKSTEP_HD void score_post_transform_f32(ScorePostTransform post, float* s, int
     return;
   }
   const bool zero_form = post == ScorePostTransform::SoftmaxZero;
-  float m = -std::numeric_limits<float>::infinity();
+  float m = -detail::kInf;
   for (int64_t i = 0; i < n; ++i) m = s[i] > m ? s[i] : m;
   const auto counted = [&](float v) { return !zero_form || v > 1e-7f || v < -1e-7f; };
   const float sum = sum_canonical_f32(n, [&](int64_t i) { return counted(s[i]) ? exp_f32(s[i] - m) : 0.0f; });

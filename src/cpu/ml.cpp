@@ -41,15 +41,6 @@ arith::TreeEnsembleView view_of(const TreeEnsembleModel& m, bool base_first) {
           base_first};
 }
 
-// Index of the first largest score among the scored ones (all when `scored` is null), before any post_transform, as
-// onnxruntime chooses the label.
-int64_t first_max(const float* s, const bool* scored, int64_t n) {
-  int64_t best = -1;
-  for (int64_t i = 0; i < n; ++i)
-    if ((!scored || scored[i]) && (best < 0 || s[i] > s[best])) best = i;
-  return best < 0 ? 0 : best;
-}
-
 // Writes the label of column `k` of each row (int64 or string labels).
 void store_labels(KernelContext& ctx, const std::vector<int64_t>& int_labels, const std::vector<std::string>& string_labels,
                   const std::vector<int64_t>& chosen) {
@@ -131,7 +122,7 @@ void tree_ensemble(KernelContext& ctx) {
     for (int64_t row = begin; row < end; ++row) {
       float* s = y + row * m.targets;
       arith::tree_ensemble_row<float>(view, RowFeatures{x, row, r.features}, s, hit);
-      chosen[row] = first_max(s, hit, m.targets);
+      chosen[row] = arith::first_largest_score(s, hit, m.targets);
       arith::score_post_transform_f32(m.post, s, m.targets);
     }
   }, 1);
@@ -170,7 +161,7 @@ void linear_model(KernelContext& ctx) {
         arith::one_score_as_two_f32(m.post, s[0], s - 1);
         continue;
       }
-      chosen[row] = first_max(s, nullptr, columns);
+      chosen[row] = arith::first_largest_score(s, nullptr, columns);
       arith::score_post_transform_f32(m.post, s, columns);
     }
   }, 1);
@@ -224,18 +215,12 @@ void ml_elementwise(KernelContext& ctx) {
 // Contract: moves bytes: output [..., k] = X[..., indices[k]] (a 1-D X gives [1, K]).
 void array_feature_extractor(KernelContext& ctx) {
   const Tensor& x = ctx.input(0);
-  const std::vector<int64_t> indices = ctx.host_input(1).to_ints();
-  if (x.dtype() == DType::String || dtype_size(x.dtype()) == 0)
-    throw ctx.error(std::string("X of type ") + dtype_name(x.dtype()) + " is not supported", ErrorCode::NotImplemented);
-  const int64_t width = x.rank() == 0 ? 1 : x.dim(-1), k = static_cast<int64_t>(indices.size());
-  for (int64_t i : indices)
-    if (i < 0 || i >= width)
-      throw ctx.error("index " + std::to_string(i) + " is out of range for the last axis of " + shape_string(x.shape()));
-  Shape shape = x.rank() <= 1 ? Shape{1, k} : x.shape();
-  shape.back() = k;
+  const FeatureSelection f = feature_selection(ctx);
+  const std::vector<int64_t>& indices = f.indices;
+  const int64_t width = f.width, k = static_cast<int64_t>(indices.size());
   const size_t element = dtype_size(x.dtype());
   const int64_t rows = width ? x.numel() / width : 0;
-  Tensor& y = ctx.output(0, x.dtype(), shape);
+  Tensor& y = ctx.output(0, x.dtype(), f.shape);
   const auto* src = static_cast<const uint8_t*>(x.raw());
   auto* dst = static_cast<uint8_t*>(y.raw());
   for (int64_t r = 0; r < rows; ++r)
@@ -343,18 +328,7 @@ void label_encoder(KernelContext& ctx) {
 void imputer(KernelContext& ctx) {
   const Tensor& x = ctx.input(0);
   const DType t = x.dtype();
-  const bool floats = t == DType::Float || t == DType::Double;
-  if (!floats && t != DType::Int64 && t != DType::Int32)
-    throw ctx.error(std::string("X of type ") + dtype_name(t) + " is not supported", ErrorCode::NotImplemented);
-  if (x.rank() == 0) throw ctx.error("X must have at least one dimension");
-  const int64_t features = x.rank() == 1 ? x.dim(0) : x.dim(1);
-  const std::vector<float> float_values = ctx.node.attr_floats("imputed_value_floats");
-  const std::vector<int64_t> int_values = ctx.node.attr_ints("imputed_value_int64s");
-  const int64_t given = static_cast<int64_t>(floats ? float_values.size() : int_values.size());
-  if (given != 1 && given != features)
-    throw ctx.error(std::string(floats ? "imputed_value_floats" : "imputed_value_int64s") + " has " +
-                        std::to_string(given) + " entries for " + std::to_string(features) + " features",
-                    ErrorCode::InvalidGraph);
+  const ImputerPlan p = imputer_plan(ctx);
   Tensor& y = ctx.output(0, t, x.shape());
   // Values and the replaced one compared in the element's own type widened (double for floats, int64 for integers).
   auto impute = [&](auto* out, const auto* in, const auto& values, auto replaced) {
@@ -362,16 +336,14 @@ void imputer(KernelContext& ctx) {
     for (int64_t i = 0; i < x.numel(); ++i) {
       const auto v = static_cast<decltype(replaced)>(in[i]);
       const bool hit = replaced != replaced ? v != v : v == replaced;
-      out[i] = hit ? static_cast<T>(values[given == 1 ? 0 : i % features]) : in[i];
+      out[i] = hit ? static_cast<T>(values[p.one_value ? 0 : i % p.features]) : in[i];
     }
   };
-  const double replaced_float = ctx.node.attr_float("replaced_value_float", 0.0f);
-  const int64_t replaced_int = ctx.node.attr_int("replaced_value_int64", 0);
   switch (t) {
-    case DType::Float: return impute(y.data<float>(), x.data<float>(), float_values, replaced_float);
-    case DType::Double: return impute(y.data<double>(), x.data<double>(), float_values, replaced_float);
-    case DType::Int64: return impute(y.data<int64_t>(), x.data<int64_t>(), int_values, replaced_int);
-    default: return impute(y.data<int32_t>(), x.data<int32_t>(), int_values, replaced_int);
+    case DType::Float: return impute(y.data<float>(), x.data<float>(), p.float_values, p.replaced_float);
+    case DType::Double: return impute(y.data<double>(), x.data<double>(), p.float_values, p.replaced_float);
+    case DType::Int64: return impute(y.data<int64_t>(), x.data<int64_t>(), p.int_values, p.replaced_int);
+    default: return impute(y.data<int32_t>(), x.data<int32_t>(), p.int_values, p.replaced_int);
   }
 }
 
@@ -503,48 +475,10 @@ float svm_linear_score(const SvmModel& m, const float* x, int64_t t) {
                                 [&](int64_t f) { return m.coefficients[t * m.features + f]; });
 }
 
-// The post_transform of a row of scores; one column takes PROBIT only, as onnxruntime's transform of one score.
-void svm_post_transform(arith::ScorePostTransform post, float* s, int64_t n) {
-  if (n > 1 || post == arith::ScorePostTransform::Probit) arith::score_post_transform_f32(post, s, n);
-}
-
-// One row of a classifier with support vectors: the pairs' decision values (float32) and the label by their votes
-// (each pair's vote to i where its double value is > 0, else j; the first class with the most votes).
-int64_t svm_one_vs_one(const SvmModel& m, const float* kernels, float* pair_scores, int64_t* votes) {
-  std::fill_n(votes, m.classes, 0);
-  const int64_t V = m.vectors;
-  int64_t pair = 0;
-  for (int64_t i = 0; i < m.classes; ++i)
-    for (int64_t j = i + 1; j < m.classes; ++j, ++pair) {
-      const double d = arith::svm_pair_decision(kernels, m.coefficients.data() + (j - 1) * V,
-                                                m.coefficients.data() + i * V, m.first_vector[i], m.vector_count[i],
-                                                m.first_vector[j], m.vector_count[j], m.rho[pair]);
-      pair_scores[pair] = static_cast<float>(d);
-      ++votes[d > 0 ? i : j];
-    }
-  return std::max_element(votes, votes + m.classes) - votes;
-}
-
-// Platt probabilities of each pair, coupled into the k class probabilities.
-void svm_probabilities(const SvmModel& m, const float* pair_scores, float* pairwise, float* scratch, float* out) {
-  const int64_t k = m.classes;
-  int64_t pair = 0;
-  for (int64_t i = 0; i < k; ++i)
-    for (int64_t j = i + 1; j < k; ++j, ++pair) {
-      const float p = arith::platt_probability_f32(pair_scores[pair], m.prob_a[pair], m.prob_b[pair]);
-      pairwise[i * k + j] = p;
-      pairwise[j * k + i] = 1.0f - p;
-    }
-  arith::pairwise_coupling_f32(k, pairwise, out, scratch);
-}
-
-// Linear mode's label: the first largest score; with two classes and no prob_a, onnxruntime takes the second class
-// where the largest score is >= 0.5 (all coefficients >= 0) or > 0 (some negative).
-int64_t svm_linear_label(const SvmModel& m, const float* s) {
-  const int64_t best = first_max(s, nullptr, m.classes);
-  if (m.classes != 2 || !m.prob_a.empty()) return best;
-  const bool second = m.all_positive ? s[best] >= 0.5f : s[best] > 0.0f;
-  return second ? 1 : best;
+// The classifier's tables as the shared row functions read them.
+arith::SvmClassifierView view_of(const SvmModel& m) {
+  return {m.coefficients.data(), m.rho.data(), m.prob_a.empty() ? nullptr : m.prob_a.data(), m.prob_b.data(),
+          m.first_vector.data(), m.vector_count.data(), m.vectors, m.classes, m.all_positive};
 }
 
 // Score columns: one per class, but one per pair without probabilities (two for two classes).
@@ -590,6 +524,7 @@ void svm_classifier(KernelContext& ctx) {
   const bool one_pair_score = one_vs_one && !probabilities && m.classes == 2;
   if (one_pair_score && m.post == arith::ScorePostTransform::Probit) throw probit_of_two_classes(ctx);
   const FloatRows x = float_rows(ctx.input(0));
+  const arith::SvmClassifierView view = view_of(m);
   const int64_t columns = svm_score_columns(m), k = m.classes, pairs = k * (k - 1) / 2;
   float* y = ctx.output(1, DType::Float, {r.rows, columns}).data<float>();
   std::vector<int64_t> chosen(static_cast<size_t>(r.rows));
@@ -602,31 +537,108 @@ void svm_classifier(KernelContext& ctx) {
       float* s = y + row * columns;
       if (!one_vs_one) {
         for (int64_t t = 0; t < k; ++t) s[t] = svm_linear_score(m, xr, t);
-        chosen[row] = svm_linear_label(m, s);
-        svm_post_transform(m.post, s, columns);
+        chosen[row] = arith::svm_linear_label(view, s);
+        arith::svm_post_transform_f32(m.post, s, columns);
         continue;
       }
       svm_kernels(m, xr, kernels.data());
       // The label is the vote's even where probabilities are given (onnxruntime does not take their largest).
-      chosen[row] = svm_one_vs_one(m, kernels.data(), pair_scores.data(), votes.data());
-      if (one_pair_score) {
-        // onnxruntime's two-class form: [-d, d] without a transform, else [1 - q, q] (q = sigmoid(d) under LOGISTIC,
-        // d itself under SOFTMAX and SOFTMAX_ZERO), though d > 0 votes for the first class.
-        const float d = pair_scores[0];
-        if (m.post == arith::ScorePostTransform::None) {
-          s[0] = -d;
-          s[1] = d;
-        } else {
-          arith::one_score_as_two_f32(m.post, d, s);
-        }
-        continue;
-      }
-      if (probabilities) svm_probabilities(m, pair_scores.data(), pairwise.data(), scratch.data(), s);
-      else std::copy(pair_scores.begin(), pair_scores.end(), s);
-      svm_post_transform(m.post, s, columns);
+      chosen[row] = arith::svm_one_vs_one(view, kernels.data(), pair_scores.data(), votes.data());
+      arith::svm_classifier_scores_f32(view, m.post, pair_scores.data(), pairwise.data(), scratch.data(), s, columns);
     }
   }, 1);
   store_labels(ctx, m.int_labels, m.string_labels, chosen);
+}
+
+}  // namespace lockstep::cpu
+
+namespace lockstep::cpu {
+
+namespace {
+
+// A fresh 1-D keys tensor of ZipMap's sorted labels (each map holds its own, so no output shares memory).
+Tensor label_keys(const ZipMapLabels& labels) {
+  const int64_t n = static_cast<int64_t>(labels.columns.size());
+  if (labels.string_labels.empty()) return Tensor::from_bytes(DType::Int64, {n}, labels.int_labels.data());
+  Tensor keys = Tensor::strings({n});
+  std::copy(labels.string_labels.begin(), labels.string_labels.end(), keys.data<std::string>());
+  return keys;
+}
+
+// A map's value for each vocabulary entry: the value of that key, or the value type's zero ("" for strings).
+template <class Key, class Value>
+void vectorize(const Tensor& map, const std::vector<Key>& vocabulary, Value* y) {
+  const Key* keys = map.map_keys().data<Key>();
+  const Value* values = map.map_values().data<Value>();
+  const int64_t n = map.map_keys().numel();
+  for (size_t j = 0; j < vocabulary.size(); ++j) {
+    const Key* it = std::lower_bound(keys, keys + n, vocabulary[j]);
+    y[j] = it != keys + n && *it == vocabulary[j] ? values[it - keys] : Value{};
+  }
+}
+
+template <class Key>
+void vectorize_values(KernelContext& ctx, const Tensor& map, const std::vector<Key>& vocabulary) {
+  Tensor& y = ctx.output(0, map.dtype(), {1, static_cast<int64_t>(vocabulary.size())});
+  switch (map.dtype()) {
+    case DType::Float: return vectorize(map, vocabulary, y.data<float>());
+    case DType::Double: return vectorize(map, vocabulary, y.data<double>());
+    case DType::Int64: return vectorize(map, vocabulary, y.data<int64_t>());
+    default: return vectorize(map, vocabulary, y.data<std::string>());
+  }
+}
+
+// The spec's map types: string keys to int64, float or double; int64 keys to string, float or double.
+void check_dict_vectorizer_types(const KernelContext& ctx, const Tensor& map) {
+  const DType v = map.dtype();
+  const bool numeric = v == DType::Float || v == DType::Double;
+  const bool supported = map.map_key() == DType::String ? numeric || v == DType::Int64 : numeric || v == DType::String;
+  if (!supported)
+    throw ctx.error(std::string("input map(") + dtype_name(map.map_key()) + "," + dtype_name(v) + ") is not one "
+                        "DictVectorizer takes: map(string, int64|float|double) or map(int64, string|float|double)",
+                    ErrorCode::InvalidGraph);
+}
+
+}  // namespace
+
+void zip_map(KernelContext& ctx) {
+  const Tensor& x = ctx.input(0);
+  if (x.dtype() != DType::Float)
+    throw ctx.error(std::string("X of type ") + dtype_name(x.dtype()) + " is not supported (ZipMap reads float)");
+  if (x.rank() != 1 && x.rank() != 2) throw ctx.error("X " + shape_string(x.shape()) + " must be [N, C] or [C]");
+  const auto labels = zip_map_labels(ctx);
+  const int64_t rows = x.rank() == 2 ? x.dim(0) : 1, columns = x.dim(-1);
+  if (columns != labels->classes)
+    throw ctx.error("X has " + std::to_string(columns) + " columns, but there are " +
+                    std::to_string(labels->classes) + " class labels");
+  const int64_t n = static_cast<int64_t>(labels->columns.size());
+  std::vector<Tensor> maps;
+  maps.reserve(static_cast<size_t>(rows));
+  for (int64_t r = 0; r < rows; ++r) {
+    Tensor values = Tensor::empty(DType::Float, {n});
+    for (int64_t i = 0; i < n; ++i) values.data<float>()[i] = x.data<float>()[r * columns + labels->columns[i]];
+    maps.push_back(Tensor::map(label_keys(*labels), std::move(values)));
+  }
+  const DType key = labels->string_labels.empty() ? DType::Int64 : DType::String;
+  ctx.outputs.at(0) = Tensor::sequence(DType::Float, std::move(maps), key);
+}
+
+void dict_vectorizer(KernelContext& ctx) {
+  const Tensor& map = ctx.input(0);
+  if (!map.is_map())
+    throw ctx.error("input '" + ctx.node.inputs[0] + "' must be a map, got " +
+                    (map.is_sequence() ? std::string("a sequence") : std::string("a ") + dtype_name(map.dtype()) +
+                                                                         " tensor"));
+  check_dict_vectorizer_types(ctx, map);
+  const bool string_keys = map.map_key() == DType::String;
+  const char* attribute = string_keys ? "string_vocabulary" : "int64_vocabulary";
+  const std::vector<std::string> strings = ctx.node.attr_strings("string_vocabulary");
+  const std::vector<int64_t> ints = ctx.node.attr_ints("int64_vocabulary");
+  if (string_keys ? strings.empty() : ints.empty())
+    throw ctx.error(std::string("a map of ") + dtype_name(map.map_key()) + " keys needs the attribute " + attribute,
+                    ErrorCode::InvalidGraph);
+  if (string_keys) vectorize_values(ctx, map, strings);
+  else vectorize_values(ctx, map, ints);
 }
 
 }  // namespace lockstep::cpu

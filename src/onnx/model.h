@@ -24,11 +24,13 @@ struct Dim {
   std::string denotation;  // e.g. "DATA_BATCH"; only free-dimension overrides read it
 };
 
-/// TypeProto restricted to tensors, sequences of tensors and optionals of either: the (element) tensor's type and
-/// (optional) shape, and the wrappers around it. Map, opaque and sparse types leave dtype Undefined.
+/// TypeProto restricted to tensors, maps of tensors (map(K, tensor(V))), sequences of either and optionals: the
+/// (element or map value) tensor's type and (optional) shape, and the wrappers around it. Opaque and sparse types
+/// leave dtype Undefined.
 struct ValueInfo {
   std::string name;
-  DType dtype = DType::Undefined;
+  DType dtype = DType::Undefined;  // a map's value type
+  DType map_key = DType::Undefined;  // map(map_key, tensor(dtype)), or seq(map(...)) with `sequence`; Undefined: no map
   bool sequence = false;  // seq(tensor(dtype)): dims, if any, are each element's
   bool optional = false;  // optional(tensor(...)) or optional(seq(...)): may be fed or produced without a value
   bool has_shape = false;  // false: rank unknown

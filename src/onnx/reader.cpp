@@ -238,6 +238,7 @@ class Parser {
   ValueInfo read_value_info(Span s);
   void read_type(Span s, ValueInfo& vi);
   void read_tensor_type(Span s, ValueInfo& vi);
+  void read_map_type(Span s, ValueInfo& vi);
   Dim read_dim(Span s);
   OpsetImport read_opset(Span s);
   std::pair<std::string, std::string> read_string_pair(Span s);
@@ -611,7 +612,8 @@ ValueInfo Parser::read_value_info(Span s) {
 }
 
 // TypeProto: tensor_type (1), sequence_type (4) and optional_type (9) hold an element TypeProto (field 1) each;
-// map (5), opaque (7) and sparse tensor (8) types are not tensors lockstep computes on.
+// map_type (5) holds key_type (1) and a value TypeProto (2), which must be a tensor type; opaque (7) and sparse
+// tensor (8) types are not values lockstep computes on.
 void Parser::read_type(Span s, ValueInfo& vi) {
   Fields fields(*this, s);
   Field f;
@@ -626,13 +628,32 @@ void Parser::read_type(Span s, ValueInfo& vi) {
       Field e;
       while (wrapper.next(e))
         if (e.number == 1) read_type(as_message(e, "elem_type"), vi);
-    } else if (f.number == 5 || f.number == 7 || f.number == 8) {
+    } else if (f.number == 5) {
+      read_map_type(as_message(f, "map_type"), vi);
+    } else if (f.number == 7 || f.number == 8) {
       expect_wire(f, kBytes, "TypeProto value");
       vi.dtype = DType::Undefined;
       vi.has_shape = false;
       vi.dims.clear();
     }
   }
+}
+
+// map(K, V): V is read into vi (its dtype and shape) and must be a tensor; a map of sequences or maps is refused.
+void Parser::read_map_type(Span s, ValueInfo& vi) {
+  if (vi.map_key != DType::Undefined) model_error(ErrorCode::NotImplemented, "maps of maps are not supported");
+  ValueInfo value;
+  Fields fields(*this, s);
+  Field f;
+  while (fields.next(f)) {
+    if (f.number == 1) vi.map_key = static_cast<DType>(as_int32(f, "key_type"));
+    if (f.number == 2) read_type(as_message(f, "value_type"), value);
+  }
+  if (value.sequence || value.optional || value.map_key != DType::Undefined)
+    model_error(ErrorCode::NotImplemented, "map values other than tensors are not supported");
+  vi.dtype = value.dtype;
+  vi.has_shape = value.has_shape;
+  vi.dims = value.dims;
 }
 
 // Unknown element type codes are kept as they are, so the caller can name the unsupported type.

@@ -198,6 +198,8 @@ Message value_info_message(const ValueInfo& v) {
       tensor_type.message(2, shape);
     }
     Message type = Message().message(1, tensor_type);
+    if (v.map_key != DType::Undefined)
+      type = Message().message(5, Message().varint(1, static_cast<uint64_t>(v.map_key)).message(2, type));
     if (v.sequence) type = Message().message(4, Message().message(1, type));
     if (v.optional) type = Message().message(9, Message().message(1, type));
     m.message(2, type);

@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <map>
 
+#include "ops/registry.h"
+
 
 namespace lockstep {
 
@@ -384,22 +386,49 @@ SvmModel make_svm_classifier(const KernelContext& ctx) {
 }
 
 const OpEntry kRows[] = {
-    {"TreeEnsembleRegressor", 1, kNewestMlOpset, &cpu::tree_ensemble, nullptr},
-    {"TreeEnsembleClassifier", 1, kNewestMlOpset, &cpu::tree_ensemble, nullptr},
-    {"TreeEnsemble", 5, kNewestMlOpset, &cpu::tree_ensemble, nullptr},
-    {"LinearRegressor", 1, kNewestMlOpset, &cpu::linear_model, nullptr},
-    {"LinearClassifier", 1, kNewestMlOpset, &cpu::linear_model, nullptr},
-    {"Scaler", 1, kNewestMlOpset, &cpu::ml_elementwise, nullptr},
-    {"Binarizer", 1, kNewestMlOpset, &cpu::ml_elementwise, nullptr},
-    {"Normalizer", 1, kNewestMlOpset, &cpu::ml_elementwise, nullptr},
-    {"ArrayFeatureExtractor", 1, kNewestMlOpset, &cpu::array_feature_extractor, nullptr},
+    {"TreeEnsembleRegressor", 1, kNewestMlOpset, &cpu::tree_ensemble, LOCKSTEP_CUDA_KERNEL(tree_ensemble)},
+    {"TreeEnsembleClassifier", 1, kNewestMlOpset, &cpu::tree_ensemble, LOCKSTEP_CUDA_KERNEL(tree_ensemble)},
+    {"TreeEnsemble", 5, kNewestMlOpset, &cpu::tree_ensemble, LOCKSTEP_CUDA_KERNEL(tree_ensemble)},
+    {"LinearRegressor", 1, kNewestMlOpset, &cpu::linear_model, LOCKSTEP_CUDA_KERNEL(linear_model)},
+    {"LinearClassifier", 1, kNewestMlOpset, &cpu::linear_model, LOCKSTEP_CUDA_KERNEL(linear_model)},
+    {"Scaler", 1, kNewestMlOpset, &cpu::ml_elementwise, LOCKSTEP_CUDA_KERNEL(ml_elementwise)},
+    {"Binarizer", 1, kNewestMlOpset, &cpu::ml_elementwise, LOCKSTEP_CUDA_KERNEL(ml_elementwise)},
+    {"Normalizer", 1, kNewestMlOpset, &cpu::ml_elementwise, LOCKSTEP_CUDA_KERNEL(ml_elementwise)},
+    {"ArrayFeatureExtractor", 1, kNewestMlOpset, &cpu::array_feature_extractor,
+     LOCKSTEP_CUDA_KERNEL(array_feature_extractor)},
     {"LabelEncoder", 1, kNewestMlOpset, &cpu::label_encoder, nullptr},
-    {"Imputer", 1, kNewestMlOpset, &cpu::imputer, nullptr},
+    {"Imputer", 1, kNewestMlOpset, &cpu::imputer, LOCKSTEP_CUDA_KERNEL(imputer)},
     {"OneHotEncoder", 1, kNewestMlOpset, &cpu::one_hot_encoder, nullptr},
     {"CategoryMapper", 1, kNewestMlOpset, &cpu::category_mapper, nullptr},
-    {"SVMRegressor", 1, kNewestMlOpset, &cpu::svm_regressor, nullptr},
-    {"SVMClassifier", 1, kNewestMlOpset, &cpu::svm_classifier, nullptr},
+    {"SVMRegressor", 1, kNewestMlOpset, &cpu::svm_regressor, LOCKSTEP_CUDA_KERNEL(svm_regressor)},
+    {"SVMClassifier", 1, kNewestMlOpset, &cpu::svm_classifier, LOCKSTEP_CUDA_KERNEL(svm_classifier)},
+    {"ZipMap", 1, kNewestMlOpset, &cpu::zip_map, nullptr},
+    {"DictVectorizer", 1, kNewestMlOpset, &cpu::dict_vectorizer, nullptr},
 };
+
+// Labels in ascending order with the column each takes; a repeated label keeps its last column.
+template <class Label>
+void sort_labels(const std::vector<Label>& labels, std::vector<Label>& sorted, std::vector<int64_t>& columns) {
+  std::map<Label, int64_t> column_of;
+  for (size_t c = 0; c < labels.size(); ++c) column_of[labels[c]] = static_cast<int64_t>(c);
+  for (const auto& [label, column] : column_of) {
+    sorted.push_back(label);
+    columns.push_back(column);
+  }
+}
+
+ZipMapLabels make_zip_map_labels(const KernelContext& ctx) {
+  const std::vector<int64_t> ints = ctx.node.attr_ints("classlabels_int64s");
+  const std::vector<std::string> strings = ctx.node.attr_strings("classlabels_strings");
+  if (ints.empty() == strings.empty())
+    throw ctx.error("ZipMap needs classlabels_int64s or classlabels_strings, not both or neither",
+                    ErrorCode::InvalidGraph);
+  ZipMapLabels labels;
+  labels.classes = static_cast<int64_t>(ints.size() + strings.size());
+  if (!ints.empty()) sort_labels(ints, labels.int_labels, labels.columns);
+  else sort_labels(strings, labels.string_labels, labels.columns);
+  return labels;
+}
 
 }  // namespace
 
@@ -427,6 +456,11 @@ std::shared_ptr<const TreeEnsembleModel> tree_ensemble_model(KernelContext& ctx)
                                                    [&] { return make_tree_ensemble(ctx); });
 }
 
+std::shared_ptr<const ZipMapLabels> zip_map_labels(KernelContext& ctx) {
+  return ctx.state->get_or_make<ZipMapLabels>([](const ZipMapLabels&) { return true; },
+                                              [&] { return make_zip_map_labels(ctx); });
+}
+
 std::shared_ptr<const SvmModel> svm_model(KernelContext& ctx) {
   return ctx.state->get_or_make<SvmModel>([](const SvmModel&) { return true; }, [&] {
     return ctx.node.op_type == "SVMRegressor" ? make_svm_regressor(ctx) : make_svm_classifier(ctx);
@@ -442,6 +476,41 @@ MlRows ml_rows(const KernelContext& ctx, int64_t features_needed) {
     throw ctx.error("X has " + std::to_string(r.features) + " features, the model reads feature " +
                     std::to_string(features_needed - 1));
   return r;
+}
+
+ImputerPlan imputer_plan(const KernelContext& ctx) {
+  const Tensor& x = ctx.input(0);
+  const DType t = x.dtype();
+  const bool floats = t == DType::Float || t == DType::Double;
+  if (!floats && t != DType::Int64 && t != DType::Int32)
+    throw ctx.error(std::string("X of type ") + dtype_name(t) + " is not supported", ErrorCode::NotImplemented);
+  if (x.rank() == 0) throw ctx.error("X must have at least one dimension");
+  ImputerPlan p;
+  p.features = x.rank() == 1 ? x.dim(0) : x.dim(1);
+  p.float_values = ctx.node.attr_floats("imputed_value_floats");
+  p.int_values = ctx.node.attr_ints("imputed_value_int64s");
+  const int64_t given = static_cast<int64_t>(floats ? p.float_values.size() : p.int_values.size());
+  if (given != 1 && given != p.features)
+    throw ctx.error(std::string(floats ? "imputed_value_floats" : "imputed_value_int64s") + " has " +
+                        std::to_string(given) + " entries for " + std::to_string(p.features) + " features",
+                    ErrorCode::InvalidGraph);
+  p.one_value = given == 1;
+  p.replaced_float = ctx.node.attr_float("replaced_value_float", 0.0f);
+  p.replaced_int = ctx.node.attr_int("replaced_value_int64", 0);
+  return p;
+}
+
+FeatureSelection feature_selection(KernelContext& ctx) {
+  const Tensor& x = ctx.input(0);
+  FeatureSelection f{ctx.host_input(1).to_ints(), x.rank() == 0 ? 1 : x.dim(-1), {}};
+  if (x.dtype() == DType::String || dtype_size(x.dtype()) == 0)
+    throw ctx.error(std::string("X of type ") + dtype_name(x.dtype()) + " is not supported", ErrorCode::NotImplemented);
+  for (int64_t i : f.indices)
+    if (i < 0 || i >= f.width)
+      throw ctx.error("index " + std::to_string(i) + " is out of range for the last axis of " + shape_string(x.shape()));
+  f.shape = x.rank() <= 1 ? Shape{1, 0} : x.shape();
+  f.shape.back() = static_cast<int64_t>(f.indices.size());
+  return f;
 }
 
 LinearModel linear_model_of(const KernelContext& ctx) {

@@ -1,8 +1,10 @@
 // The classical ML ops of the ai.onnx.ml domain, what the scikit-learn, LightGBM and XGBoost converters write:
 // TreeEnsembleRegressor, TreeEnsembleClassifier, TreeEnsemble, LinearRegressor, LinearClassifier, Scaler, Normalizer,
-// Binarizer, ArrayFeatureExtractor, LabelEncoder, Imputer, OneHotEncoder, CategoryMapper, SVMRegressor and
-// SVMClassifier. Definitions (attributes, validation, shapes) here; kernels in src/cpu/ml.cpp.
-// They have CPU kernels only: a CUDA session runs them on the CPU (same bits; the README says so).
+// Binarizer, ArrayFeatureExtractor, LabelEncoder, Imputer, OneHotEncoder, CategoryMapper, SVMRegressor,
+// SVMClassifier, ZipMap and DictVectorizer (the two that make and read maps: Tensor::map). Definitions (attributes,
+// validation, shapes) here; kernels in src/cpu/ml.cpp.
+// The numeric ops also have CUDA kernels (src/cuda/ml.cu, same bits); the string and map ones have CPU kernels only
+// (the README says so).
 #pragma once
 
 #include <span>
@@ -86,6 +88,40 @@ struct SvmModel {
 /// The model of an SVM node, made on its first run and kept (NodeState).
 std::shared_ptr<const SvmModel> svm_model(KernelContext& ctx);
 
+/// ArrayFeatureExtractor's columns: the indices (each checked against X's last axis), that axis's width and the
+/// output shape (X's with the last axis K long; a 1-D X gives [1, K]).
+struct FeatureSelection {
+  std::vector<int64_t> indices;
+  int64_t width = 0;
+  Shape shape;
+};
+FeatureSelection feature_selection(KernelContext& ctx);
+
+/// Imputer's attributes against X, checked: the imputed values (floats for a float or double X, int64 for an integer
+/// X; one for all features, or one per feature), the replaced value, and X's features (dims[1]; dims[0] when 1-D).
+struct ImputerPlan {
+  std::vector<float> float_values;
+  std::vector<int64_t> int_values;
+  double replaced_float = 0;
+  int64_t replaced_int = 0;
+  int64_t features = 0;
+  bool one_value = false;
+};
+ImputerPlan imputer_plan(const KernelContext& ctx);
+
+/// ZipMap's class labels as its maps hold them: ascending, each once, with the score column each takes (for a label
+/// given twice, the later column, as onnxruntime keeps it). `classes` is the number of labels given, the columns X
+/// must have.
+struct ZipMapLabels {
+  std::vector<int64_t> int_labels;         // classlabels_int64s sorted, or empty
+  std::vector<std::string> string_labels;  // classlabels_strings sorted, or empty
+  std::vector<int64_t> columns;            // per sorted label
+  int64_t classes = 0;
+};
+
+/// The labels of a ZipMap node, made on its first run and kept (NodeState).
+std::shared_ptr<const ZipMapLabels> zip_map_labels(KernelContext& ctx);
+
 namespace cpu {
 void tree_ensemble(KernelContext& ctx);    // TreeEnsembleRegressor, TreeEnsembleClassifier, TreeEnsemble
 void linear_model(KernelContext& ctx);     // LinearRegressor, LinearClassifier
@@ -95,6 +131,20 @@ void label_encoder(KernelContext& ctx);
 void imputer(KernelContext& ctx);
 void one_hot_encoder(KernelContext& ctx);
 void category_mapper(KernelContext& ctx);
+void svm_regressor(KernelContext& ctx);
+void svm_classifier(KernelContext& ctx);
+void zip_map(KernelContext& ctx);
+void dict_vectorizer(KernelContext& ctx);
+}
+
+// The numeric ops' CUDA kernels (src/cuda/ml.cu). LabelEncoder, OneHotEncoder, CategoryMapper, ZipMap and
+// DictVectorizer have none: strings and maps live on the host.
+namespace cuda {
+void tree_ensemble(KernelContext& ctx);
+void linear_model(KernelContext& ctx);
+void ml_elementwise(KernelContext& ctx);
+void array_feature_extractor(KernelContext& ctx);
+void imputer(KernelContext& ctx);
 void svm_regressor(KernelContext& ctx);
 void svm_classifier(KernelContext& ctx);
 }

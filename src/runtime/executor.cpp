@@ -326,8 +326,10 @@ void Executor::run_cpu_kernel(KernelContext& ctx, HalfValuesInFloat* kept) {
   ctx.pool = &pool_;
   ctx.to_host = [](const Tensor& t) { return t; };
   call_kernel(ctx.entry.cpu, ctx, kept);
+  // Maps (and ZipMap's sequences of them) live on the host whatever the provider: only DictVectorizer, a CPU
+  // kernel, and the graph outputs read them.
   for (Tensor& t : ctx.outputs)
-    if (t.defined()) t = provider_.upload(t);
+    if (t.defined() && t.map_key() == DType::Undefined) t = provider_.upload(t);
 }
 
 std::map<std::string, Tensor> Executor::scope_of(const Plan& sub, const std::vector<Tensor>& env,

@@ -28,6 +28,7 @@ ValueInfo public_info(const onnx::ValueInfo& v) {
   ValueInfo out;
   out.name = v.name;
   out.dtype = v.dtype;
+  out.map_key = v.map_key;
   out.sequence = v.sequence;
   out.optional = v.optional;
   out.has_shape = v.has_shape;
@@ -38,14 +39,46 @@ ValueInfo public_info(const onnx::ValueInfo& v) {
   return out;
 }
 
-// onnxruntime's spelling of a value's type: "tensor(float)", "seq(tensor(float))".
-std::string type_text(DType dtype, bool sequence) {
-  const std::string tensor = "tensor(" + std::string(dtype_name(dtype)) + ")";
-  return sequence ? "seq(" + tensor + ")" : tensor;
+// onnxruntime's spelling of a value's type: "tensor(float)", "seq(tensor(float))", "seq(map(int64,tensor(float)))".
+std::string type_text(DType dtype, DType map_key, bool sequence) {
+  std::string type = "tensor(" + std::string(dtype_name(dtype)) + ")";
+  if (map_key != DType::Undefined) type = "map(" + std::string(dtype_name(map_key)) + "," + type + ")";
+  return sequence ? "seq(" + type + ")" : type;
 }
 
-// A value's tensors: a sequence's items, or the tensor itself.
-std::vector<Tensor> tensors_of(const Tensor& t) { return t.is_sequence() ? t.items() : std::vector<Tensor>{t}; }
+std::string type_text(const Tensor& t) { return type_text(t.dtype(), t.map_key(), t.is_sequence()); }
+
+// A value's tensors: a sequence's items' and a map's keys and values, or the tensor itself.
+std::vector<Tensor> tensors_of(const Tensor& t) {
+  if (t.is_map()) return {t.map_keys(), t.map_values()};
+  if (!t.is_sequence()) return {t};
+  std::vector<Tensor> parts;
+  for (const Tensor& item : t.items())
+    for (Tensor& part : tensors_of(item)) parts.push_back(std::move(part));
+  return parts;
+}
+
+// Values that hold maps (map inputs, ZipMap's sequences of maps) reach only DictVectorizer and the graph outputs, as
+// onnxruntime's type check has it: any other kernel given a map would read its (absent) data.
+void check_map_readers(const Plan& plan, std::set<std::string>& maps) {
+  for (const PlannedNode& pn : plan.nodes) {
+    const onnx::Node& node = *pn.node;
+    const bool dict_vectorizer = node.op_type == "DictVectorizer" && node.domain == kMlDomain;
+    for (const auto& input : node.inputs)
+      if (maps.count(input) && !dict_vectorizer)
+        throw node.error(ErrorCode::InvalidGraph, "input '" + input + "' holds maps, which " + node.op_type +
+                                                      " does not take (only DictVectorizer reads a map)");
+    if (node.op_type == "ZipMap" && node.domain == kMlDomain) maps.insert(node.outputs.begin(), node.outputs.end());
+    for (const auto& sub : pn.subgraphs) check_map_readers(*sub, maps);
+  }
+}
+
+std::set<std::string> declared_maps(const onnx::Graph& graph) {
+  std::set<std::string> names;
+  for (const auto& v : graph.inputs)
+    if (v.map_key != DType::Undefined) names.insert(v.name);
+  return names;
+}
 
 int64_t ml_opset_of(const onnx::Model& model) {
   for (const auto& o : model.opset_imports)
@@ -180,6 +213,8 @@ class SessionImpl {
     if (options.provider == Device::CUDA)
       provider_ = make_cuda_provider(options.device_id, cache_bound(options.max_cached_device_bytes));
     if (provider_ && options.disable_cpu_fallback) check_no_cpu_fallback(*plan_, *provider_, declared_strings(model_.graph));
+    std::set<std::string> maps = declared_maps(model_.graph);
+    check_map_readers(*plan_, maps);
     Provider& active = provider_ ? *provider_ : *cpu_;
     executor_ = std::make_unique<Executor>(*plan_, opset_, active, *cpu_, pool_, log_);
     describe();
@@ -311,9 +346,9 @@ class SessionImpl {
     if (t.is_sequence()) {
       std::vector<Tensor> items;
       for (const Tensor& item : t.items()) items.push_back(place_feed(name, item, active));
-      return Tensor::sequence(t.dtype(), std::move(items));
+      return Tensor::sequence(t.dtype(), std::move(items), t.map_key());
     }
-    if (!t.defined()) return t;  // an empty optional
+    if (!t.defined() || t.is_map()) return t;  // an empty optional; a map, which lives on the host
     if (t.device() == Device::CPU) return active.upload(t);
     if (active.device() == Device::CPU) return copy_to_host(t);
     if (t.device_id() != options_.device_id)
@@ -330,8 +365,11 @@ class SessionImpl {
     if (t.is_sequence()) {
       std::vector<Tensor> items;
       for (const Tensor& item : t.items()) items.push_back(deliver(item, place, taken, active));
-      return Tensor::sequence(t.dtype(), std::move(items));
+      return Tensor::sequence(t.dtype(), std::move(items), t.map_key());
     }
+    if (t.is_map())  // on the host wherever asked for: maps live there
+      return Tensor::map(deliver(t.map_keys(), Device::CPU, taken, active),
+                         deliver(t.map_values(), Device::CPU, taken, active));
     if (!t.defined()) return t;  // an empty optional
     if (place == Device::CPU && t.device() != Device::CPU)
       t = active.download(t);
@@ -353,10 +391,12 @@ class SessionImpl {
     ValueInfo v = public_info(*it);
     const size_t index = static_cast<size_t>(it - declared.begin());
     if (!t.defined() && v.optional) return index;  // the empty optional
-    if (v.dtype != DType::Undefined && (t.dtype() != v.dtype || t.is_sequence() != v.sequence))
+    if (v.dtype != DType::Undefined &&
+        (t.dtype() != v.dtype || t.is_sequence() != v.sequence || t.map_key() != v.map_key))
       throw Error(ErrorCode::InvalidArgument, "Unexpected input data type for input '" + name + "'. Actual: (" +
-                                                  type_text(t.dtype(), t.is_sequence()) + ") , expected: (" +
-                                                  type_text(v.dtype, v.sequence) + ")");
+                                                  type_text(t) + ") , expected: (" +
+                                                  type_text(v.dtype, v.map_key, v.sequence) + ")");
+    if (t.map_key() != DType::Undefined) return index;  // a map's declared shape is its values', which have no rank
     if (t.is_sequence()) {
       for (const Tensor& item : t.items()) check_shape(name, item, v);
       return index;

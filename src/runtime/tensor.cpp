@@ -150,20 +150,77 @@ Tensor Tensor::wrap(DType dtype, Shape shape, void* data, Device device, int dev
   return over(dtype, std::move(shape), std::move(buf));
 }
 
-Tensor Tensor::sequence(DType element, std::vector<Tensor> items) {
+namespace {
+
+std::string value_kind(const Tensor& t) {
+  if (t.is_sequence()) return "a sequence";
+  if (t.is_map()) return std::string("a map(") + dtype_name(t.map_key()) + ", " + dtype_name(t.dtype()) + ")";
+  return std::string("a ") + dtype_name(t.dtype()) + " tensor";
+}
+
+// The key type of a sequence's items: that of its maps (all the same), or Undefined for tensors.
+DType items_map_key(DType element, const std::vector<Tensor>& items, DType map_key) {
+  if (map_key == DType::Undefined && !items.empty()) map_key = items[0].map_key();
+  const std::string holds = map_key == DType::Undefined ? std::string(dtype_name(element)) + " tensors"
+                                                        : std::string("map(") + dtype_name(map_key) + ", " +
+                                                              dtype_name(element) + ")";
   for (const Tensor& item : items)
-    if (item.is_sequence() || item.dtype() != element)
-      throw Error(ErrorCode::InvalidArgument, std::string("a sequence of ") + dtype_name(element) + " tensors cannot hold " +
-                                                  (item.is_sequence() ? "a sequence" : std::string("a ") + dtype_name(item.dtype()) + " tensor"));
+    if (item.is_sequence() || item.dtype() != element || item.is_map() != (map_key != DType::Undefined) ||
+        item.map_key() != map_key)
+      throw Error(ErrorCode::InvalidArgument, "a sequence of " + holds + " cannot hold " + value_kind(item));
+  return map_key;
+}
+
+template <typename Key>
+bool ascending(const Tensor& keys) {
+  const Key* k = keys.data<Key>();
+  for (int64_t i = 1; i < keys.numel(); ++i)
+    if (!(k[i - 1] < k[i])) return false;
+  return true;
+}
+
+}  // namespace
+
+Tensor Tensor::sequence(DType element, std::vector<Tensor> items, DType map_key) {
   Tensor t;
   t.dtype_ = element;
+  t.map_key_ = items_map_key(element, items, map_key);
   t.items_ = std::make_shared<const std::vector<Tensor>>(std::move(items));
   return t;
 }
 
 const std::vector<Tensor>& Tensor::items() const {
   static const std::vector<Tensor> none;
-  return items_ ? *items_ : none;
+  return is_sequence() ? *items_ : none;
+}
+
+Tensor Tensor::map(Tensor keys, Tensor values) {
+  const bool plain = !keys.items_ && !values.items_ && keys.defined() && values.defined();
+  if (!plain || keys.rank() != 1 || values.rank() != 1 || keys.numel() != values.numel() ||
+      keys.device() != Device::CPU || values.device() != Device::CPU)
+    throw Error(ErrorCode::InvalidArgument, "a map needs 1-D host tensors of keys and values of one length, got " +
+                                                value_kind(keys) + shape_string(keys.shape()) + " and " +
+                                                value_kind(values) + shape_string(values.shape()));
+  if (keys.dtype() != DType::Int64 && keys.dtype() != DType::String)
+    throw Error(ErrorCode::InvalidArgument, std::string("map keys must be int64 or string, not ") + dtype_name(keys.dtype()));
+  if (!(keys.dtype() == DType::Int64 ? ascending<int64_t>(keys) : ascending<std::string>(keys)))
+    throw Error(ErrorCode::InvalidArgument, "map keys must be in ascending order, each once");
+  Tensor t;
+  t.dtype_ = values.dtype();
+  t.map_key_ = keys.dtype();
+  t.is_map_ = true;
+  t.items_ = std::make_shared<const std::vector<Tensor>>(std::vector<Tensor>{std::move(keys), std::move(values)});
+  return t;
+}
+
+const Tensor& Tensor::map_keys() const {
+  if (!is_map_) throw Error(ErrorCode::InvalidArgument, "map_keys() of " + value_kind(*this));
+  return (*items_)[0];
+}
+
+const Tensor& Tensor::map_values() const {
+  if (!is_map_) throw Error(ErrorCode::InvalidArgument, "map_values() of " + value_kind(*this));
+  return (*items_)[1];
 }
 
 Tensor Tensor::reshaped(Shape shape) const {
@@ -173,10 +230,11 @@ Tensor Tensor::reshaped(Shape shape) const {
 }
 
 Tensor Tensor::clone() const {
+  if (is_map_) return map(map_keys().clone(), map_values().clone());
   if (is_sequence()) {
     std::vector<Tensor> copies;
     for (const Tensor& item : *items_) copies.push_back(item.clone());
-    return sequence(dtype_, std::move(copies));
+    return sequence(dtype_, std::move(copies), map_key_);
   }
   if (device() != Device::CPU) throw Error(ErrorCode::Fail, "Tensor::clone of a device tensor");
   if (dtype_ != DType::String) return from_bytes(dtype_, shape_, raw());

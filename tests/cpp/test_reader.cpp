@@ -864,7 +864,10 @@ TEST_F(ReaderFixtures, ModelFieldsAndValueInfos) {
   EXPECT_EQ(by_name["opt_in"]->dtype, DType::Float);
   EXPECT_TRUE(by_name["opt_in"]->optional);
   EXPECT_FALSE(by_name["opt_in"]->sequence);
-  EXPECT_EQ(by_name["map_in"]->dtype, DType::Undefined);  // maps are not read
+  EXPECT_EQ(by_name["map_in"]->dtype, DType::Float);  // a map's value type, and its key type
+  EXPECT_EQ(by_name["map_in"]->map_key, DType::Int64);
+  EXPECT_FALSE(by_name["map_in"]->sequence);
+  EXPECT_EQ(by_name["seq_in"]->map_key, DType::Undefined);
 }
 
 TEST_F(ReaderFixtures, AttributesOfEveryType) {

@@ -754,3 +754,56 @@ TEST(SessionTest, SequencesInAndOut) {
   expect_error([&] { Tensor::sequence(DType::Float, {int64s({1}, {7})}); }, ErrorCode::InvalidArgument,
                {"cannot hold a int64 tensor"});
 }
+
+// Maps, as a converted scikit-learn pipeline has them (ai.onnx.ml only):
+//   m: map(int64, tensor(float)) -> DictVectorizer(int64_vocabulary [3, 1]) -> v [1, 2]
+//   -> ZipMap(classlabels_int64s [9, 4]) -> z: seq(map(int64, tensor(float))), each map's keys ascending.
+TEST(SessionTest, MapsInAndOut) {
+  const auto code = [](DType t) { return static_cast<int64_t>(t); };
+  Pb map_type = Pb().msg(5, Pb().varint(1, code(DType::Int64)).msg(2, Pb().msg(1, Pb().varint(1, code(DType::Float)))));
+  Pb seq_of_maps = Pb().msg(4, Pb().msg(1, map_type));
+  const auto ints = [](const std::string& name, const std::vector<int64_t>& values) {
+    Pb a;
+    a.str(attr_f::name, name);
+    for (int64_t v : values) a.varint(8, v);  // AttributeProto.ints
+    return a.varint(attr_f::type, 7);          // INTS
+  };
+  Pb vectorizer = node("DictVectorizer", {"m"}, {"v"}, "dv");
+  vectorizer.str(7, "ai.onnx.ml").msg(node_f::attribute, ints("int64_vocabulary", {3, 1}));
+  Pb zipmap = node("ZipMap", {"v"}, {"z"}, "zm");
+  zipmap.str(7, "ai.onnx.ml").msg(node_f::attribute, ints("classlabels_int64s", {9, 4}));
+  Pb graph;
+  graph.msg(graph_f::node, vectorizer).msg(graph_f::node, zipmap).str(graph_f::name, "maps")
+      .msg(graph_f::input, Pb().str(1, "m").msg(2, map_type))
+      .msg(graph_f::output, Pb().str(1, "z").msg(2, seq_of_maps));
+  Pb model;
+  model.varint(model_f::ir_version, 8).msg(model_f::graph, graph)
+      .msg(model_f::opset_import, Pb().str(1, "ai.onnx.ml").varint(2, 1));
+  Session s(model.bytes.data(), model.bytes.size());
+  EXPECT_EQ(s.inputs()[0].map_key, DType::Int64);
+  EXPECT_EQ(s.inputs()[0].dtype, DType::Float);
+  EXPECT_FALSE(s.inputs()[0].sequence);
+  EXPECT_TRUE(s.outputs()[0].sequence);
+  EXPECT_EQ(s.outputs()[0].map_key, DType::Int64);
+  Tensor m = Tensor::map(int64s({3}, {1, 2, 3}), floats({3}, {0.5f, 7, 2}));
+  std::vector<Tensor> out = s.run({{"m", m}});
+  ASSERT_TRUE(out[0].is_sequence());
+  EXPECT_EQ(out[0].map_key(), DType::Int64);
+  ASSERT_EQ(out[0].items().size(), 1u);
+  const Tensor& z = out[0].items()[0];
+  ASSERT_TRUE(z.is_map());
+  EXPECT_EQ(values_of<int64_t>(z.map_keys()), (std::vector<int64_t>{4, 9}));
+  EXPECT_EQ(values_of<float>(z.map_values()), (std::vector<float>{0.5f, 2}));  // v = [m[3], m[1]] = [2, 0.5]
+  EXPECT_TRUE(z.clone().is_map());
+  // A tensor, or a map of other key type, where the map belongs; keys out of order; a map in a tensor sequence.
+  expect_error([&] { s.run({{"m", floats({1}, {1})}}); }, ErrorCode::InvalidArgument,
+               {"input 'm'", "expected: (map(int64,tensor(float)))"});
+  Tensor key = Tensor::strings({1});
+  key.data<std::string>()[0] = "a";
+  expect_error([&] { s.run({{"m", Tensor::map(key, floats({1}, {1}))}}); }, ErrorCode::InvalidArgument,
+               {"Actual: (map(string,tensor(float)))"});
+  expect_error([&] { Tensor::map(int64s({2}, {2, 1}), floats({2}, {0, 0})); }, ErrorCode::InvalidArgument,
+               {"ascending order, each once"});
+  expect_error([&] { Tensor::sequence(DType::Float, {floats({1}, {1}), m}); }, ErrorCode::InvalidArgument,
+               {"cannot hold a map(int64, float)"});
+}

@@ -273,8 +273,9 @@ def run_model(rt, case: Case, provider: str, threads: int) -> tuple[list, object
     return list(sess.run(names, feeds)), sess
 
 
-# Ops a CUDA session runs on the host by design: they read or make strings.
-HOST_ONLY_OPS = {"StringConcat", "StringSplit", "StringNormalizer", "RegexFullMatch"}
+# Ops whose CPU kernel a CUDA session runs by design (strings and maps live on the host; README).
+HOST_ONLY_OPS = {"StringConcat", "StringSplit", "StringNormalizer", "RegexFullMatch", "LabelEncoder", "OneHotEncoder",
+                 "CategoryMapper", "ZipMap", "DictVectorizer"}
 
 
 def cpu_fallback(sess) -> list[str]:
