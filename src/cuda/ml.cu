@@ -130,7 +130,7 @@ class ClassLabels {
   void finish(KernelContext& ctx) {
     if (strings_.empty()) return;
     const Tensor indexes = ctx.to_host(Tensor::over(DType::Int64, {rows_}, indexes_));
-    Tensor& y = ctx.output(0, DType::String, {rows_});
+    Tensor& y = ctx.host_string_output(0, {rows_});
     for (int64_t r = 0; r < rows_; ++r) {
       const int64_t k = indexes.data<int64_t>()[r];
       if (k < 0 || k >= static_cast<int64_t>(strings_.size()))

@@ -78,6 +78,16 @@ Tensor& KernelContext::output(int i, DType dtype, Shape shape) {
   return outputs[i];
 }
 
+Tensor& KernelContext::host_string_output(int i, Shape shape) {
+  struct OnHost {  // output() makes strings only for a host kernel
+    Device& device;
+    Device kernel_device;
+    ~OnHost() { device = kernel_device; }
+  } on_host{device, device};
+  device = Device::CPU;
+  return output(i, DType::String, std::move(shape));
+}
+
 void require_float(const KernelContext& ctx, const Tensor& t, const std::string& what) {
   if (t.dtype() != DType::Float)
     throw ctx.error(what + " of type " + dtype_name(t.dtype()) + ": only float32, float16 and bfloat16 are supported",

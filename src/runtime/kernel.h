@@ -102,6 +102,9 @@ struct KernelContext {
   /// Allocates output i on this kernel's device. Throws Error(RuntimeError) naming the node, before allocating, for
   /// a size that overflows 64 bits or exceeds max_tensor_bytes, and when the device is out of memory.
   Tensor& output(int i, DType dtype, Shape shape);
+  /// Output i as a string tensor on the host, whatever this kernel's device (a device kernel whose strings are
+  /// looked up on the host: the ml classifiers' labels), with output()'s checks.
+  Tensor& host_string_output(int i, Shape shape);
   /// output(), but over input `from`'s buffer when that input is donatable and has the output's element count and
   /// element size (so it is not broadcast), which saves the memory traffic of a fresh output. Only for kernels that
   /// read each element of that input before writing the output element at the same index, and no other element of

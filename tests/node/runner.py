@@ -2,7 +2,7 @@
 """Run the ONNX backend node tests (onnx.backend.test.case.node) on a runtime.
 
 The onnx wheel ships the case definitions but not their data, so the first
-run generates the data into tests/node_data/onnx-<version>-v<format>/ in the
+run generates the data into tests/node_data/onnx-<version>-ml_dtypes-<version>-v<format>/ in the
 layout of onnx's own data dirs (node/<case>/model.onnx,
 node/<case>/test_data_set_0/{input,output}_<i>.pb) and later runs reuse it.
 
@@ -74,7 +74,15 @@ class Case:
 
 
 def default_data_dir() -> Path:
-    return CACHE_ROOT / f"onnx-{onnx.__version__}-v{CACHE_FORMAT}"
+    # onnx generates the low-precision data (int4, float8, ...) through ml_dtypes, whose conversions differ between
+    # versions: data made under another version must not be reused (a GPU machine's cache made without the pinned
+    # wheel failed 24 int2/int4 Cast cases on every provider afterwards).
+    try:
+        import ml_dtypes
+        dtypes = f"-ml_dtypes-{ml_dtypes.__version__}"
+    except ImportError:
+        dtypes = ""
+    return CACHE_ROOT / f"onnx-{onnx.__version__}{dtypes}-v{CACHE_FORMAT}"
 
 
 def value_kind(value_info: onnx.ValueInfoProto) -> str:
