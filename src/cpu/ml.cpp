@@ -352,10 +352,8 @@ void imputer(KernelContext& ctx) {
 // or an error when zeros = 0.
 void one_hot_encoder(KernelContext& ctx) {
   const Tensor& x = ctx.input(0);
-  const std::vector<int64_t> int_cats = ctx.node.attr_ints("cats_int64s");
-  const std::vector<std::string> string_cats = ctx.node.attr_strings("cats_strings");
-  const int64_t cats = static_cast<int64_t>(std::max(int_cats.size(), string_cats.size()));
-  if (cats == 0) throw ctx.error("the encoder has no categories (cats_int64s or cats_strings)", ErrorCode::InvalidGraph);
+  const std::shared_ptr<const OneHotCategories> categories = one_hot_categories(ctx);
+  const int64_t cats = categories->count;
   const bool zeros = ctx.node.attr_int("zeros", 1) != 0;
   Shape shape = x.shape();
   shape.push_back(cats);
@@ -366,8 +364,7 @@ void one_hot_encoder(KernelContext& ctx) {
     else if (!zeros) throw ctx.error("X[" + std::to_string(i) + "] = " + describe() + " is no category, and zeros = 0");
   };
   if (x.dtype() == DType::String) {
-    std::map<std::string, int64_t> index;
-    for (int64_t c = static_cast<int64_t>(string_cats.size()) - 1; c >= 0; --c) index[string_cats[c]] = c;
+    const std::map<std::string, int64_t>& index = categories->strings;
     for (int64_t i = 0; i < x.numel(); ++i) {
       const std::string& v = x.data<std::string>()[i];
       const auto it = index.find(v);
@@ -375,8 +372,7 @@ void one_hot_encoder(KernelContext& ctx) {
     }
     return;
   }
-  std::map<int64_t, int64_t> index;
-  for (int64_t c = static_cast<int64_t>(int_cats.size()) - 1; c >= 0; --c) index[int_cats[c]] = c;
+  const std::map<int64_t, int64_t>& index = categories->ints;
   auto lookup = [&](const auto* in) {
     for (int64_t i = 0; i < x.numel(); ++i) {
       const double d = static_cast<double>(in[i]);
@@ -400,32 +396,24 @@ void one_hot_encoder(KernelContext& ctx) {
 // the string; a value given twice takes its last pair, as in onnxruntime; an unpaired value the default.
 void category_mapper(KernelContext& ctx) {
   const Tensor& x = ctx.input(0);
-  const std::vector<int64_t> ints = ctx.node.attr_ints("cats_int64s");
-  const std::vector<std::string> strings = ctx.node.attr_strings("cats_strings");
-  if (ints.size() != strings.size())
-    throw ctx.error("cats_int64s has " + std::to_string(ints.size()) + " entries, cats_strings " +
-                        std::to_string(strings.size()), ErrorCode::InvalidGraph);
+  const std::shared_ptr<const CategoryMaps> maps = category_maps(ctx);
   if (x.dtype() == DType::String) {
-    std::map<std::string, int64_t> to_int;
-    for (size_t k = 0; k < ints.size(); ++k) to_int[strings[k]] = ints[k];
     const int64_t fallback = ctx.node.attr_int("default_int64", -1);
     int64_t* y = ctx.output(0, DType::Int64, x.shape()).data<int64_t>();
     for (int64_t i = 0; i < x.numel(); ++i) {
-      const auto it = to_int.find(x.data<std::string>()[i]);
-      y[i] = it == to_int.end() ? fallback : it->second;
+      const auto it = maps->to_int.find(x.data<std::string>()[i]);
+      y[i] = it == maps->to_int.end() ? fallback : it->second;
     }
     return;
   }
   if (x.dtype() != DType::Int64)
     throw ctx.error(std::string("X of type ") + dtype_name(x.dtype()) + " is not supported (int64 or string)",
                     ErrorCode::NotImplemented);
-  std::map<int64_t, std::string> to_string;
-  for (size_t k = 0; k < ints.size(); ++k) to_string[ints[k]] = strings[k];
   const std::string fallback = ctx.node.attr_string("default_string", "_Unused");
   std::string* y = ctx.output(0, DType::String, x.shape()).data<std::string>();
   for (int64_t i = 0; i < x.numel(); ++i) {
-    const auto it = to_string.find(x.data<int64_t>()[i]);
-    y[i] = it == to_string.end() ? fallback : it->second;
+    const auto it = maps->to_string.find(x.data<int64_t>()[i]);
+    y[i] = it == maps->to_string.end() ? fallback : it->second;
   }
 }
 

@@ -461,6 +461,37 @@ std::shared_ptr<const ZipMapLabels> zip_map_labels(KernelContext& ctx) {
                                               [&] { return make_zip_map_labels(ctx); });
 }
 
+std::shared_ptr<const OneHotCategories> one_hot_categories(KernelContext& ctx) {
+  return ctx.state->get_or_make<OneHotCategories>([](const OneHotCategories&) { return true; }, [&] {
+    const std::vector<int64_t> ints = ctx.node.attr_ints("cats_int64s");
+    const std::vector<std::string> strings = ctx.node.attr_strings("cats_strings");
+    OneHotCategories c;
+    c.count = static_cast<int64_t>(std::max(ints.size(), strings.size()));
+    if (c.count == 0)
+      throw ctx.error("the encoder has no categories (cats_int64s or cats_strings)", ErrorCode::InvalidGraph);
+    for (int64_t k = static_cast<int64_t>(strings.size()) - 1; k >= 0; --k) c.strings[strings[k]] = k;
+    for (int64_t k = static_cast<int64_t>(ints.size()) - 1; k >= 0; --k) c.ints[ints[k]] = k;
+    return c;
+  });
+}
+
+std::shared_ptr<const CategoryMaps> category_maps(KernelContext& ctx) {
+  return ctx.state->get_or_make<CategoryMaps>([](const CategoryMaps&) { return true; }, [&] {
+    const std::vector<int64_t> ints = ctx.node.attr_ints("cats_int64s");
+    const std::vector<std::string> strings = ctx.node.attr_strings("cats_strings");
+    if (ints.size() != strings.size())
+      throw ctx.error("cats_int64s has " + std::to_string(ints.size()) + " entries, cats_strings " +
+                          std::to_string(strings.size()),
+                      ErrorCode::InvalidGraph);
+    CategoryMaps m;
+    for (size_t k = 0; k < ints.size(); ++k) {
+      m.to_int[strings[k]] = ints[k];
+      m.to_string[ints[k]] = strings[k];
+    }
+    return m;
+  });
+}
+
 std::shared_ptr<const SvmModel> svm_model(KernelContext& ctx) {
   return ctx.state->get_or_make<SvmModel>([](const SvmModel&) { return true; }, [&] {
     return ctx.node.op_type == "SVMRegressor" ? make_svm_regressor(ctx) : make_svm_classifier(ctx);

@@ -7,6 +7,7 @@
 // (the README says so).
 #pragma once
 
+#include <map>
 #include <span>
 #include <string>
 #include <vector>
@@ -121,6 +122,24 @@ struct ZipMapLabels {
 
 /// The labels of a ZipMap node, made on its first run and kept (NodeState).
 std::shared_ptr<const ZipMapLabels> zip_map_labels(KernelContext& ctx);
+
+/// OneHotEncoder's categories: each to its column (the first column of a category given twice), by string
+/// (cats_strings) and by int64 (cats_int64s); `count` columns.
+struct OneHotCategories {
+  std::map<std::string, int64_t> strings;
+  std::map<int64_t, int64_t> ints;
+  int64_t count = 0;
+};
+/// Made on the node's first run and kept (NodeState); InvalidGraph, naming the node, without categories.
+std::shared_ptr<const OneHotCategories> one_hot_categories(KernelContext& ctx);
+
+/// CategoryMapper's two maps, pair k of cats_strings and cats_int64s each way (a key given twice: its last pair).
+struct CategoryMaps {
+  std::map<std::string, int64_t> to_int;
+  std::map<int64_t, std::string> to_string;
+};
+/// Made on the node's first run and kept (NodeState); InvalidGraph, naming the node, for lists of unequal length.
+std::shared_ptr<const CategoryMaps> category_maps(KernelContext& ctx);
 
 namespace cpu {
 void tree_ensemble(KernelContext& ctx);    // TreeEnsembleRegressor, TreeEnsembleClassifier, TreeEnsemble
