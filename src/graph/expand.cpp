@@ -57,11 +57,7 @@ std::vector<onnx::Node> expand_mean_variance_normalization(onnx::Graph& g, const
     if (opset >= 18) {
       n.inputs.push_back(p + "axes");
     } else {
-      onnx::Attribute a;
-      a.name = "axes";
-      a.type = onnx::Attribute::Ints;
-      a.ints = axes;
-      n.attributes["axes"] = a;
+      (n.attributes["axes"] = attribute("axes", onnx::Attribute::Ints)).ints = axes;
     }
     return n;
   };

@@ -72,13 +72,6 @@ void fuse_silu(onnx::Graph& graph) {
   graph.nodes = std::move(kept);
 }
 
-onnx::Attribute attribute(const std::string& name, onnx::Attribute::Type type) {
-  onnx::Attribute a;
-  a.name = name;
-  a.type = type;
-  return a;
-}
-
 // The tensor of a constant (an initializer no feed can override), or null.
 const Tensor* constant(const onnx::Graph& g, const std::string& name) {
   for (const auto& v : g.inputs)

@@ -60,6 +60,14 @@ inline constexpr int64_t kLastBatchedScan = 8;
 std::unique_ptr<Plan> build_plan(const onnx::Graph& graph, int64_t opset, const std::set<std::string>& outer_scope,
                                  int64_t ml_opset = 0);
 
+/// An attribute of that name and type, its value still to set: what the graph rewrites give the nodes they make.
+inline onnx::Attribute attribute(const std::string& name, onnx::Attribute::Type type) {
+  onnx::Attribute a;
+  a.name = name;
+  a.type = type;
+  return a;
+}
+
 /// Whether a node's domain is the default ONNX domain ("" or "ai.onnx").
 inline bool is_default_domain(const std::string& domain) { return domain.empty() || domain == "ai.onnx"; }
 

@@ -18,11 +18,15 @@ Tensor KernelContext::host_input(int i) const {
   return to_host(t);
 }
 
-uint64_t KernelContext::check_output(int i, DType dtype, const Shape& shape) const {
+uint64_t KernelContext::check_output_on(int i, DType dtype, const Shape& shape, Device where) const {
+  // A malformed node may declare fewer outputs than its op writes (found by fuzz_session: a MaxPool with none).
+  if (i < 0 || static_cast<size_t>(i) >= outputs.size())
+    throw error("has " + std::to_string(outputs.size()) + " outputs; its op writes output " + std::to_string(i),
+                ErrorCode::InvalidGraph);
   for (int64_t d : shape)
     if (d < 0) throw error("computed a negative output dimension " + shape_string(shape));
   const bool strings = dtype == DType::String;
-  if (strings && device != Device::CPU)
+  if (strings && where != Device::CPU)
     throw error(output_what(i, dtype, shape) + ": string tensors live on the host; this kernel runs on the device",
                 ErrorCode::Fail);
   uint64_t bytes = strings ? sizeof(std::string) : dtype_size(dtype);  // a string's own characters not counted
@@ -59,10 +63,6 @@ std::string KernelContext::output_what(int i, DType dtype, const Shape& shape) c
 }
 
 Tensor& KernelContext::output(int i, DType dtype, Shape shape) {
-  // A malformed node may declare fewer outputs than its op writes (found by fuzz_session: a MaxPool with none).
-  if (i < 0 || static_cast<size_t>(i) >= outputs.size())
-    throw error("has " + std::to_string(outputs.size()) + " outputs; its op writes output " + std::to_string(i),
-                ErrorCode::InvalidGraph);
   const uint64_t bytes = check_output(i, dtype, shape);
   if (dtype == DType::String) return outputs.at(i) = Tensor::strings(std::move(shape));
   const std::string what = output_what(i, dtype, shape);
@@ -79,13 +79,8 @@ Tensor& KernelContext::output(int i, DType dtype, Shape shape) {
 }
 
 Tensor& KernelContext::host_string_output(int i, Shape shape) {
-  struct OnHost {  // output() makes strings only for a host kernel
-    Device& device;
-    Device kernel_device;
-    ~OnHost() { device = kernel_device; }
-  } on_host{device, device};
-  device = Device::CPU;
-  return output(i, DType::String, std::move(shape));
+  check_output_on(i, DType::String, shape, Device::CPU);
+  return outputs.at(i) = Tensor::strings(std::move(shape));
 }
 
 void require_float(const KernelContext& ctx, const Tensor& t, const std::string& what) {

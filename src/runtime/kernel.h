@@ -114,7 +114,11 @@ struct KernelContext {
   bool may_write_over(int from, DType dtype, const Shape& shape) const;
   /// output()'s checks alone, returning the size in bytes: for plans that compute with an output shape taken from
   /// a feed (strides, offsets) before allocating it, where a shape whose size overflows must stop first.
-  uint64_t check_output(int i, DType dtype, const Shape& shape) const;
+  uint64_t check_output(int i, DType dtype, const Shape& shape) const {
+    return check_output_on(i, dtype, shape, device);
+  }
+  /// check_output for a tensor made on `where` (strings only on the host).
+  uint64_t check_output_on(int i, DType dtype, const Shape& shape, Device where) const;
   /// Output i is `t` itself (no copy): Reshape, Identity, Squeeze share their input's buffer.
   void alias_output(int i, const Tensor& t) { outputs.at(i) = t; }
   std::string output_what(int i, DType dtype, const Shape& shape) const;
