@@ -1,17 +1,16 @@
-// Ops defined by an ONNX function body that lockstep runs as that body: each such node is replaced, before anything
-// else reads the graph, by the body's nodes. Both providers then run the same primitive ops, so the op gets the
-// contract of each of them and the bits of a model that wrote the body out itself (docs/arithmetic.md#expanded-ops).
+// The table of ops lockstep runs as a composition of other ops, the pass that expands them, and the expansions of
+// the default domain's function-body ops (docs/arithmetic.md#expanded-ops).
+#include "graph/expand.h"
+
 #include <cstring>
 #include <string>
 #include <vector>
 
+#include "arith/elementwise.h"
 #include "graph/plan.h"
 
 namespace lockstep {
 
-namespace {
-
-// The element type of value `name` where the graph declares it (inputs, initializers, value_info), else Undefined.
 DType declared_dtype(const onnx::Graph& g, const std::string& name) {
   if (auto it = g.initializers.find(name); it != g.initializers.end()) return it->second.dtype();
   for (const auto* list : {&g.inputs, &g.value_info, &g.outputs})
@@ -20,20 +19,29 @@ DType declared_dtype(const onnx::Graph& g, const std::string& name) {
   return DType::Undefined;
 }
 
-// A one-element constant: float32, as the function bodies write them, or double where X is declared double.
-Tensor scalar_like(DType x_type, double value) {
-  if (x_type == DType::Double) return Tensor::from_bytes(DType::Double, {}, &value);
+Tensor scalar_of_type(DType type, double value) {
   const float f = static_cast<float>(value);
-  return Tensor::from_bytes(DType::Float, {}, &f);
+  switch (type) {
+    case DType::Double: return Tensor::from_bytes(DType::Double, {}, &value);
+    case DType::Float16: {
+      const uint16_t h = arith::f32_to_f16_bits(f);
+      return Tensor::from_bytes(DType::Float16, {}, &h);
+    }
+    case DType::BFloat16: {
+      const uint16_t h = arith::f32_to_bf16_bits(f);
+      return Tensor::from_bytes(DType::BFloat16, {}, &h);
+    }
+    default: return Tensor::from_bytes(DType::Float, {}, &f);
+  }
 }
 
-onnx::Node body_node(const onnx::Node& op, const std::string& type, std::vector<std::string> inputs,
-                     std::string output) {
+onnx::Node expansion_node(const onnx::Node& op, const std::string& type, std::vector<std::string> inputs,
+                          std::vector<std::string> outputs, const std::string& name_suffix) {
   onnx::Node n;
-  n.name = op.name + "/" + type;
+  n.name = op.name + "/" + name_suffix;
   n.op_type = type;
   n.inputs = std::move(inputs);
-  n.outputs = {std::move(output)};
+  n.outputs = std::move(outputs);
   return n;
 }
 
@@ -45,15 +53,18 @@ std::vector<onnx::Node> expand_mean_variance_normalization(onnx::Graph& g, const
     throw op.error(ErrorCode::InvalidGraph, "MeanVarianceNormalization takes one input and gives one output");
   const std::string& x = op.inputs[0];
   const std::string p = op.outputs[0] + "/mvn_";  // the body's value names: unique, as the output's name is
-  const DType x_type = declared_dtype(g, x);
-  g.initializers[p + "exponent"] = scalar_like(x_type, 2.0);
-  g.initializers[p + "epsilon"] = scalar_like(x_type, 1e-9);
+  // The body's constants are float32; double where X is declared double (the body's own type would not match).
+  const DType constant_type = declared_dtype(g, x) == DType::Double ? DType::Double : DType::Float;
+  g.initializers[p + "exponent"] = scalar_of_type(constant_type, 2.0);
+  g.initializers[p + "epsilon"] = scalar_of_type(constant_type, 1e-9);
   const std::vector<int64_t> axes = op.attr_ints("axes", {0, 2, 3});
   if (opset >= 18)
     g.initializers[p + "axes"] = Tensor::from_bytes(DType::Int64, {static_cast<int64_t>(axes.size())}, axes.data());
+  auto node = [&](const char* type, std::vector<std::string> in, const std::string& out) {
+    return expansion_node(op, type, std::move(in), {out}, out == op.outputs[0] ? type : out.substr(p.size()));
+  };
   auto mean = [&](const std::string& in, const std::string& out) {
-    onnx::Node n = body_node(op, "ReduceMean", {in}, out);
-    n.name = op.name + "/" + out.substr(p.size());  // the two means told apart
+    onnx::Node n = node("ReduceMean", {in}, out);
     if (opset >= 18) {
       n.inputs.push_back(p + "axes");
     } else {
@@ -62,15 +73,21 @@ std::vector<onnx::Node> expand_mean_variance_normalization(onnx::Graph& g, const
     return n;
   };
   return {mean(x, p + "mean"),
-          body_node(op, "Pow", {p + "mean", p + "exponent"}, p + "mean_squared"),
-          body_node(op, "Pow", {x, p + "exponent"}, p + "squares"),
+          node("Pow", {p + "mean", p + "exponent"}, p + "mean_squared"),
+          node("Pow", {x, p + "exponent"}, p + "squares"),
           mean(p + "squares", p + "mean_of_squares"),
-          body_node(op, "Sub", {p + "mean_of_squares", p + "mean_squared"}, p + "variance"),
-          body_node(op, "Sqrt", {p + "variance"}, p + "std"),
-          body_node(op, "Sub", {x, p + "mean"}, p + "centred"),
-          body_node(op, "Add", {p + "std", p + "epsilon"}, p + "std_plus_epsilon"),
-          body_node(op, "Div", {p + "centred", p + "std_plus_epsilon"}, op.outputs[0])};
+          node("Sub", {p + "mean_of_squares", p + "mean_squared"}, p + "variance"),
+          node("Sqrt", {p + "variance"}, p + "std"),
+          node("Sub", {x, p + "mean"}, p + "centred"),
+          node("Add", {p + "std", p + "epsilon"}, p + "std_plus_epsilon"),
+          node("Div", {p + "centred", p + "std_plus_epsilon"}, op.outputs[0])};
 }
+
+namespace {
+
+constexpr ExpandedOp kExpandedOps[] = {
+    {"", "MeanVarianceNormalization", 9, "normalization", expand_mean_variance_normalization},
+};
 
 void expand_graph(onnx::Graph& g, int64_t opset) {
   std::vector<onnx::Node> nodes;
@@ -79,8 +96,8 @@ void expand_graph(onnx::Graph& g, int64_t opset) {
       if (a.g) expand_graph(*a.g, opset);
       for (auto& sub : a.graphs) expand_graph(*sub, opset);
     }
-    if (is_default_domain(n.domain) && n.op_type == "MeanVarianceNormalization" && opset >= 9) {
-      for (onnx::Node& body : expand_mean_variance_normalization(g, n, opset)) nodes.push_back(std::move(body));
+    if (const ExpandedOp* e = find_expanded_op(n, opset)) {
+      for (onnx::Node& made : e->expand(g, n, opset)) nodes.push_back(std::move(made));
     } else {
       nodes.push_back(std::move(n));
     }
@@ -90,6 +107,31 @@ void expand_graph(onnx::Graph& g, int64_t opset) {
 
 }  // namespace
 
+std::span<const ExpandedOp> expanded_ops() { return kExpandedOps; }
+
+const ExpandedOp* find_expanded_op(const onnx::Node& n, int64_t opset) {
+  for (const ExpandedOp& e : kExpandedOps) {
+    const bool domain = e.domain[0] == '\0' ? is_default_domain(n.domain) : n.domain == e.domain;
+    // The com.microsoft domain has one opset (1); the default domain's rows start at an opset.
+    if (domain && n.op_type == e.op_type && (e.domain[0] != '\0' || opset >= e.since)) return &e;
+  }
+  return nullptr;
+}
+
 void expand_function_ops(onnx::Graph& graph, int64_t opset) { expand_graph(graph, opset); }
+
+void refuse_mixed_opsets(const onnx::Graph& graph, int64_t opset) {
+  for (const onnx::Node& n : graph.nodes) {
+    if (n.opset != 0 && n.opset != opset)
+      throw n.error(ErrorCode::NotImplemented,
+                    "this node stands for an op the model uses and follows opset " + std::to_string(n.opset) +
+                        " where the model imports " + std::to_string(opset) +
+                        ": the optimized model cannot be written (leave optimized_model_filepath empty)");
+    for (const auto& [name, a] : n.attributes) {
+      if (a.g) refuse_mixed_opsets(*a.g, opset);
+      for (const auto& sub : a.graphs) refuse_mixed_opsets(*sub, opset);
+    }
+  }
+}
 
 }  // namespace lockstep

@@ -51,8 +51,10 @@ void fold_constants(onnx::Graph& graph, int64_t opset) {
     changed = false;
     std::vector<onnx::Node> kept;
     for (auto& node : graph.nodes) {
-      const OpEntry* entry = find_op(node.op_type, opset);
-      if (!entry || !foldable(node, graph, overridable) || !fold_node(node, *entry, graph, opset, *cpu, pool)) {
+      const int64_t node_opset = node.opset ? node.opset : opset;
+      const OpEntry* entry = find_op(node.op_type, node_opset);
+      if (!entry || !foldable(node, graph, overridable) ||
+          !fold_node(node, *entry, graph, node_opset, *cpu, pool)) {
         kept.push_back(std::move(node));
         continue;
       }

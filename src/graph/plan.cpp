@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <deque>
 
+#include "graph/expand.h"
 #include "ops/ml.h"
 #include "ops/registry.h"
 
@@ -21,7 +22,8 @@ int add_value(Plan& plan, const std::string& name) {
   return it->second;
 }
 
-const OpEntry* resolve_op(const onnx::Node& node, int64_t opset, int64_t ml_opset) {
+const OpEntry* resolve_op(const onnx::Node& node, int64_t graph_opset, int64_t ml_opset) {
+  const int64_t opset = node.opset ? node.opset : graph_opset;
   if (node.domain == kFusedDomain) {
     if (const OpEntry* fused = find_fused_op(node.op_type)) return fused;
   }
@@ -36,6 +38,8 @@ const OpEntry* resolve_op(const onnx::Node& node, int64_t opset, int64_t ml_opse
     if (const OpEntry* e = find_microsoft_op(node.op_type)) return e;
     std::string have;
     for (const OpEntry& e : microsoft_ops()) have += (have.empty() ? "" : ", ") + std::string(e.op_type);
+    for (const ExpandedOp& e : expanded_ops())
+      if (e.domain == std::string(kMicrosoftDomain)) have += ", " + std::string(e.op_type);
     throw node.error(ErrorCode::NotImplemented, "op " + node.op_type + " of domain " + kMicrosoftDomain +
                                                     " is not supported (lockstep has " + have + ")");
   }

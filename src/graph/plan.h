@@ -71,11 +71,6 @@ inline onnx::Attribute attribute(const std::string& name, onnx::Attribute::Type 
 /// Whether a node's domain is the default ONNX domain ("" or "ai.onnx").
 inline bool is_default_domain(const std::string& domain) { return domain.empty() || domain == "ai.onnx"; }
 
-/// Replaces each node of an op that lockstep runs as its ONNX function body (MeanVarianceNormalization) by the
-/// body's nodes, subgraphs included (docs/arithmetic.md#expanded-ops). It runs first, at every
-/// graph_optimization_level: the op has no kernel of its own. Throws InvalidGraph, naming the node, for a malformed one.
-void expand_function_ops(onnx::Graph& graph, int64_t opset);
-
 /// The rewrites that fuse nodes (docs/arithmetic.md#graph-rewrites): each fused node computes the same sequence of
 /// operations as the nodes it replaces, so the bits do not depend on whether it runs. Main graph only.
 void fuse_nodes(onnx::Graph& graph);

@@ -66,6 +66,10 @@ struct Node {
   std::vector<std::string> inputs;
   std::vector<std::string> outputs;
   std::map<std::string, Attribute> attributes;
+  /// The default-domain opset whose definition of the op this node follows: 0 for the graph's own (every node a
+  /// model file has); another only for nodes that an expansion made (graph/expand.h), such as an opset-23
+  /// Attention standing for a com.microsoft op in an older model.
+  int64_t opset = 0;
 
   const Attribute* find(const std::string& attr) const;
   bool has(const std::string& attr) const { return find(attr) != nullptr; }

@@ -6,6 +6,7 @@
 
 #include "lockstep/device.h"
 
+#include "graph/expand.h"
 #include "graph/plan.h"
 #include "onnx/model.h"
 #include "ops/ml.h"
@@ -204,10 +205,12 @@ class SessionImpl {
       fuse_nodes(model_.graph);
       mark_fused_domain(model_);
     }
-    if (!options.optimized_model_filepath.empty())
+    if (!options.optimized_model_filepath.empty()) {
+      refuse_mixed_opsets(model_.graph, opset_);
       onnx::save_model_file(model_, options.optimized_model_filepath,
                             {options.optimized_model_external_initializers_file_name,
                              options.optimized_model_external_initializers_min_size_in_bytes});
+    }
     plan_ = build_plan(model_.graph, opset_, {}, ml_opset_of(model_));
     cpu_ = make_cpu_provider(cache_bound(options.max_cached_host_bytes));
     if (options.provider == Device::CUDA)
@@ -476,9 +479,12 @@ void count_ops(const onnx::Graph& g, int64_t opset, std::map<std::pair<std::stri
     u.domain = n.domain;
     ++u.count;
     bool default_domain = n.domain.empty() || n.domain == "ai.onnx";
-    const OpEntry* e = default_domain ? find_op(n.op_type, opset)
-                       : n.domain == kMlDomain ? find_ml_op(n.op_type, kNewestMlOpset) : nullptr;
-    const bool executor_runs = is_control_flow(n) || is_sequence_op(n);
+    const OpEntry* e = default_domain                ? find_op(n.op_type, opset)
+                       : n.domain == kMlDomain        ? find_ml_op(n.op_type, kNewestMlOpset)
+                       : n.domain == kMicrosoftDomain ? find_microsoft_op(n.op_type)
+                                                      : nullptr;
+    // An expanded op runs wherever its nodes run; the expansions use ops both providers have.
+    const bool executor_runs = is_control_flow(n) || is_sequence_op(n) || find_expanded_op(n, opset);
     u.cpu = (e != nullptr) || executor_runs;
     u.cuda = (e && e->cuda) || executor_runs;
     for (const auto& [name, a] : n.attributes) {
@@ -515,8 +521,10 @@ std::vector<SupportedOp> supported_ops() {
     out.push_back({"control flow", op, op == std::string("Scan") ? 8 : 1, kNewestOpset, LOCKSTEP_WITH_CUDA != 0});
   for (const OpEntry& e : microsoft_ops())
     out.push_back({"com.microsoft", e.op_type, e.since, e.until, e.cuda != nullptr});
-  // Run as their ONNX function bodies (expand_function_ops): on every provider the body's ops have.
-  out.push_back({"normalization", "MeanVarianceNormalization", 9, kNewestOpset, LOCKSTEP_WITH_CUDA != 0});
+  // Run as the ops they expand to (graph/expand.h), which every provider has.
+  for (const ExpandedOp& e : expanded_ops())
+    out.push_back({e.domain[0] ? e.domain : e.family, e.op_type, e.since, e.domain[0] ? 1 : kNewestOpset,
+                   LOCKSTEP_WITH_CUDA != 0});
   for (const OpEntry& e : ml_ops()) out.push_back({"ml (ai.onnx.ml)", e.op_type, e.since, e.until, e.cuda != nullptr});
   for (const char* op : {"SequenceEmpty", "SequenceConstruct", "SequenceInsert", "SequenceAt", "SequenceErase",
                          "SequenceLength", "SplitToSequence", "ConcatFromSequence", "SequenceMap"})

@@ -1,0 +1,58 @@
+// Ops that lockstep runs as a composition of other ops: each node of such an op is replaced, at session creation and
+// before anything else reads the graph, by the nodes of its definition. Both providers then run the same primitive
+// ops, so the op gets their contracts and the bits of a model that wrote those nodes out itself
+// (docs/arithmetic.md#expanded-ops). One row per op; the expansions live in expand_*.cpp.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "onnx/model.h"
+
+namespace lockstep {
+
+/// Replaces `op` by the nodes that compute it. `opset` is the graph's default-domain opset. A node made at another
+/// default-domain opset (an opset-23 Attention inside an opset-17 model) says so in onnx::Node::opset. New values and
+/// constants take names derived from the op's first output, which is unique in the graph. Throws InvalidGraph or
+/// NotImplemented, naming the node, for what the definition does not allow or lockstep does not run.
+using ExpandFunction = std::vector<onnx::Node> (*)(onnx::Graph& graph, const onnx::Node& op, int64_t opset);
+
+struct ExpandedOp {
+  const char* domain;  // "" for the default domain, or com.microsoft
+  const char* op_type;
+  int since;           // the first opset of that domain the row handles
+  const char* family;  // the row's family in `lockstep ops`
+  ExpandFunction expand;
+};
+
+/// Replaces each node of an op in the table below by the nodes that compute it, subgraphs included. It runs first, at
+/// every graph_optimization_level: these ops have no kernel of their own.
+void expand_function_ops(onnx::Graph& graph, int64_t opset);
+
+/// Every op lockstep runs by expansion.
+std::span<const ExpandedOp> expanded_ops();
+/// The row that expands `node` at default-domain opset `opset`, or nullptr.
+const ExpandedOp* find_expanded_op(const onnx::Node& node, int64_t opset);
+
+/// Throws NotImplemented naming the first node, subgraphs included, that an expansion made at a default-domain opset
+/// other than the model's: a model file has one opset per domain, so such a graph cannot be written out
+/// (SessionOptions::optimized_model_filepath) and read back with the same meaning.
+void refuse_mixed_opsets(const onnx::Graph& graph, int64_t opset);
+
+// Building blocks of the expansions.
+
+/// The element type of value `name` where the graph declares it (inputs, initializers, value_info, outputs), else
+/// Undefined.
+DType declared_dtype(const onnx::Graph& graph, const std::string& name);
+/// A one-element constant of element type `type` (float32, double or a half type) holding `value`, rounded once.
+Tensor scalar_of_type(DType type, double value);
+/// A node of `type` in the default domain with the op's name + "/" + `name_suffix` as its name.
+onnx::Node expansion_node(const onnx::Node& op, const std::string& type, std::vector<std::string> inputs,
+                          std::vector<std::string> outputs, const std::string& name_suffix);
+
+// The expansions, by file.
+std::vector<onnx::Node> expand_mean_variance_normalization(onnx::Graph& g, const onnx::Node& op, int64_t opset);
+
+}  // namespace lockstep
