@@ -81,6 +81,8 @@ int main(int argc, char** argv) {
     one("128x128x8", run<TileShape<128,128,8>>(p, reps));
     one("64x64x4", run<TileShape<64,64,4>>(p, reps));
     one("128x128x4", run<TileShape<128,128,4>>(p, reps));
+    one("64x64x4/4", run<TileShape<64,64,4,4>>(p, reps));
+    one("64x128x8/2", run<TileShape<64,128,8,2>>(p, reps));
     printf("\n");
     cudaFree(a); cudaFree(b); cudaFree(y);
   }

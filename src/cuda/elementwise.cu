@@ -1,5 +1,6 @@
 // CUDA kernels of the elementwise family: the same functors as src/cpu/elementwise.cpp, one thread per output
 // element, grid-stride loops. Nothing here does arithmetic of its own: every float operation is in the functor.
+#include "cuda/broadcast.cuh"
 #include "cuda/common.cuh"
 #include "ops/elementwise.h"
 
@@ -28,6 +29,41 @@ __global__ void map2_kernel(const T* __restrict__ a, const T* __restrict__ b, Ou
     out[i] = f(a[plan.offset(0, i)], b[plan.offset(1, i)]);
 }
 
+// Contract: the same, for fewer than 2^31 elements: offsets by 32-bit index arithmetic (broadcast.cuh).
+template <class Out, class T, class F>
+__global__ void map2_kernel_32bit(const T* __restrict__ a, const T* __restrict__ b, Out* __restrict__ out,
+                                  BroadcastIndex32<2> index, F f) {
+  for (uint32_t i = blockIdx.x * blockDim.x + threadIdx.x; i < index.numel; i += gridDim.x * blockDim.x) {
+    uint32_t off[2];
+    index.offsets(i, off);
+    out[i] = f(a[off[0]], b[off[1]]);
+  }
+}
+
+// Contract: the same, for inputs that are whole (same shape as the output) or one element: four outputs a thread,
+// read and written as aligned vectors; the last partial quad element by element.
+template <class Out, class T, class F>
+__global__ void map2_kernel_quads(const T* __restrict__ a, const T* __restrict__ b, Out* __restrict__ out,
+                                  uint32_t n, bool a_scalar, bool b_scalar, F f) {
+  const uint32_t quads = (n + 3) / 4;
+  for (uint32_t q = blockIdx.x * blockDim.x + threadIdx.x; q < quads; q += gridDim.x * blockDim.x) {
+    const uint32_t first = 4 * q;
+    if (first + 4 <= n) {
+      Quad<T> x, y;
+      if (a_scalar) x = Quad<T>{{a[0], a[0], a[0], a[0]}};
+      else x = reinterpret_cast<const Quad<T>*>(a)[q];
+      if (b_scalar) y = Quad<T>{{b[0], b[0], b[0], b[0]}};
+      else y = reinterpret_cast<const Quad<T>*>(b)[q];
+      Quad<Out> z;
+#pragma unroll
+      for (int j = 0; j < 4; ++j) z.v[j] = f(x.v[j], y.v[j]);
+      reinterpret_cast<Quad<Out>*>(out)[q] = z;
+    } else {
+      for (uint32_t i = first; i < n; ++i) out[i] = f(a[a_scalar ? 0 : i], b[b_scalar ? 0 : i]);
+    }
+  }
+}
+
 // Contract: a selection, no arithmetic; see docs/arithmetic.md#where
 template <class T>
 __global__ void where_kernel(const uint8_t* __restrict__ c, const T* __restrict__ x, const T* __restrict__ y,
@@ -35,6 +71,17 @@ __global__ void where_kernel(const uint8_t* __restrict__ c, const T* __restrict_
   for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < plan.numel;
        i += int64_t(gridDim.x) * blockDim.x)
     out[i] = c[plan.offset(0, i)] != 0 ? x[plan.offset(1, i)] : y[plan.offset(2, i)];
+}
+
+// Contract: the same selection, for fewer than 2^31 elements (broadcast.cuh).
+template <class T>
+__global__ void where_kernel_32bit(const uint8_t* __restrict__ c, const T* __restrict__ x, const T* __restrict__ y,
+                                   T* __restrict__ out, BroadcastIndex32<3> index) {
+  for (uint32_t i = blockIdx.x * blockDim.x + threadIdx.x; i < index.numel; i += gridDim.x * blockDim.x) {
+    uint32_t off[3];
+    index.offsets(i, off);
+    out[i] = c[off[0]] != 0 ? x[off[1]] : y[off[2]];
+  }
 }
 
 // Contract: cast_element<D>(s) per element; see docs/arithmetic.md#cast
@@ -82,13 +129,27 @@ struct CudaElementwise {
   }
   template <class Out, class T, class F>
   static void map2(KernelContext& ctx, const BroadcastPlan& plan, const T* a, const T* b, Out* out, F f) {
-    map2_kernel<Out, T><<<grid_for(plan.numel), kThreadsPerBlock, 0, stream_of(ctx)>>>(a, b, out, plan, f);
+    const bool a_scalar = plan.kind[0] == BroadcastPlan::Scalar, b_scalar = plan.kind[1] == BroadcastPlan::Scalar;
+    if (plan.flat() && fits_32bit(plan) && (a_scalar || quad_aligned(a)) && (b_scalar || quad_aligned(b)) &&
+        quad_aligned(out)) {
+      map2_kernel_quads<Out, T><<<grid_for((plan.numel + 3) / 4), kThreadsPerBlock, 0, stream_of(ctx)>>>(
+          a, b, out, uint32_t(plan.numel), a_scalar, b_scalar, f);
+    } else if (fits_32bit(plan)) {
+      map2_kernel_32bit<Out, T><<<grid_for(plan.numel), kThreadsPerBlock, 0, stream_of(ctx)>>>(
+          a, b, out, index_32bit<2>(plan), f);
+    } else {
+      map2_kernel<Out, T><<<grid_for(plan.numel), kThreadsPerBlock, 0, stream_of(ctx)>>>(a, b, out, plan, f);
+    }
     check_launch(ctx);
   }
   template <class T>
   static void where(KernelContext& ctx, const BroadcastPlan& plan, const uint8_t* c, const T* x, const T* y,
                     T* out) {
-    where_kernel<T><<<grid_for(plan.numel), kThreadsPerBlock, 0, stream_of(ctx)>>>(c, x, y, out, plan);
+    if (fits_32bit(plan))
+      where_kernel_32bit<T><<<grid_for(plan.numel), kThreadsPerBlock, 0, stream_of(ctx)>>>(c, x, y, out,
+                                                                                            index_32bit<3>(plan));
+    else
+      where_kernel<T><<<grid_for(plan.numel), kThreadsPerBlock, 0, stream_of(ctx)>>>(c, x, y, out, plan);
     check_launch(ctx);
   }
   static void cast(KernelContext& ctx, const Tensor& x, Tensor& y, bool saturate) {

@@ -250,9 +250,10 @@ int multiprocessors(const KernelContext& ctx) {
   return count;
 }
 
-/// A block tile the GEMM core runs: BM x BN outputs, 8 x TN per thread (gemm_core::TileShape).
+/// A block tile the GEMM core runs: BM x BN outputs, 8 x TN per thread, at least min_blocks blocks an SM
+/// (gemm_core::TileShape).
 struct TileChoice {
-  int bm = 0, bn = 0, tn = 0;
+  int bm = 0, bn = 0, tn = 0, min_blocks = 1;
   bool operator==(const TileChoice&) const = default;
 };
 
@@ -260,37 +261,38 @@ template <class... Shapes>
 struct ShapeList {};
 using GemmShapes = ShapeList<gemm_core::TileShape<128, 128, 8>, gemm_core::TileShape<128, 128, 4>,
                              gemm_core::TileShape<64, 128, 8>, gemm_core::TileShape<64, 64, 8>,
-                             gemm_core::TileShape<64, 64, 4>>;
+                             gemm_core::TileShape<64, 64, 4>, gemm_core::TileShape<64, 64, 4, 4>>;
 
 /// f.template operator()<Shape>() for the shape of `tile` (one of GemmShapes).
 template <class F, class... Shapes>
 void with_shape(TileChoice tile, F&& f, ShapeList<Shapes...>) {
-  const bool found = ((tile == TileChoice{Shapes::BM, Shapes::BN, Shapes::TN}
+  const bool found = ((tile == TileChoice{Shapes::BM, Shapes::BN, Shapes::TN, Shapes::kMinBlocks}
                            ? (f.template operator()<Shapes>(), true)
                            : false) ||
                       ...);
   if (!found) throw std::logic_error("GEMM tile without a kernel");
 }
 
-/// LOCKSTEP_CUDA_GEMM_TILE=BMxBNxTN (e.g. 64x64x4, read once) forces one tile of GemmShapes without split-K, for
-/// measuring tiles against each other; unset, run_gemm chooses. Every tile gives the same bits.
+/// LOCKSTEP_CUDA_GEMM_TILE=BMxBNxTN[/B] (e.g. 64x64x4/4, read once; B, the blocks per SM, 1 by default) forces one
+/// tile of GemmShapes without split-K, for measuring tiles against each other; unset, run_gemm chooses. Every tile
+/// gives the same bits.
 std::optional<TileChoice> forced_tile() {
   static const std::optional<TileChoice> forced = []() -> std::optional<TileChoice> {
     const char* v = std::getenv("LOCKSTEP_CUDA_GEMM_TILE");
     if (!v || !*v) return std::nullopt;
     // sscanf: istream's operator>>(int&) crashed (SIGSEGV) in this module under torch's Python on the GPU machine.
     TileChoice t;
-    char x1 = 0, x2 = 0, rest = 0;
-    const int fields = std::sscanf(v, "%d%c%d%c%d%c", &t.bm, &x1, &t.bn, &x2, &t.tn, &rest);
+    char x1 = 0, x2 = 0, slash = 0, rest = 0;
+    const int fields = std::sscanf(v, "%d%c%d%c%d%c%d%c", &t.bm, &x1, &t.bn, &x2, &t.tn, &slash, &t.min_blocks, &rest);
     bool known = false;
     std::string names;
     [&]<class... Shapes>(ShapeList<Shapes...>) {
-      ((known = known || t == TileChoice{Shapes::BM, Shapes::BN, Shapes::TN},
+      ((known = known || t == TileChoice{Shapes::BM, Shapes::BN, Shapes::TN, Shapes::kMinBlocks},
         names += (names.empty() ? "" : ", ") + std::to_string(Shapes::BM) + "x" + std::to_string(Shapes::BN) + "x" +
-                 std::to_string(Shapes::TN)),
+                 std::to_string(Shapes::TN) + "/" + std::to_string(Shapes::kMinBlocks)),
        ...);
     }(GemmShapes{});
-    if (fields != 5 || x1 != 'x' || x2 != 'x' || !known)
+    if ((fields != 5 && !(fields == 7 && slash == '/')) || x1 != 'x' || x2 != 'x' || !known)
       throw std::invalid_argument(std::string("LOCKSTEP_CUDA_GEMM_TILE='") + v + "': expected one of " + names);
     return t;
   }();
@@ -351,8 +353,9 @@ void launch_split(const KernelContext& ctx, const Problem& prob, SplitK split) {
 /// The tile, and the split along k, of one problem; measured on the H200 with every tile forced
 /// (bench/gpu_gemm.py --tiles, bench/results/gpu-gemm-tiles-2026-12-04/):
 /// - enough 128x128 tiles to fill the multiprocessors several times (Conv: half of them once, since its column
-///   loads, the gather of taps, cost more and taller tiles share them over more rows): 128x128, with 8x4 outputs
-///   per thread for a gathering Conv (more warps hide the gather) and 8x8 otherwise;
+///   loads, the gather of taps, cost more and taller tiles share them over more rows): for a Conv 128x128, with
+///   8x4 outputs per thread for a gathering Conv (more warps hide the gather) and 8x8 otherwise; for a MatMul
+///   64x128 with 8x8, two blocks an SM, 1-3% faster than 128x128 on the H100 (2026-12-06, bench/gpu_gemm_core.cu);
 /// - else, while 64x64 tiles fill every multiprocessor: 64x64 with 8x4 outputs per thread, whose small tiles
 ///   leave a short last wave (BERT's 4096x768 outputs: 192 large tiles are 1.45 waves of 132);
 /// - else the problem is small and split along k: 128x128 tiles where the outputs are tall and wide, else 64x64.
@@ -364,10 +367,15 @@ std::pair<TileChoice, SplitK> plan_gemm(const Problem& prob, int64_t sms) {
   const int64_t outputs = prob.batches * prob.M * prob.N;
   const bool wide = prob.N > 64, tall = prob.M > 64;
   const int64_t large_tiles = output_tiles(prob, 128, 128);
-  if (tall && wide && large_tiles >= (Problem::kCostlyColumnLoads ? sms / 2 : 4 * sms))
-    return {{128, 128, prob.gathers() ? 4 : 8}, {}};
+  if (tall && wide && large_tiles >= (Problem::kCostlyColumnLoads ? sms / 2 : 4 * sms)) {
+    if (Problem::kCostlyColumnLoads) return {{128, 128, prob.gathers() ? 4 : 8}, {}};
+    return {{64, 128, 8}, {}};
+  }
+  // A MatMul's 8x4 threads fit 128 registers without spilling, so that four blocks share an SM; a Conv's gather
+  // state does not (hundreds of bytes of spills), and it keeps the registers of one block an SM.
+  const TileChoice small{64, 64, 4, Problem::kCostlyColumnLoads ? 1 : 4};
   if (!tall && wide && output_tiles(prob, 64, 128) >= sms) return {{64, 128, 8}, {}};
-  if (output_tiles(prob, 64, 64) >= sms) return {{64, 64, 4}, {}};
+  if (output_tiles(prob, 64, 64) >= sms) return {small, {}};
   if (tall && wide) {
     const SplitK split = plan_split(large_tiles, chunks, outputs, sms);
     if (split.count > 1) return {{128, 128, 8}, split};

@@ -296,10 +296,11 @@ struct SplitK {
 };
 
 /// A block tile of BM x BN outputs, 8 x TN per thread (TN = 8: 64 outputs, 128 registers of partials and totals;
-/// TN = 4 halves that, for twice the threads and so twice the warps to hide latency).
-template <int BM_, int BN_, int TN_>
+/// TN = 4 halves that, for twice the threads and so twice the warps to hide latency). kMinBlocks: the blocks an SM
+/// must be able to hold, which bounds the registers a thread may take (65536 / (kMinBlocks * kThreads)).
+template <int BM_, int BN_, int TN_, int kMinBlocks_ = 1>
 struct TileShape {
-  static constexpr int BM = BM_, BN = BN_, TN = TN_;
+  static constexpr int BM = BM_, BN = BN_, TN = TN_, kMinBlocks = kMinBlocks_;
   static constexpr int kThreadsN = BN / TN;
   static constexpr int kThreads = BM / 8 * kThreadsN;
 };
@@ -347,7 +348,7 @@ struct SharedMemory {
 // Contract: per output, dot_chunked_f32 over k ascending with init = prob.init(m) (or, kPartials, each chunk's
 // partial p into split.partials); see docs/arithmetic.md#gemm.
 template <class Shape, bool kPartials, class Problem>
-__global__ void __launch_bounds__(Shape::kThreads, 1)
+__global__ void __launch_bounds__(Shape::kThreads, Shape::kMinBlocks)
     gemm_f32_sm80(const __grid_constant__ Problem prob, const __grid_constant__ SplitK split) {
   constexpr int BM = Shape::BM, BN = Shape::BN, TN = Shape::TN;
   extern __shared__ float4 shared_words[];

@@ -5,10 +5,12 @@
 #include <cmath>
 #include <cstring>
 #include <random>
+#include <vector>
 
 #include "arith/elementwise.h"
 #include "cpu/elementwise/unary_f32.h"
 #include "cpu/isa.h"
+#include "ops/fast_divisor.h"
 
 using namespace lockstep::arith;
 
@@ -170,4 +172,32 @@ TEST(Elementwise, LaneKernelsMatchScalarByteForByte) {
   expect_lanes_match_scalar("Asin", AsinOp{}, x);
   expect_lanes_match_scalar("Acos", AcosOp{}, x);
   expect_lanes_match_scalar("Atan", AtanOp{}, x);
+}
+
+// The broadcasting GPU kernels' index division (ops/fast_divisor.h): exact for every divisor below 2^31 and every
+// index below 2^31; checked on the divisors and indices where an off-by-one would show (powers of two and their
+// neighbours, the largest values) and on random pairs.
+TEST(Elementwise, FastDivisorQuotientIsExact) {
+  std::vector<uint32_t> divisors, indices = {0, 1, 2, 3, 0x7ffffffeu, 0x7fffffffu};
+  for (int b = 0; b < 31; ++b)
+    for (int64_t delta : {-1, 0, 1}) {
+      const int64_t v = (int64_t(1) << b) + delta;
+      if (v >= 1 && v < (int64_t(1) << 31)) divisors.push_back(uint32_t(v)), indices.push_back(uint32_t(v));
+    }
+  for (uint32_t d : {3u, 7u, 12u, 768u, 1536u, 3072u, 50257u, 0x7fffffffu}) divisors.push_back(d);
+  std::mt19937 rng(11);
+  for (int i = 0; i < 200; ++i) divisors.push_back(1 + rng() % 0x7fffffffu);
+  for (uint32_t d : divisors) {
+    const lockstep::FastDivisor f(d);
+    for (uint32_t n : indices) ASSERT_EQ(f.quotient(n), n / d) << n << " / " << d;
+    for (uint32_t q : {d - 1, d, d + 1})  // around the multiples of d
+      for (uint32_t k = 1; k < 5 && uint64_t(k) * d < 0x7fffffffu; ++k) {
+        const uint32_t n = k * d + q - d;
+        ASSERT_EQ(f.quotient(n), n / d) << n << " / " << d;
+      }
+    for (int i = 0; i < 2000; ++i) {
+      const uint32_t n = rng() % 0x80000000u;
+      ASSERT_EQ(f.quotient(n), n / d) << n << " / " << d;
+    }
+  }
 }
