@@ -12,6 +12,7 @@
 #include "arith/hd.h"
 #include "arith/low_precision.h"
 #include "arith/math.h"
+#include "arith/math_f64.h"
 
 namespace lockstep::arith {
 
@@ -89,6 +90,39 @@ LOCKSTEP_HD float fmod_f32(float x, float y) {
   uint32_t out = ex > 0 ? (static_cast<uint32_t>(ex) << 23) | (mx & 0x7fffffu) : mx >> (1 - ex);
   return float_of(out | sign);
 }
+
+/// C fmod on doubles, exactly. Special cases as fmod_f32. With x = Mx 2^ex and y = My 2^ey (53-bit integer
+/// significands, denormals normalised, ex >= ey), x mod y = (Mx 2^(ex-ey) mod My) 2^ey, computed as R = Mx mod My,
+/// then R = (R 2^s) mod My for s = min(11, bits left) until ex - ey bits are used: R < My < 2^53, so R 2^11 fits
+/// 64 bits and every step is an exact integer remainder. The remainder, normalised, is the result (a denormal
+/// when its exponent falls below 1: a multiple of y's quantum, so the shift drops no bit); x's sign.
+LOCKSTEP_HD double fmod_f64(double x, double y) {
+  constexpr uint64_t kSign = 0x8000000000000000ull, kInf = 0x7ff0000000000000ull;
+  constexpr uint64_t kFrac = 0x000fffffffffffffull, kOne = 0x0010000000000000ull;
+  const uint64_t ux = bits_of(x), uy = bits_of(y);
+  const uint64_t sign = ux & kSign, ax = ux & ~kSign, ay = uy & ~kSign;
+  if (ay == 0 || ax >= kInf || ay > kInf) return double_of(0x7ff8000000000000ull);
+  if (ax < ay) return x;
+  if (ax == ay) return double_of(sign);
+  int ex = static_cast<int>(ax >> 52), ey = static_cast<int>(ay >> 52);
+  uint64_t mx = ax & kFrac, my = ay & kFrac;
+  if (ex == 0) { for (ex = 1; !(mx & kOne); --ex) mx <<= 1; } else { mx |= kOne; }
+  if (ey == 0) { for (ey = 1; !(my & kOne); --ey) my <<= 1; } else { my |= kOne; }
+  mx %= my;
+  for (int left = ex - ey; left > 0 && mx != 0;) {
+    const int s = left < 11 ? left : 11;
+    mx = (mx << s) % my;
+    left -= s;
+  }
+  if (mx == 0) return double_of(sign);
+  int e = ey;
+  for (; !(mx & kOne); --e) mx <<= 1;
+  const uint64_t out = e > 0 ? (static_cast<uint64_t>(e) << 52) | (mx & kFrac) : mx >> (1 - e);
+  return double_of(out | sign);
+}
+
+LOCKSTEP_HD float fmod_of(float x, float y) { return fmod_f32(x, y); }
+LOCKSTEP_HD double fmod_of(double x, double y) { return fmod_f64(x, y); }
 
 // ---------------------------------------------------------------------------------------------- conversions
 
@@ -321,12 +355,21 @@ LOCKSTEP_F32_UNARY(RoundOp, rint_f32(x))
 LOCKSTEP_F32_UNARY(SigmoidOp, sigmoid_f32(x))
 LOCKSTEP_F32_UNARY(TanhOp, tanh_f32(x))
 LOCKSTEP_F32_UNARY(ErfOp, erf_f32(x))
-LOCKSTEP_F32_UNARY(ExpOp, exp_f32(x))
-LOCKSTEP_F32_UNARY(LogOp, log_f32(x))
 LOCKSTEP_F32_UNARY(SoftplusOp, softplus_f32(x))
 // Sigmoid then Mul(x, sigmoid(x)) fused (src/graph/fuse.cpp): the same two results, each rounded as unfused.
 LOCKSTEP_F32_UNARY(SiluOp, x * sigmoid_f32(x))
 #undef LOCKSTEP_F32_UNARY
+// Exp and Log also take double: the binary64 functions of math_f64.h (the lane template serves float).
+#define LOCKSTEP_F32_F64_UNARY(Name, f32, f64)                                    \
+  struct Name {                                                                 \
+    static constexpr unsigned kTypes = kFloats;                                 \
+    static constexpr bool kBoolOut = false;                                     \
+    template <class V> LOCKSTEP_LANE V operator()(V x) const { return f32(x); } \
+    LOCKSTEP_HD double operator()(double x) const { return f64(x); }            \
+  };
+LOCKSTEP_F32_F64_UNARY(ExpOp, exp_f32, exp_f64)
+LOCKSTEP_F32_F64_UNARY(LogOp, log_f32, log_f64)
+#undef LOCKSTEP_F32_F64_UNARY
 
 /// GELU as torch exports it, fused (src/graph/fuse.cpp): Div(x, divisor), Erf, Add(e, addend), Mul(x, s),
 /// Mul(m, factor), each result rounded as the unfused node rounds it.
@@ -536,18 +579,21 @@ struct PowOp {
   }
 };
 struct ModOp {
-  static constexpr unsigned kTypes = kF32 | kInts;
+  static constexpr unsigned kTypes = kFloats | kInts;
   static constexpr bool kBoolOut = false;
   bool fmod;
-  // fmod = 0 (opset 28): the floor remainder from the exact fmod: a zero takes b's sign, a remainder whose sign
-  // differs from b's gets b added (one rounding).
-  LOCKSTEP_HD float operator()(float a, float b) const {
-    const float r = fmod_f32(a, b);
-    if (fmod) return r;
-    if (r == 0.0f) return float_of(bits_of(b) & 0x80000000u);
-    return (r < 0.0f) != (b < 0.0f) ? r + b : r;
+  // Floats: the exact fmod; fmod = 0 (opset 28) makes it the floor remainder: a zero takes b's sign, a remainder
+  // whose sign differs from b's gets b added (one rounding). Integers: int_mod.
+  template <class T> LOCKSTEP_HD T operator()(T a, T b) const {
+    if constexpr (std::is_floating_point_v<T>) {
+      const T r = fmod_of(a, b);
+      if (fmod) return r;
+      if (r == T(0)) return b < T(0) ? -T(0) : T(0);
+      return (r < T(0)) != (b < T(0)) ? r + b : r;
+    } else {
+      return int_mod(a, b, fmod);
+    }
   }
-  template <class T> LOCKSTEP_HD T operator()(T a, T b) const { return int_mod(a, b, fmod); }
 };
 /// SwiGLU (28): Swish_alpha(a) * b, Swish's sequence for the gate, then one IEEE multiply.
 struct SwiGLUOp {

@@ -13,23 +13,33 @@ namespace lockstep::arith {
 
 /// The contract's "Max and min over an axis" step: does t replace the running maximum m?
 /// The first NaN wins; values that compare equal (+0, -0) keep the earlier one.
-LOCKSTEP_HD bool max_takes_f32(float t, float m) { return (t > m || t != t) && m == m; }
-LOCKSTEP_HD bool min_takes_f32(float t, float m) { return (t < m || t != t) && m == m; }
+/// The same rule in any floating type (binary64 for the double reductions).
+template <typename T>
+LOCKSTEP_HD bool max_takes(T t, T m) { return (t > m || t != t) && m == m; }
+template <typename T>
+LOCKSTEP_HD bool min_takes(T t, T m) { return (t < m || t != t) && m == m; }
+LOCKSTEP_HD bool max_takes_f32(float t, float m) { return max_takes(t, m); }
+LOCKSTEP_HD bool min_takes_f32(float t, float m) { return min_takes(t, m); }
 
 /// Sequential max (or min) of n terms in ascending order; `empty` for n == 0. Also reports the winning index.
-template <bool IsMax, typename Load>
-LOCKSTEP_HD float extreme_seq_f32(int64_t n, float empty, Load load, int64_t* index = nullptr) {
-  float m = empty;
+/// T is the type of `empty`: float, or double for the double reductions.
+template <bool IsMax, typename T, typename Load>
+LOCKSTEP_HD T extreme_seq(int64_t n, T empty, Load load, int64_t* index = nullptr) {
+  T m = empty;
   int64_t at = -1;
   for (int64_t i = 0; i < n; ++i) {
-    float t = load(i);
-    if (i == 0 || (IsMax ? max_takes_f32(t, m) : min_takes_f32(t, m))) {
+    T t = load(i);
+    if (i == 0 || (IsMax ? max_takes(t, m) : min_takes(t, m))) {
       m = t;
       at = i;
     }
   }
   if (index) *index = at;
   return m;
+}
+template <bool IsMax, typename Load>
+LOCKSTEP_HD float extreme_seq_f32(int64_t n, float empty, Load load, int64_t* index = nullptr) {
+  return extreme_seq<IsMax>(n, empty, load, index);
 }
 
 /// Combines two (value, index) candidates of the sequential max rule so that any tree over them gives the
@@ -57,6 +67,42 @@ LOCKSTEP_HD float square_f32(float x) { return x * x; }
 /// LogSumExp's finish: m is the sequential max; s the canonical sum of exp_f32(x_i - m).
 /// Non-finite m (NaN, +inf, -inf: all terms -inf) is the result itself; see docs/arithmetic.md#reduce.
 LOCKSTEP_HD bool lse_direct_f32(float m) { return !(m - m == 0.0f); }
+
+struct Mul {
+  template <typename T>
+  LOCKSTEP_HD T operator()(T a, T b) const { return a * b; }
+};
+
+/// One output of a Reduce* on double (docs/arithmetic.md#double-reductions): the float32 sequence of the kind with
+/// every operation in binary64 (the canonical sum and product, the sequential max and min, exp_f64 and log_f64,
+/// IEEE sqrt). load(i) is the i-th reduced element (row-major over the reduced axes); it may be called twice per
+/// element (LogSumExp). Both devices call this function, one output per thread.
+template <typename Load>
+LOCKSTEP_HD double reduce_output_f64(ReduceKind k, int64_t n, Load load) {
+  constexpr double kInf = __builtin_huge_val();
+  switch (k) {
+    case ReduceKind::Max: return extreme_seq<true>(n, -kInf, load);
+    case ReduceKind::Min: return extreme_seq<false>(n, kInf, load);
+    case ReduceKind::Prod: return reduce_canonical<double>(n, 1.0, load, Mul{});
+    case ReduceKind::Mean: return sum_canonical<double>(n, load) / static_cast<double>(n);
+    case ReduceKind::L1:
+      return sum_canonical<double>(n, [&](int64_t i) {
+        const double x = load(i);
+        return x != x ? x : abs_f64(x);
+      });
+    case ReduceKind::L2: return sqrt_f64(sum_canonical<double>(n, [&](int64_t i) { return load(i) * load(i); }));
+    case ReduceKind::SumSquare: return sum_canonical<double>(n, [&](int64_t i) { return load(i) * load(i); });
+    case ReduceKind::LogSum: return log_f64(sum_canonical<double>(n, load));
+    case ReduceKind::LogSumExp: {
+      const double m = extreme_seq<true>(n, -kInf, load);
+      if (n == 0) return -kInf;
+      if (!(m - m == 0.0)) return m;  // NaN, +inf, or every term -inf
+      return log_f64(sum_canonical<double>(n, [&](int64_t i) { return exp_f64(load(i) - m); })) + m;
+    }
+    case ReduceKind::Sum: break;
+  }
+  return sum_canonical<double>(n, load);
+}
 
 #if defined(__CUDACC__)
 // ---------------------------------------------------------------------------------------------- warp twins

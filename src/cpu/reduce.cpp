@@ -297,8 +297,16 @@ struct CpuReduce {
   template <typename T>
   static void reduce(KernelContext& ctx, const ReducePlan& p, ReduceKind kind, const T* x, T* y) {
     for_each_output(ctx, p, x, y, [&](const T* b) {
-      if constexpr (std::is_same_v<T, float>) return reduce_output_f32(b, p, kind);
-      else return reduce_output_int(b, p, kind);
+      if constexpr (std::is_same_v<T, float>) {
+        return reduce_output_f32(b, p, kind);
+      } else if constexpr (std::is_same_v<T, double>) {
+        // Contract: arith::reduce_output_f64, the CUDA kernel's function; docs/arithmetic.md#double-reductions.
+        return arith::reduce_output_f64(kind, p.n_red, [&](int64_t i) {
+          return b[p.contiguous() ? i : reduce_term_offset(p, i)];
+        });
+      } else {
+        return reduce_output_int(b, p, kind);
+      }
     });
   }
   template <typename T>

@@ -100,6 +100,15 @@ __global__ void reduce_f32_warp(const float* x, float* y, ReducePlan p, ReduceKi
   if (lane == 0) y[o] = r;
 }
 
+// Contract: one output of a double Reduce* per thread, arith::reduce_output_f64 (the CPU's function);
+// docs/arithmetic.md#double-reductions.
+__global__ void reduce_f64_thread(const double* x, double* y, ReducePlan p, ReduceKind k) {
+  const int64_t o = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (o >= p.n_out) return;
+  const double* b = x + reduce_base_offset(p, o);
+  y[o] = arith::reduce_output_f64(k, p.n_red, [&](int64_t i) { return b[term_at(p, i)]; });
+}
+
 // Integer reductions are exact (wrapping sums and products), so one thread per output in any order.
 template <typename T>
 __global__ void reduce_int_thread(const T* x, T* y, ReducePlan p, ReduceKind k, T lowest, T highest) {
@@ -208,6 +217,8 @@ struct CudaReduce {
       } else {
         reduce_f32_thread<<<blocks_for(p.n_out), kThreadsPerBlock, 0, stream_of(ctx)>>>(x, y, p, k);
       }
+    } else if constexpr (std::is_same_v<T, double>) {
+      reduce_f64_thread<<<blocks_for(p.n_out), kThreadsPerBlock, 0, stream_of(ctx)>>>(x, y, p, k);
     } else {
       reduce_int_thread<T><<<blocks_for(p.n_out), kThreadsPerBlock, 0, stream_of(ctx)>>>(
           x, y, p, k, std::numeric_limits<T>::lowest(), std::numeric_limits<T>::max());

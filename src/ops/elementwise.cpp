@@ -74,12 +74,8 @@ ElementwiseParams binary_params(const KernelContext& ctx, BinaryOp op) {
 
 void validate_binary(const KernelContext& ctx, BinaryOp op, DType dtype, const ElementwiseParams& p) {
   bool is_float = dtype == DType::Float || dtype == DType::Double || dtype == DType::Float16;
-  if (op == BinaryOp::Mod && is_float && !p.flag_a && !(dtype == DType::Float && ctx.opset >= 28)) {
-    if (ctx.opset >= 28)
-      throw ctx.error("Mod with fmod=0 (opset 28's floor remainder) on double is not supported yet",
-                      ErrorCode::NotImplemented);
+  if (op == BinaryOp::Mod && is_float && !p.flag_a && ctx.opset < 28)
     throw ctx.error("fmod must be 1 for floating-point inputs");
-  }
   bool is_signed = dtype == DType::Int8 || dtype == DType::Int16 || dtype == DType::Int32 || dtype == DType::Int64;
   if (op == BinaryOp::BitShift && is_signed && ctx.opset < 28)
     throw ctx.error(std::string("BitShift takes unsigned integers before opset 28, got ") + dtype_name(dtype),

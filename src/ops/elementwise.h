@@ -89,7 +89,7 @@ BroadcastPlan plan_broadcast_shapes(const KernelContext& ctx, const std::vector<
 void require_same_dtype(const KernelContext& ctx, std::initializer_list<const Tensor*> inputs);
 /// Throws InvalidArgument unless x's shape is the broadcast of x and slope (PRelu's unidirectional broadcast).
 void require_unidirectional(const KernelContext& ctx, const Shape& x, const Shape& out);
-/// Mod on floats requires fmod = 1 (ONNX spec); BitShift takes signed integers from opset 28.
+/// Mod on floats requires fmod = 1 before opset 28 (ONNX spec); BitShift takes signed integers from opset 28.
 void validate_binary(const KernelContext& ctx, BinaryOp op, DType dtype, const ElementwiseParams& p);
 
 /// Clip's bounds as doubles (attributes before opset 11; optional scalar inputs 1 and 2 after), with the

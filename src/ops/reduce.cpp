@@ -18,7 +18,7 @@ void require_reduce_dtype(const KernelContext& ctx, arith::ReduceKind kind, DTyp
   using arith::ReduceKind;
   const bool int_kind = kind != ReduceKind::L2 && kind != ReduceKind::LogSumExp && kind != ReduceKind::LogSum;
   const bool small_kind = kind == ReduceKind::Max || kind == ReduceKind::Min;
-  if (t != DType::Float && !(int_kind && (t == DType::Int32 || t == DType::Int64)) &&
+  if (t != DType::Float && t != DType::Double && !(int_kind && (t == DType::Int32 || t == DType::Int64)) &&
       !(small_kind && (t == DType::Int8 || t == DType::UInt8 || t == DType::Bool)))
     require_dtype(ctx, t, {});
 }

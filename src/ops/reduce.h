@@ -78,8 +78,8 @@ enum class LineKind : int { Hardmax, LpNormalization, CumSum, CumProd };
 /// Variants of arg_reduce.
 enum class ArgKind : int { ArgMax, ArgMin };
 
-/// Rejects dtypes Reduce* of this kind does not compute on: float for all; int32/int64 for the exact kinds;
-/// int8, uint8 and bool also for Max and Min.
+/// Rejects dtypes Reduce* of this kind does not compute on: float and double for all; int32/int64 for the exact
+/// kinds; int8, uint8 and bool also for Max and Min.
 void require_reduce_dtype(const KernelContext& ctx, arith::ReduceKind kind, DType t);
 /// noop_with_empty_axes copies the input for the kinds whose reduction over one element is the identity.
 bool reduce_copies_input(const ReducePlan& p, arith::ReduceKind kind);
@@ -111,6 +111,8 @@ void run_reduce(KernelContext& ctx) {
   Tensor& y = ctx.output(0, x.dtype(), out_shape);
   if (p.n_out == 0) return;
   if (reduce_copies_input(p, kind)) return Dev::copy(ctx, x, y);
+  if (x.dtype() == DType::Double)
+    return Dev::template reduce<double>(ctx, p, kind, x.data<double>(), y.data<double>());
   dispatch_reduce_dtype(x.dtype(), [&](auto tag) {
     using T = decltype(tag);
     Dev::template reduce<T>(ctx, p, kind, x.data<T>(), y.data<T>());

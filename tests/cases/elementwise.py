@@ -322,3 +322,50 @@ CASES += [
     case("shrink_bias", "Shrink", {"X": mixed(200, scale=2, seed=26)}, attrs={"lambd": 1.0, "bias": 0.25}, opset=9),
     case("mish", "Mish", {"X": rand(300, low=-30, high=30, seed=27)}, opset=18, rtol=1e-5, atol=1e-6),
 ]
+
+# Exp and Log on double (binary64 exp_f64/log_f64, docs/arithmetic.md#binary64-exp-and-log) against numpy's longdouble
+# functions rounded to double; rtol 2^-52 is one ulp of the result's binade (tests/test_math_f64.py counts ulps
+# exactly over a million inputs). Mod on double: exact, so numpy's fmod (fmod = 1) and floor remainder (opset 28).
+F64_SPECIAL = np.array([0.0, -0.0, np.nan, np.inf, -np.inf, 1.0, -1.0, 0.5, 2.0, 1e-300, 5e-324, -5e-324, 1e300,
+                        -1e300, 709.0, -708.0, 1 + 2.0**-52, 1 - 2.0**-53, 0.6931471805599453, 2.0**-1022], np.float64)
+
+
+def _long(f):
+    def ref(X):
+        with np.errstate(all="ignore"):
+            return [f(X.astype(np.longdouble)).astype(np.float64)]
+    return ref
+
+
+def _f64_mixed(n, low, high, seed):
+    return np.concatenate([F64_SPECIAL, rand(n, low=low, high=high, dtype=np.float64, seed=seed)])
+
+
+def _f64_mod_operands(seed):
+    """Dividends and divisors of every magnitude (huge quotients, denormals), with the special values."""
+    rng = np.random.default_rng(seed)
+    mag = lambda n: rng.uniform(-1, 1, n) * np.exp2(rng.integers(-1074, 1024, n).astype(np.float64))
+    a = np.concatenate([F64_SPECIAL, mag(300), rng.uniform(-100, 100, 100)])
+    b = np.concatenate([F64_SPECIAL[::-1], mag(300), rng.uniform(-10, 10, 100)])
+    return a, b
+
+
+CASES += [
+    case("exp_f64", "Exp", {"X": _f64_mixed(500, -745.0, 709.7, 60)}, reference=_long(np.exp), rtol=2.0**-52,
+         atol=5e-324, note="atol: one ulp of the denormal results"),
+    case("exp_f64_small", "Exp", {"X": rand(3, 41, low=-1, high=1, dtype=np.float64, seed=61)},
+         reference=_long(np.exp), rtol=2.0**-52, atol=0, opset=13),
+    case("log_f64", "Log", {"X": np.abs(_f64_mixed(500, 0.0, 1e6, 62))}, reference=_long(np.log), rtol=2.0**-52,
+         atol=0),
+    case("log_f64_near_one", "Log", {"X": rand(3, 41, low=0.5, high=2.0, dtype=np.float64, seed=63)},
+         reference=_long(np.log), rtol=2.0**-52, atol=0, opset=13),
+]
+_MOD_A, _MOD_B = _f64_mod_operands(64)
+CASES += [
+    case("mod_f64_fmod", "Mod", {"A": _MOD_A, "B": _MOD_B}, attrs={"fmod": 1}, rtol=0, atol=0,
+         reference=lambda A, B: [np.fmod(A, B)], note="fmod is exact"),
+    case("mod_f64_floor", "Mod", {"A": _MOD_A, "B": _MOD_B}, opset=28, rtol=0, atol=0,
+         reference=lambda A, B: [np.mod(A, B)], note="numpy's floor remainder; ORT lacks opset 28"),
+    case("mod_f64_bcast", "Mod", {"A": rand(3, 4, low=-20, high=20, dtype=np.float64), "B": np.array(-3.25)},
+         attrs={"fmod": 1}, const=("B",), rtol=0, atol=0),
+]

@@ -192,3 +192,58 @@ for i, (shape, axes) in enumerate(SHAPES_AXES[:5]):
                           {"data": x, **({"axes": np.array(axes or [], np.int64)} if opset >= 18 and axes else {})},
                           attrs={} if opset >= 18 or not axes else {"axes": axes}, opset=opset,
                           const=("axes",) if opset >= 18 and axes else ()))
+
+# Double: every Reduce* in binary64 (docs/arithmetic.md#double-reductions) against numpy in longdouble; ReduceLogSumExp
+# also over special values (cross-device only) and with terms whose exponentials underflow or would overflow.
+def _long_reduce(op):
+    def fn(v, axis, keepdims):
+        with np.errstate(all="ignore"):
+            if op == "ReduceLogSumExp":
+                m = np.max(v, axis=axis, keepdims=True)
+                r = np.log(np.sum(np.exp(v - m), axis=axis, keepdims=True)) + m
+                return r if keepdims else np.squeeze(r, axis=axis)
+            if op == "ReduceLogSum":
+                return np.log(np.sum(v, axis=axis, keepdims=keepdims))
+            if op == "ReduceL2":
+                return np.sqrt(np.sum(v * v, axis=axis, keepdims=keepdims))
+            if op == "ReduceL1":
+                return np.sum(np.abs(v), axis=axis, keepdims=keepdims)
+            if op == "ReduceSumSquare":
+                return np.sum(v * v, axis=axis, keepdims=keepdims)
+            f = {"ReduceSum": np.sum, "ReduceMean": np.mean, "ReduceMax": np.max, "ReduceMin": np.min,
+                 "ReduceProd": np.prod}[op]
+            return f(v, axis=axis, keepdims=keepdims)
+
+    def ref(data, axes=None, keepdims=1, axes_attr=None):
+        ax = axes_attr if axes_attr is not None else axes
+        axis = None if ax is None or len(ax) == 0 else tuple(int(a) for a in ax)
+        return [np.asarray(fn(data.astype(np.longdouble), axis, bool(keepdims))).astype(np.float64)]
+    return ref
+
+
+def _f64_reduce_case(name, op, x, axes, opset, keepdims=None, **kw):
+    c = reduce_case(name, op, x, axes, opset, keepdims=keepdims, rtol=1e-13, atol=1e-14, **kw)
+    if "reference" not in kw:
+        attr_axes = c.attrs.get("axes")
+        c.reference = lambda **inp: _long_reduce(op)(inp["data"], inp.get("axes"), 1 if keepdims is None else keepdims,
+                                                     attr_axes)
+    return c
+
+
+AXES_INPUT["ReduceLogSum"] = 18
+for op in REDUCE_OPS + ["ReduceLogSum"]:
+    positive = op in ("ReduceProd", "ReduceLogSum")
+    low, high = (0.5, 1.5) if positive else (-1.0, 1.0)
+    for i, (shape, axes) in enumerate([((3, 70, 5), [1]), ((4, 130), [-1]), ((5, 7), None), ((2, 3, 4, 5), [1, 3])]):
+        x = rand(*shape, low=low, high=high, dtype=np.float64, seed=600 + i)
+        for opset in (13, 18):
+            CASES.append(_f64_reduce_case(f"{op}_f64_s{i}_o{opset}", op, x, axes, opset))
+    CASES.append(_f64_reduce_case(f"{op}_f64_keepdims0", op, rand(3, 4, 5, low=low, high=high, dtype=np.float64,
+                                                                  seed=610), [0, 2], 18, keepdims=0))
+    CASES.append(reduce_case(f"{op}_f64_empty_set", op, np.zeros((2, 0, 4), np.float64), [1], 18, reference=None,
+                             note="identity values; cross-device only"))
+    if not positive:
+        CASES.append(reduce_case(f"{op}_f64_special", op, special(5, 77, 3, seed=611).astype(np.float64), [1], 18,
+                                 reference=None, note="NaN/inf/-0 per the lockstep contract"))
+CASES.append(_f64_reduce_case("ReduceLogSumExp_f64_wide", "ReduceLogSumExp",
+                              rand(6, 40, low=-800, high=800, dtype=np.float64, seed=612), [1], 18))
