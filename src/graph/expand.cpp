@@ -87,6 +87,17 @@ namespace {
 
 constexpr ExpandedOp kExpandedOps[] = {
     {"", "MeanVarianceNormalization", 9, "normalization", expand_mean_variance_normalization},
+    // onnxruntime's contrib ops (expand_microsoft_norm.cpp); SimplifiedLayerNormalization is in its default domain.
+    {"", "SimplifiedLayerNormalization", 1, "normalization", expand_simplified_layer_normalization},
+    {"com.microsoft", "SkipLayerNormalization", 1, "normalization", expand_skip_layer_normalization},
+    {"com.microsoft", "SkipSimplifiedLayerNormalization", 1, "normalization",
+     expand_skip_simplified_layer_normalization},
+    {"com.microsoft", "EmbedLayerNormalization", 1, "normalization", expand_embed_layer_normalization},
+    {"com.microsoft", "RotaryEmbedding", 1, "attention", expand_microsoft_rotary_embedding},
+    // expand_microsoft_attention.cpp
+    {"com.microsoft", "MultiHeadAttention", 1, "attention", expand_microsoft_multi_head_attention},
+    {"com.microsoft", "GroupQueryAttention", 1, "attention", expand_microsoft_group_query_attention},
+    {"com.microsoft", "Attention", 1, "attention", expand_microsoft_attention},
 };
 
 void expand_graph(onnx::Graph& g, int64_t opset) {

@@ -54,5 +54,17 @@ onnx::Node expansion_node(const onnx::Node& op, const std::string& type, std::ve
 
 // The expansions, by file.
 std::vector<onnx::Node> expand_mean_variance_normalization(onnx::Graph& g, const onnx::Node& op, int64_t opset);
+// expand_microsoft_norm.cpp
+std::vector<onnx::Node> expand_skip_layer_normalization(onnx::Graph& g, const onnx::Node& op, int64_t opset);
+std::vector<onnx::Node> expand_skip_simplified_layer_normalization(onnx::Graph& g, const onnx::Node& op,
+                                                                   int64_t opset);
+std::vector<onnx::Node> expand_simplified_layer_normalization(onnx::Graph& g, const onnx::Node& op, int64_t opset);
+std::vector<onnx::Node> expand_embed_layer_normalization(onnx::Graph& g, const onnx::Node& op, int64_t opset);
+std::vector<onnx::Node> expand_microsoft_rotary_embedding(onnx::Graph& g, const onnx::Node& op, int64_t opset);
+// expand_microsoft_attention.cpp
+std::vector<onnx::Node> expand_microsoft_multi_head_attention(onnx::Graph& g, const onnx::Node& op, int64_t opset);
+std::vector<onnx::Node> expand_microsoft_group_query_attention(onnx::Graph& g, const onnx::Node& op,
+                                                               int64_t opset);
+std::vector<onnx::Node> expand_microsoft_attention(onnx::Graph& g, const onnx::Node& op, int64_t opset);
 
 }  // namespace lockstep

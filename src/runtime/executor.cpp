@@ -172,7 +172,7 @@ void Executor::run_node(const PlannedNode& pn, size_t index, std::vector<Tensor>
 void Executor::run_kernel(const PlannedNode& pn, size_t index, std::vector<Tensor>& env, std::vector<Tensor>& host,
                           std::vector<DType>& half_in_float, const RunControl& control) {
   KernelContext ctx(*pn.node, *pn.entry);
-  ctx.opset = opset_;
+  ctx.opset = pn.node->opset ? pn.node->opset : opset_;  // a node an expansion made may follow a newer opset
   ctx.max_tensor_bytes = control.max_tensor_bytes;
   ctx.state = node_states_[index].get();
   ctx.constant_inputs = &constant_inputs_[index];
