@@ -19,6 +19,24 @@ DType declared_dtype(const onnx::Graph& g, const std::string& name) {
   return DType::Undefined;
 }
 
+int declared_rank(const onnx::Graph& g, const std::string& name) {
+  if (auto it = g.initializers.find(name); it != g.initializers.end()) return it->second.rank();
+  for (const auto* list : {&g.inputs, &g.value_info, &g.outputs})
+    for (const onnx::ValueInfo& v : *list)
+      if (v.name == name) return v.has_shape && !v.sequence ? static_cast<int>(v.dims.size()) : -1;
+  return -1;
+}
+
+int64_t declared_dim(const onnx::Graph& g, const std::string& name, int d) {
+  if (auto it = g.initializers.find(name); it != g.initializers.end())
+    return d < it->second.rank() ? it->second.dim(d) : -1;
+  for (const auto* list : {&g.inputs, &g.value_info, &g.outputs})
+    for (const onnx::ValueInfo& v : *list)
+      if (v.name == name && v.has_shape && d < static_cast<int>(v.dims.size()) && v.dims[d].value)
+        return *v.dims[d].value;
+  return -1;
+}
+
 Tensor scalar_of_type(DType type, double value) {
   const float f = static_cast<float>(value);
   switch (type) {
@@ -35,14 +53,63 @@ Tensor scalar_of_type(DType type, double value) {
   }
 }
 
-onnx::Node expansion_node(const onnx::Node& op, const std::string& type, std::vector<std::string> inputs,
-                          std::vector<std::string> outputs, const std::string& name_suffix) {
+const std::string& input_or_empty(const onnx::Node& op, size_t i) {
+  static const std::string kNone;
+  return i < op.inputs.size() ? op.inputs[i] : kNone;
+}
+const std::string& output_or_empty(const onnx::Node& op, size_t i) {
+  static const std::string kNone;
+  return i < op.outputs.size() ? op.outputs[i] : kNone;
+}
+
+void set_int(onnx::Node& n, const std::string& name, int64_t v) {
+  (n.attributes[name] = attribute(name, onnx::Attribute::Int)).i = v;
+}
+void set_ints(onnx::Node& n, const std::string& name, std::vector<int64_t> v) {
+  (n.attributes[name] = attribute(name, onnx::Attribute::Ints)).ints = std::move(v);
+}
+void set_float(onnx::Node& n, const std::string& name, float v) {
+  (n.attributes[name] = attribute(name, onnx::Attribute::Float)).f = v;
+}
+
+ExpansionBuilder::ExpansionBuilder(onnx::Graph& graph, const onnx::Node& op, int64_t opset, const std::string& tag,
+                                   int64_t min_opset)
+    : graph_(graph), op_(op), opset_(opset), min_opset_(min_opset),
+      prefix_(output_or_empty(op, 0).empty() ? op.name + "/" + tag + "_" : op.outputs[0] + "/" + tag + "_") {}
+
+onnx::Node& ExpansionBuilder::node(const std::string& type, std::vector<std::string> inputs,
+                                   std::vector<std::string> outputs, int64_t since) {
+  while (outputs.size() > 1 && outputs.back().empty()) outputs.pop_back();
+  const std::string& first = outputs.at(0);
   onnx::Node n;
-  n.name = op.name + "/" + name_suffix;
+  n.name = op_.name + "/" + (first.compare(0, prefix_.size(), prefix_) == 0 ? first.substr(prefix_.size()) : first);
   n.op_type = type;
   n.inputs = std::move(inputs);
   n.outputs = std::move(outputs);
-  return n;
+  const int64_t needed = since > min_opset_ ? since : min_opset_;
+  if (opset_ < needed) n.opset = needed;
+  nodes_.push_back(std::move(n));
+  return nodes_.back();
+}
+
+std::string ExpansionBuilder::op(const std::string& type, std::vector<std::string> inputs, const std::string& suffix) {
+  node(type, std::move(inputs), {value(suffix)});
+  return value(suffix);
+}
+
+std::string ExpansionBuilder::op_to(const std::string& type, std::vector<std::string> inputs, const std::string& out) {
+  node(type, std::move(inputs), {out});
+  return out;
+}
+
+std::string ExpansionBuilder::ints(const std::string& suffix, const std::vector<int64_t>& v) {
+  graph_.initializers[value(suffix)] = Tensor::from_bytes(DType::Int64, {static_cast<int64_t>(v.size())}, v.data());
+  return value(suffix);
+}
+
+std::string ExpansionBuilder::scalar_int(const std::string& suffix, int64_t v) {
+  graph_.initializers[value(suffix)] = Tensor::from_bytes(DType::Int64, {}, &v);
+  return value(suffix);
 }
 
 // MeanVarianceNormalization (9, 13): the function body of onnx's definition, in its order:
@@ -52,35 +119,24 @@ std::vector<onnx::Node> expand_mean_variance_normalization(onnx::Graph& g, const
   if (op.inputs.size() != 1 || op.outputs.size() != 1 || op.inputs[0].empty())
     throw op.error(ErrorCode::InvalidGraph, "MeanVarianceNormalization takes one input and gives one output");
   const std::string& x = op.inputs[0];
-  const std::string p = op.outputs[0] + "/mvn_";  // the body's value names: unique, as the output's name is
+  ExpansionBuilder b(g, op, opset, "mvn");
   // The body's constants are float32; double where X is declared double (the body's own type would not match).
   const DType constant_type = declared_dtype(g, x) == DType::Double ? DType::Double : DType::Float;
-  g.initializers[p + "exponent"] = scalar_of_type(constant_type, 2.0);
-  g.initializers[p + "epsilon"] = scalar_of_type(constant_type, 1e-9);
+  g.initializers[b.value("exponent")] = scalar_of_type(constant_type, 2.0);
+  g.initializers[b.value("epsilon")] = scalar_of_type(constant_type, 1e-9);
   const std::vector<int64_t> axes = op.attr_ints("axes", {0, 2, 3});
-  if (opset >= 18)
-    g.initializers[p + "axes"] = Tensor::from_bytes(DType::Int64, {static_cast<int64_t>(axes.size())}, axes.data());
-  auto node = [&](const char* type, std::vector<std::string> in, const std::string& out) {
-    return expansion_node(op, type, std::move(in), {out}, out == op.outputs[0] ? type : out.substr(p.size()));
+  auto mean = [&](const std::string& in, const std::string& suffix) {
+    if (opset >= 18) return b.op("ReduceMean", {in, b.ints("axes", axes)}, suffix);
+    set_ints(b.node("ReduceMean", {in}, {b.value(suffix)}), "axes", axes);
+    return b.value(suffix);
   };
-  auto mean = [&](const std::string& in, const std::string& out) {
-    onnx::Node n = node("ReduceMean", {in}, out);
-    if (opset >= 18) {
-      n.inputs.push_back(p + "axes");
-    } else {
-      (n.attributes["axes"] = attribute("axes", onnx::Attribute::Ints)).ints = axes;
-    }
-    return n;
-  };
-  return {mean(x, p + "mean"),
-          node("Pow", {p + "mean", p + "exponent"}, p + "mean_squared"),
-          node("Pow", {x, p + "exponent"}, p + "squares"),
-          mean(p + "squares", p + "mean_of_squares"),
-          node("Sub", {p + "mean_of_squares", p + "mean_squared"}, p + "variance"),
-          node("Sqrt", {p + "variance"}, p + "std"),
-          node("Sub", {x, p + "mean"}, p + "centred"),
-          node("Add", {p + "std", p + "epsilon"}, p + "std_plus_epsilon"),
-          node("Div", {p + "centred", p + "std_plus_epsilon"}, op.outputs[0])};
+  const std::string m = mean(x, "mean");
+  const std::string m2 = b.op("Pow", {m, b.value("exponent")}, "mean_squared");
+  const std::string e = mean(b.op("Pow", {x, b.value("exponent")}, "squares"), "mean_of_squares");
+  const std::string d = b.op("Sqrt", {b.op("Sub", {e, m2}, "variance")}, "std");
+  b.op_to("Div", {b.op("Sub", {x, m}, "centred"), b.op("Add", {d, b.value("epsilon")}, "std_plus_epsilon")},
+          op.outputs[0]);
+  return b.take();
 }
 
 namespace {

@@ -46,11 +46,52 @@ void refuse_mixed_opsets(const onnx::Graph& graph, int64_t opset);
 /// The element type of value `name` where the graph declares it (inputs, initializers, value_info, outputs), else
 /// Undefined.
 DType declared_dtype(const onnx::Graph& graph, const std::string& name);
+/// The rank the graph declares for tensor `name`, or -1 where it declares none.
+int declared_rank(const onnx::Graph& graph, const std::string& name);
+/// The declared dim `d` of tensor `name`, or -1 where unknown.
+int64_t declared_dim(const onnx::Graph& graph, const std::string& name, int d);
 /// A one-element constant of element type `type` (float32, double or a half type) holding `value`, rounded once.
 Tensor scalar_of_type(DType type, double value);
-/// A node of `type` in the default domain with the op's name + "/" + `name_suffix` as its name.
-onnx::Node expansion_node(const onnx::Node& op, const std::string& type, std::vector<std::string> inputs,
-                          std::vector<std::string> outputs, const std::string& name_suffix);
+/// Input or output i of `op`, or "" where it has none (absent optional).
+const std::string& input_or_empty(const onnx::Node& op, size_t i);
+const std::string& output_or_empty(const onnx::Node& op, size_t i);
+
+void set_int(onnx::Node& node, const std::string& name, int64_t value);
+void set_ints(onnx::Node& node, const std::string& name, std::vector<int64_t> value);
+void set_float(onnx::Node& node, const std::string& name, float value);
+
+/// The nodes of one expansion, as they are made. Values are named `<op's first output>/<tag>_<suffix>` (unique, as
+/// that output is), nodes `<op's name>/<their first output without that prefix>`. A node whose form needs a newer
+/// default-domain opset than the model's (its `since`, at least the builder's `min_opset`) follows that opset
+/// (onnx::Node::opset).
+class ExpansionBuilder {
+ public:
+  ExpansionBuilder(onnx::Graph& graph, const onnx::Node& op, int64_t opset, const std::string& tag,
+                   int64_t min_opset = 1);
+
+  std::string value(const std::string& suffix) const { return prefix_ + suffix; }
+  /// A node of `type` writing `outputs` (full names; trailing empty ones dropped).
+  onnx::Node& node(const std::string& type, std::vector<std::string> inputs, std::vector<std::string> outputs,
+                   int64_t since = 1);
+  /// A node writing one made value, value(suffix), which it returns.
+  std::string op(const std::string& type, std::vector<std::string> inputs, const std::string& suffix);
+  /// The same, writing `out` (one of the op's own outputs).
+  std::string op_to(const std::string& type, std::vector<std::string> inputs, const std::string& out);
+  /// A 1-D int64 constant, or a rank-0 one.
+  std::string ints(const std::string& suffix, const std::vector<int64_t>& v);
+  std::string scalar_int(const std::string& suffix, int64_t v);
+  onnx::Node& last() { return nodes_.back(); }
+  onnx::Graph& graph() { return graph_; }
+  const onnx::Node& source() const { return op_; }
+  std::vector<onnx::Node> take() { return std::move(nodes_); }
+
+ private:
+  onnx::Graph& graph_;
+  const onnx::Node& op_;
+  int64_t opset_, min_opset_;
+  std::string prefix_;
+  std::vector<onnx::Node> nodes_;
+};
 
 // The expansions, by file.
 std::vector<onnx::Node> expand_mean_variance_normalization(onnx::Graph& g, const onnx::Node& op, int64_t opset);

@@ -15,66 +15,23 @@ namespace lockstep {
 
 namespace {
 
-/// The nodes of one expansion. Values are named `<first output>/<tag>_<suffix>`, nodes `<op name>/<suffix>`. Every
-/// node follows default-domain opset 23 (Attention, RotaryEmbedding, Shape's start/end, Split's num_outputs) unless
-/// the model's own opset is newer.
-class Builder {
+/// The expansion builder with the tensor helpers of the attention expansions. Every node follows default-domain
+/// opset 23 (Attention, RotaryEmbedding, Shape's start/end, Split's num_outputs) unless the model's own is newer.
+class Builder : public ExpansionBuilder {
  public:
   Builder(onnx::Graph& g, const onnx::Node& op, const std::string& tag, int64_t opset)
-      : g_(g), op_(op), prefix_(op.outputs.empty() ? op.name + "/" + tag + "_" : op.outputs[0] + "/" + tag + "_"),
-        opset_(opset < 23 ? 23 : 0) {}
+      : ExpansionBuilder(g, op, opset, tag, 23) {}
 
-  std::string value(const std::string& suffix) const { return prefix_ + suffix; }
-
-  /// A node of `type` writing `outputs` (full names); named after its first output (without the prefix).
-  onnx::Node& add(const std::string& type, std::vector<std::string> inputs, std::vector<std::string> outputs) {
-    const std::string& first = outputs.at(0);
-    const std::string suffix = first.compare(0, prefix_.size(), prefix_) == 0 ? first.substr(prefix_.size()) : first;
-    nodes_.push_back(expansion_node(op_, type, std::move(inputs), std::move(outputs), suffix));
-    nodes_.back().opset = opset_;
-    return nodes_.back();
-  }
-  /// A node with one output, value(suffix); returns that name.
-  std::string op(const std::string& type, std::vector<std::string> inputs, const std::string& suffix) {
-    add(type, std::move(inputs), {value(suffix)});
-    return value(suffix);
-  }
-  /// The same, writing the op's own output `out` instead.
-  std::string op_to(const std::string& type, std::vector<std::string> inputs, const std::string& out) {
-    add(type, std::move(inputs), {out});
-    return out;
-  }
-  static void set_int(onnx::Node& n, const std::string& name, int64_t v) {
-    (n.attributes[name] = attribute(name, onnx::Attribute::Int)).i = v;
-  }
-  static void set_ints(onnx::Node& n, const std::string& name, std::vector<int64_t> v) {
-    (n.attributes[name] = attribute(name, onnx::Attribute::Ints)).ints = std::move(v);
-  }
-  static void set_float(onnx::Node& n, const std::string& name, float v) {
-    (n.attributes[name] = attribute(name, onnx::Attribute::Float)).f = v;
-  }
-  onnx::Node& last() { return nodes_.back(); }
-
-  /// A 1-D int64 constant.
-  std::string ints(const std::string& suffix, const std::vector<int64_t>& v) {
-    g_.initializers[value(suffix)] = Tensor::from_bytes(DType::Int64, {static_cast<int64_t>(v.size())}, v.data());
-    return value(suffix);
-  }
-  /// A rank-0 int64 constant.
-  std::string scalar_int(const std::string& suffix, int64_t v) {
-    g_.initializers[value(suffix)] = Tensor::from_bytes(DType::Int64, {}, &v);
-    return value(suffix);
-  }
   /// A rank-0 float32 constant converted by CastLike to the element type of the op's first input (query or input,
   /// of the op's type T). CastLike reads a value the graph gives, never one the expansion computes: a half value
   /// that a CastLike reads is rounded to the half type (docs/arithmetic.md#half-precision).
   std::string float_like(const std::string& suffix, float v) {
-    g_.initializers[value(suffix + "_f32")] = Tensor::from_bytes(DType::Float, {}, &v);
-    return op("CastLike", {value(suffix + "_f32"), op_.inputs.at(0)}, suffix);
+    graph().initializers[value(suffix + "_f32")] = Tensor::from_bytes(DType::Float, {}, &v);
+    return op("CastLike", {value(suffix + "_f32"), source().inputs.at(0)}, suffix);
   }
   /// Dims [start, end) of `x`'s shape, a 1-D int64 tensor.
   std::string dims(const std::string& x, int64_t start, int64_t end, const std::string& suffix) {
-    add("Shape", {x}, {value(suffix)});
+    node("Shape", {x}, {value(suffix)});
     set_int(last(), "start", start);
     set_int(last(), "end", end);
     return value(suffix);
@@ -86,12 +43,12 @@ class Builder {
     return op("Squeeze", {x, ints(suffix + "_axes", {0})}, suffix);
   }
   std::string cast(const std::string& x, DType to, const std::string& suffix) {
-    add("Cast", {x}, {value(suffix)});
+    node("Cast", {x}, {value(suffix)});
     set_int(last(), "to", static_cast<int64_t>(to));
     return value(suffix);
   }
   std::string transpose(const std::string& x, std::vector<int64_t> perm, const std::string& suffix) {
-    add("Transpose", {x}, {value(suffix)});
+    node("Transpose", {x}, {value(suffix)});
     set_ints(last(), "perm", std::move(perm));
     return value(suffix);
   }
@@ -114,7 +71,7 @@ class Builder {
   std::vector<std::string> unpack(const std::string& x, const std::vector<std::string>& names) {
     std::vector<std::string> parts, out;
     for (const std::string& n : names) parts.push_back(value(n + "5"));
-    add("Split", {x}, parts);
+    node("Split", {x}, parts);
     set_int(last(), "axis", 3);
     set_int(last(), "num_outputs", static_cast<int64_t>(names.size()));
     for (size_t i = 0; i < names.size(); ++i)
@@ -128,43 +85,15 @@ class Builder {
     op_to("Reshape", {t, ints("y_shape", {0, 0, -1})}, out);
   }
   std::string concat(std::vector<std::string> in, int64_t axis, const std::string& suffix) {
-    add("Concat", std::move(in), {value(suffix)});
+    node("Concat", std::move(in), {value(suffix)});
     set_int(last(), "axis", axis);
     return value(suffix);
   }
 
-  std::vector<onnx::Node> take() { return std::move(nodes_); }
-
- private:
-  onnx::Graph& g_;
-  const onnx::Node& op_;
-  std::string prefix_;
-  int64_t opset_;
-  std::vector<onnx::Node> nodes_;
 };
 
 bool has_input(const onnx::Node& op, size_t i) { return op.inputs.size() > i && !op.inputs[i].empty(); }
 bool has_output(const onnx::Node& op, size_t i) { return op.outputs.size() > i && !op.outputs[i].empty(); }
-
-/// The rank the graph declares for `name` (inputs, initializers, value_info, outputs), or -1.
-int declared_rank(const onnx::Graph& g, const std::string& name) {
-  if (auto it = g.initializers.find(name); it != g.initializers.end()) return it->second.rank();
-  for (const auto* list : {&g.inputs, &g.value_info, &g.outputs})
-    for (const onnx::ValueInfo& v : *list)
-      if (v.name == name) return v.has_shape && !v.sequence ? static_cast<int>(v.dims.size()) : -1;
-  return -1;
-}
-
-/// The declared dim `d` of `name`, or -1 where unknown.
-int64_t declared_dim(const onnx::Graph& g, const std::string& name, int d) {
-  if (auto it = g.initializers.find(name); it != g.initializers.end())
-    return d < it->second.rank() ? it->second.dim(d) : -1;
-  for (const auto* list : {&g.inputs, &g.value_info, &g.outputs})
-    for (const onnx::ValueInfo& v : *list)
-      if (v.name == name && v.has_shape && d < static_cast<int>(v.dims.size()) && v.dims[d].value)
-        return *v.dims[d].value;
-  return -1;
-}
 
 void refuse_input(const onnx::Node& op, size_t i, const std::string& what) {
   if (has_input(op, i))
@@ -246,8 +175,8 @@ void classic_attention(Builder& b, const ClassicAttention& a) {
     outs.push_back(a.present_k.empty() ? b.value("present_key") : a.present_k);
     outs.push_back(a.present_v.empty() ? b.value("present_value") : a.present_v);
   }
-  onnx::Node& att = b.add("Attention", {a.q4, a.k4, a.v4, mask, a.past_k, a.past_v}, outs);
-  if (a.scale != 0.0f) Builder::set_float(att, "scale", a.scale);
+  onnx::Node& att = b.node("Attention", {a.q4, a.k4, a.v4, mask, a.past_k, a.past_v}, outs);
+  if (a.scale != 0.0f) set_float(att, "scale", a.scale);
   while (!att.inputs.empty() && att.inputs.back().empty()) att.inputs.pop_back();
   b.from_heads(y4, a.y);
   if (a.past_k.empty()) {  // no past: the presents are K and V themselves
@@ -327,8 +256,8 @@ std::vector<onnx::Node> expand_microsoft_multi_head_attention(onnx::Graph& g, co
     if (bias) {  // (D + D + Dv): split and added to Q, K, V first
       const std::string d = b.dims(q3, 2, 3, "q_width");
       const std::string sizes = b.concat({d, d, b.dims(v3, 2, 3, "v_width")}, 0, "bias_sizes");
-      b.add("Split", {op.inputs[3], sizes}, {b.value("bias_q"), b.value("bias_k"), b.value("bias_v")});
-      Builder::set_int(b.last(), "axis", 0);
+      b.node("Split", {op.inputs[3], sizes}, {b.value("bias_q"), b.value("bias_k"), b.value("bias_v")});
+      set_int(b.last(), "axis", 0);
       q3 = b.op("Add", {q3, b.value("bias_q")}, "q_biased");
       k3 = b.op("Add", {k3, b.value("bias_k")}, "k_biased");
       v3 = b.op("Add", {v3, b.value("bias_v")}, "v_biased");
@@ -376,12 +305,12 @@ std::vector<onnx::Node> expand_microsoft_attention(onnx::Graph& g, const onnx::N
   std::string qkv = b.op("MatMul", {op.inputs[0], op.inputs[1]}, "qkv_product");
   if (has_input(op, 2)) qkv = b.op("Add", {qkv, op.inputs[2]}, "qkv");
   if (sizes.empty()) {
-    b.add("Split", {qkv}, {b.value("q"), b.value("k"), b.value("v")});
-    Builder::set_int(b.last(), "num_outputs", 3);
+    b.node("Split", {qkv}, {b.value("q"), b.value("k"), b.value("v")});
+    set_int(b.last(), "num_outputs", 3);
   } else {
-    b.add("Split", {qkv, b.ints("qkv_sizes", sizes)}, {b.value("q"), b.value("k"), b.value("v")});
+    b.node("Split", {qkv, b.ints("qkv_sizes", sizes)}, {b.value("q"), b.value("k"), b.value("v")});
   }
-  Builder::set_int(b.last(), "axis", 2);
+  set_int(b.last(), "axis", 2);
   ClassicAttention a;
   a.q4 = b.to_heads(b.value("q"), heads, "q4");
   a.k4 = b.to_heads(b.value("k"), heads, "k4");
@@ -399,9 +328,9 @@ std::vector<onnx::Node> expand_microsoft_attention(onnx::Graph& g, const onnx::N
     classic_attention(b, a);
     const std::string pk = a.past_k.empty() ? a.present_k : b.value("present_key");
     const std::string pv = a.past_k.empty() ? a.present_v : b.value("present_value");
-    b.add("Concat", {b.unsqueeze(pk, {0}, "present_key5"), b.unsqueeze(pv, {0}, "present_value5")},
+    b.node("Concat", {b.unsqueeze(pk, {0}, "present_key5"), b.unsqueeze(pv, {0}, "present_value5")},
           {op.outputs[1]});
-    Builder::set_int(b.last(), "axis", 0);
+    set_int(b.last(), "axis", 0);
   } else {
     classic_attention(b, a);
   }
@@ -465,8 +394,8 @@ std::vector<onnx::Node> expand_microsoft_group_query_attention(onnx::Graph& g, c
         b.concat({b.op("Mul", {h, b.ints("q_heads", {heads})}, "q_width"),
                   b.op("Mul", {h, b.ints("kv_heads", {kv_heads})}, "kv_width"), b.value("kv_width")},
                  0, "packed_sizes");
-    b.add("Split", {q3, sizes}, {b.value("q3"), b.value("k3"), b.value("v3")});
-    Builder::set_int(b.last(), "axis", 2);
+    b.node("Split", {q3, sizes}, {b.value("q3"), b.value("k3"), b.value("v3")});
+    set_int(b.last(), "axis", 2);
     q3 = b.value("q3"), k3 = b.value("k3"), v3 = b.value("v3");
   }
   std::string q4 = b.to_heads(q3, heads, "q4"), k4 = b.to_heads(k3, kv_heads, "k4");
@@ -510,17 +439,17 @@ std::vector<onnx::Node> expand_microsoft_group_query_attention(onnx::Graph& g, c
     for (std::string* x : {&q4, &k4}) {
       const std::string name = (x == &q4 ? "q" : "k") + std::string("4_rotated");
       if (half > 0) {
-        b.add("RotaryEmbedding", {*x, op.inputs[7], op.inputs[8], positions}, {b.value(name)});
-        Builder::set_int(b.last(), "rotary_embedding_dim", 2 * half);
-        if (interleaved) Builder::set_int(b.last(), "interleaved", 1);
+        b.node("RotaryEmbedding", {*x, op.inputs[7], op.inputs[8], positions}, {b.value(name)});
+        set_int(b.last(), "rotary_embedding_dim", 2 * half);
+        if (interleaved) set_int(b.last(), "interleaved", 1);
       } else {
         const std::string axis = b.ints(name + "_axis", {3});
         const std::string part =
             b.op("Slice", {*x, b.ints(name + "_start", {0}), rotary_end, axis}, name + "_rotary_part");
         const std::string rest =
             b.op("Slice", {*x, rotary_end, b.dims(*x, 3, 4, name + "_head"), axis}, name + "_rest");
-        b.add("RotaryEmbedding", {part, op.inputs[7], op.inputs[8], positions}, {b.value(name + "_part")});
-        if (interleaved) Builder::set_int(b.last(), "interleaved", 1);
+        b.node("RotaryEmbedding", {part, op.inputs[7], op.inputs[8], positions}, {b.value(name + "_part")});
+        if (interleaved) set_int(b.last(), "interleaved", 1);
         b.concat({b.value(name + "_part"), rest}, 3, name);
       }
       *x = b.value(name);
@@ -565,8 +494,8 @@ std::vector<onnx::Node> expand_microsoft_group_query_attention(onnx::Graph& g, c
     parts.push_back(zero_row);
     const std::string joined = b.concat(parts, 2, "joined_" + part);
     present[i] = has_output(op, 1 + i) ? op.outputs[1 + i] : b.value("present_" + part);
-    b.add("GatherElements", {joined, index4}, {present[i]});
-    Builder::set_int(b.last(), "axis", 2);
+    b.node("GatherElements", {joined, index4}, {present[i]});
+    set_int(b.last(), "axis", 2);
   }
 
   // Keys [0, total) of the present caches, and the mask of the keys each query row sees.
@@ -617,9 +546,9 @@ std::vector<onnx::Node> expand_microsoft_group_query_attention(onnx::Graph& g, c
     mask = b.concat({full, column}, 3, "bias_with_sink");
   }
   const std::string y4 = b.value("y4");
-  onnx::Node& att = b.add("Attention", {q4, keys, values, mask}, {y4});
-  if (scale != 0.0f) Builder::set_float(att, "scale", scale);
-  if (softcap > 0.0f) Builder::set_float(att, "softcap", softcap);
+  onnx::Node& att = b.node("Attention", {q4, keys, values, mask}, {y4});
+  if (scale != 0.0f) set_float(att, "scale", scale);
+  if (softcap > 0.0f) set_float(att, "softcap", softcap);
   b.from_heads(y4, op.outputs[0]);
   return b.take();
 }

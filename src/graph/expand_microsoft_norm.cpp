@@ -15,70 +15,6 @@ namespace {
 // onnx TensorProto element type codes, for Cast's `to`.
 constexpr int64_t kOnnxInt32 = 6, kOnnxInt64 = 7;
 
-// The rank a value is declared with (an initializer, or a graph input, value_info or output with a shape), or -1.
-int64_t declared_rank(const onnx::Graph& g, const std::string& name) {
-  if (auto it = g.initializers.find(name); it != g.initializers.end()) return it->second.rank();
-  for (const auto* list : {&g.inputs, &g.value_info, &g.outputs})
-    for (const onnx::ValueInfo& v : *list)
-      if (v.name == name && v.has_shape) return static_cast<int64_t>(v.dims.size());
-  return -1;
-}
-
-// Collects the nodes of one expansion. Values are named `<op's first output>/<tag>_<suffix>` (unique, as that output
-// is) and nodes `<op's name>/<suffix>`, or `<op's name>/<node type>` for a node writing one of the op's outputs.
-class Expansion {
- public:
-  Expansion(onnx::Graph& g, const onnx::Node& op, int64_t opset, const std::string& tag)
-      : g_(g), op_(op), opset_(opset), prefix_(op.outputs[0] + "/" + tag + "_") {}
-
-  std::string value(const std::string& suffix) const { return prefix_ + suffix; }
-
-  // A node of `type` writing `outputs`; `since` is the default-domain opset its form needs: a model older than that
-  // gets the node at that opset (onnx::Node::opset).
-  onnx::Node& node(const std::string& type, std::vector<std::string> inputs, std::vector<std::string> outputs,
-                   int64_t since = 1) {
-    const std::string& first = outputs[0];
-    const std::string label = first.compare(0, prefix_.size(), prefix_) != 0 ? type : first.substr(prefix_.size());
-    while (outputs.back().empty()) outputs.pop_back();  // the first is never empty
-    nodes_.push_back(expansion_node(op_, type, std::move(inputs), std::move(outputs), label));
-    if (opset_ < since) nodes_.back().opset = since;
-    return nodes_.back();
-  }
-
-  // An int64 initializer: a vector, or a scalar when `scalar`.
-  std::string ints(const std::string& suffix, const std::vector<int64_t>& v, bool scalar = false) {
-    const std::string name = value(suffix);
-    g_.initializers[name] =
-        Tensor::from_bytes(DType::Int64, scalar ? Shape{} : Shape{static_cast<int64_t>(v.size())}, v.data());
-    return name;
-  }
-
-  std::vector<onnx::Node> take() { return std::move(nodes_); }
-
- private:
-  onnx::Graph& g_;
-  const onnx::Node& op_;
-  int64_t opset_;
-  std::string prefix_;
-  std::vector<onnx::Node> nodes_;
-};
-
-void set_int(onnx::Node& n, const char* name, int64_t v) {
-  (n.attributes[name] = attribute(name, onnx::Attribute::Int)).i = v;
-}
-void set_float(onnx::Node& n, const char* name, float v) {
-  (n.attributes[name] = attribute(name, onnx::Attribute::Float)).f = v;
-}
-
-const std::string& input_or_empty(const onnx::Node& op, size_t i) {
-  static const std::string kNone;
-  return i < op.inputs.size() ? op.inputs[i] : kNone;
-}
-const std::string& output_or_empty(const onnx::Node& op, size_t i) {
-  static const std::string kNone;
-  return i < op.outputs.size() ? op.outputs[i] : kNone;
-}
-
 // Input and output counts, and the inputs that may not be absent.
 void require_arity(const onnx::Node& op, size_t min_in, size_t max_in, size_t max_out, std::vector<size_t> required) {
   if (op.inputs.size() < min_in || op.inputs.size() > max_in || op.outputs.empty() || op.outputs.size() > max_out ||
@@ -103,7 +39,7 @@ void refuse_output(const onnx::Node& op, size_t i, const char* what, const char*
 // float32 (docs/arithmetic.md#half-precision). `add(name, tag)` makes the additions writing `name`, naming what they
 // make in between after `tag`; returns the value to normalise.
 template <typename AddFn>
-std::string shared_sum(Expansion& e, const onnx::Graph& g, const std::string& wanted, const std::string& data,
+std::string shared_sum(ExpansionBuilder& e, const onnx::Graph& g, const std::string& wanted, const std::string& data,
                        AddFn add) {
   if (wanted.empty()) return add(e.value("sum"), "sum");
   add(wanted, "output");
@@ -112,7 +48,7 @@ std::string shared_sum(Expansion& e, const onnx::Graph& g, const std::string& wa
 
 // s = (input + skip) + bias, onnxruntime's order; skip broadcasts as Add broadcasts ((1, S, H) and (S, H) as
 // onnxruntime allows).
-std::string skip_sum(Expansion& e, const onnx::Graph& g, const onnx::Node& op, size_t bias_index) {
+std::string skip_sum(ExpansionBuilder& e, const onnx::Graph& g, const onnx::Node& op, size_t bias_index) {
   const std::string& bias = input_or_empty(op, bias_index);
   auto add = [&](const std::string& sum, const std::string& tag) {
     if (bias.empty()) {
@@ -132,7 +68,7 @@ std::string skip_sum(Expansion& e, const onnx::Graph& g, const onnx::Node& op, s
 // axis = -1, epsilon (default 1e-12)), whose Mean and InvStdDev have onnxruntime's shapes (the hidden dim set to 1).
 std::vector<onnx::Node> expand_skip_layer_normalization(onnx::Graph& g, const onnx::Node& op, int64_t opset) {
   require_arity(op, 3, 5, 4, {0, 1, 2});
-  Expansion e(g, op, opset, "skip_ln");
+  ExpansionBuilder e(g, op, opset, "skip_ln");
   const std::string sum = skip_sum(e, g, op, 4);
   onnx::Node& ln = e.node("LayerNormalization", {sum, op.inputs[2], input_or_empty(op, 3)},
                           {op.outputs[0], output_or_empty(op, 1), output_or_empty(op, 2)}, 17);
@@ -149,7 +85,7 @@ std::vector<onnx::Node> expand_skip_simplified_layer_normalization(onnx::Graph& 
   require_arity(op, 3, 4, 4, {0, 1, 2});
   refuse_output(op, 1, "mean", "RMSNormalization gives no statistics");
   refuse_output(op, 2, "inv_std_var", "RMSNormalization gives no statistics");
-  Expansion e(g, op, opset, "skip_rms");
+  ExpansionBuilder e(g, op, opset, "skip_rms");
   const std::string sum = skip_sum(e, g, op, 3);
   onnx::Node& rms = e.node("RMSNormalization", {sum, op.inputs[2]}, {op.outputs[0]}, 23);
   set_int(rms, "axis", -1);
@@ -162,7 +98,7 @@ std::vector<onnx::Node> expand_skip_simplified_layer_normalization(onnx::Graph& 
 std::vector<onnx::Node> expand_simplified_layer_normalization(onnx::Graph& g, const onnx::Node& op, int64_t opset) {
   require_arity(op, 2, 2, 2, {0, 1});
   refuse_output(op, 1, "inv_std_var", "RMSNormalization gives no statistics");
-  Expansion e(g, op, opset, "rms");
+  ExpansionBuilder e(g, op, opset, "rms");
   onnx::Node& rms = e.node("RMSNormalization", {op.inputs[0], op.inputs[1]}, {op.outputs[0]}, 23);
   for (const char* name : {"axis", "epsilon", "stash_type"})
     if (const onnx::Attribute* a = op.find(name)) rms.attributes[name] = *a;
@@ -178,14 +114,14 @@ std::vector<onnx::Node> expand_embed_layer_normalization(onnx::Graph& g, const o
   const std::string &ids = op.inputs[0], &segment_ids = op.inputs[1], &segment_table = op.inputs[4];
   if (segment_ids.empty() != segment_table.empty())
     throw op.error(ErrorCode::InvalidGraph, "segment_ids and segment_embedding must both be given or both be absent");
-  Expansion e(g, op, opset, "embed_ln");
+  ExpansionBuilder e(g, op, opset, "embed_ln");
   e.node("Gather", {op.inputs[2], ids}, {e.value("word")});
   std::string positions = input_or_empty(op, 8);
   const bool counted_positions = positions.empty();
   if (counted_positions) {  // 0 .. S-1, S = input_ids.shape[1]
     e.node("Shape", {ids}, {e.value("ids_shape")});
-    e.node("Gather", {e.value("ids_shape"), e.ints("one", {1}, true)}, {e.value("seq_len")});
-    e.node("Range", {e.ints("zero", {0}, true), e.value("seq_len"), e.value("one")}, {e.value("positions")}, 11);
+    e.node("Gather", {e.value("ids_shape"), e.scalar_int("one", 1)}, {e.value("seq_len")});
+    e.node("Range", {e.scalar_int("zero", 0), e.value("seq_len"), e.value("one")}, {e.value("positions")}, 11);
     positions = e.value("positions");
   }
   e.node("Gather", {op.inputs[3], positions}, {e.value("position")});
@@ -257,7 +193,7 @@ std::vector<onnx::Node> expand_microsoft_rotary_embedding(onnx::Graph& g, const 
   if (rank != -1 && rank != 3 && rank != 4)
     throw op.error(ErrorCode::InvalidGraph, "input must be 3-D or 4-D, declared with rank " + std::to_string(rank));
   const bool heads_from_cache = heads == 0 && rank != 4;
-  Expansion e(g, op, opset, "rotary");
+  ExpansionBuilder e(g, op, opset, "rotary");
   auto transpose = [&](const std::string& in, const std::string& out) {
     onnx::Node& t = e.node("Transpose", {in}, {out});
     (t.attributes["perm"] = attribute("perm", onnx::Attribute::Ints)).ints = {0, 2, 1, 3};
@@ -281,8 +217,8 @@ std::vector<onnx::Node> expand_microsoft_rotary_embedding(onnx::Graph& g, const 
   if (need_shape) e.node("Shape", {x}, {e.value("input_shape")});
   if (declared_rank(g, pos) != 2) {
     e.node("Gather", {e.value("input_shape"), e.ints("batch_seq_index", {0, -2})}, {e.value("batch_seq")});
-    e.node("Gather", {e.value("input_shape"), e.ints("seq_index", {-2}, true)}, {e.value("seq_len")});
-    e.node("Range", {e.ints("zero", {0}, true), e.value("seq_len"), e.ints("one", {1}, true)}, {e.value("steps")}, 11);
+    e.node("Gather", {e.value("input_shape"), e.scalar_int("seq_index", -2)}, {e.value("seq_len")});
+    e.node("Range", {e.scalar_int("zero", 0), e.value("seq_len"), e.scalar_int("one", 1)}, {e.value("steps")}, 11);
     e.node("Size", {pos}, {e.value("position_count")});
     e.node("Equal", {e.value("position_count"), e.value("one")}, {e.value("is_offset")});
     set_int(e.node("Cast", {e.value("is_offset")}, {e.value("offset_factor")}), "to", kOnnxInt64);
