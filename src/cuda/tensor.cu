@@ -1,5 +1,8 @@
 // CUDA kernels of the tensor family: one thread per output element, moving bytes by element size (1, 2, 4, 8),
 // following the same plans (src/ops/tensor.cpp) as the CPU kernels, so the bytes moved are the same.
+#include <optional>
+
+#include "cuda/broadcast.cuh"
 #include "cuda/common.cuh"
 #include "ops/registry.h"
 #include "ops/tensor.h"
@@ -37,6 +40,58 @@ __global__ void strided_copy_kernel(StridedCopy c, const T* __restrict__ src, T*
   // 32-bit divisions where the coordinates fit: a 64-bit one is a long subroutine.
   const CopyOffsets o = n <= int64_t(UINT32_MAX) ? copy_offsets<uint32_t>(c, uint32_t(e)) : copy_offsets<int64_t>(c, e);
   dst[o.dst] = src[o.src];
+}
+
+/// A StridedCopy whose every offset is below 2^31, its coordinates found by multiply-high divisions
+/// (ops/fast_divisor.h), counted in units of U: one element, or four consecutive ones (Quad) where the innermost
+/// dim runs contiguously on both sides in whole quads.
+struct StridedCopy32 {
+  int rank = 0;
+  uint32_t numel = 1, src_offset = 0, dst_offset = 0;
+  FastDivisor dims[kCopyMaxRank];
+  uint32_t src_strides[kCopyMaxRank] = {}, dst_strides[kCopyMaxRank] = {};
+};
+
+/// `c` in units of `unit` elements (1 or 4), or nothing where an offset reaches 2^31, a stride is negative (a
+/// reversed Slice: strided_copy_kernel takes it) or the units do not tile it. Every dim is at least 1 (the caller
+/// skips empty copies).
+std::optional<StridedCopy32> copy_32bit(const StridedCopy& c, int unit) {
+  constexpr int64_t kLimit = int64_t(1) << 31;
+  const int last = c.rank - 1;
+  if (unit > 1 && (c.rank == 0 || c.src_strides[last] != 1 || c.dst_strides[last] != 1 || c.dims[last] % unit != 0 ||
+                   c.src_offset % unit != 0 || c.dst_offset % unit != 0))
+    return std::nullopt;
+  StridedCopy32 out;
+  out.rank = c.rank;
+  int64_t numel = 1, src_end = c.src_offset / unit, dst_end = c.dst_offset / unit;  // in units
+  for (int k = 0; k < c.rank; ++k) {
+    const bool inner = k == last;  // the quads run along it: unit stride
+    if (!inner && (c.src_strides[k] % unit != 0 || c.dst_strides[k] % unit != 0)) return std::nullopt;
+    const int64_t dim = inner ? c.dims[k] / unit : c.dims[k];
+    const int64_t ss = inner && unit > 1 ? 1 : c.src_strides[k] / unit, ds = inner && unit > 1 ? 1 : c.dst_strides[k] / unit;
+    numel *= dim, src_end += (dim - 1) * ss, dst_end += (dim - 1) * ds;
+    if (numel >= kLimit || src_end >= kLimit || dst_end >= kLimit || ss < 0 || ds < 0) return std::nullopt;
+    out.dims[k] = FastDivisor(uint32_t(dim));
+    out.src_strides[k] = uint32_t(ss), out.dst_strides[k] = uint32_t(ds);
+  }
+  out.numel = uint32_t(numel);
+  out.src_offset = uint32_t(c.src_offset / unit), out.dst_offset = uint32_t(c.dst_offset / unit);
+  return out;
+}
+
+// Contract: exact copy; see docs/arithmetic.md#strided-copy. U: one element, or a Quad of four.
+template <typename U>
+__global__ void strided_copy_kernel_32bit(StridedCopy32 c, const U* __restrict__ src, U* __restrict__ dst) {
+  uint32_t e = blockIdx.x * blockDim.x + threadIdx.x;
+  if (e >= c.numel) return;
+  uint32_t s = c.src_offset, d = c.dst_offset;
+  for (int k = c.rank - 1; k >= 0; --k) {
+    const uint32_t q = c.dims[k].quotient(e), i = e - q * c.dims[k].divisor;
+    s += i * c.src_strides[k];
+    d += i * c.dst_strides[k];
+    e = q;
+  }
+  dst[d] = src[s];
 }
 
 // Contract: exact copy; see docs/arithmetic.md#pad.
@@ -112,7 +167,19 @@ void launch_per_element(KernelContext& ctx, void (*kernel)(Params...), int64_t n
 struct CudaTensor {
   template <typename T>
   static void copy(KernelContext& ctx, const StridedCopy& c, const T* src, T* dst) {
-    launch_per_element(ctx, strided_copy_kernel<T>, c.numel(), c, src, dst);
+    if (c.numel() == 0) return;
+    if (const auto quads = quad_aligned(src) && quad_aligned(dst) ? copy_32bit(c, 4) : std::nullopt) {
+      launch_32bit(ctx, *quads, reinterpret_cast<const Quad<T>*>(src), reinterpret_cast<Quad<T>*>(dst));
+    } else if (const auto singles = copy_32bit(c, 1)) {
+      launch_32bit(ctx, *singles, src, dst);
+    } else {
+      launch_per_element(ctx, strided_copy_kernel<T>, c.numel(), c, src, dst);
+    }
+  }
+  template <typename U>
+  static void launch_32bit(KernelContext& ctx, const StridedCopy32& c, const U* src, U* dst) {
+    strided_copy_kernel_32bit<U><<<blocks_for(c.numel), kThreadsPerBlock, 0, stream_of(ctx)>>>(c, src, dst);
+    check_launch(ctx);
   }
   template <typename T>
   static void pad(KernelContext& ctx, const PadPlan& p, const T* src, T* dst, int64_t n) {
