@@ -125,8 +125,9 @@ def test_ml_dtypes_arrays_are_not_taken_for_bytes():
                               [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2])],
                               [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2])])
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]).SerializeToString()
-    # bfloat16 is a lockstep type: fed for a float input, it is onnxruntime's type mismatch; float8e8m0 is not one.
+    # bfloat16 is a lockstep type: fed for a float input, it is onnxruntime's type mismatch; float8e4m3b11fnuz is
+    # not one.
     with pytest.raises(lockstep.InvalidArgument, match=r"input 'x'.*tensor\(bfloat16\)"):
         lockstep.InferenceSession(model).run(None, {"x": np.zeros(2, ml_dtypes.bfloat16)})
-    with pytest.raises(lockstep.NotImplemented, match="input 'x' has numpy dtype float8_e8m0fnu"):
-        lockstep.InferenceSession(model).run(None, {"x": np.zeros(2, ml_dtypes.float8_e8m0fnu)})
+    with pytest.raises(lockstep.NotImplemented, match="input 'x' has numpy dtype float8_e4m3b11fnuz"):
+        lockstep.InferenceSession(model).run(None, {"x": np.zeros(2, ml_dtypes.float8_e4m3b11fnuz)})

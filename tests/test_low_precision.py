@@ -1,4 +1,5 @@
-"""The low-precision element types (float8 x4, float4e2m1, int4/uint4, int2/uint2, bfloat16): Cast to and from
+"""The low-precision element types (float8 x4, float4e2m1, int4/uint4, int2/uint2, bfloat16; float8e8m0 at the end,
+against onnx's own conversion): Cast to and from
 them, QuantizeLinear and DequantizeLinear, checked bit for bit (bytes, not allclose) against onnx's reference
 (onnx.reference.ReferenceEvaluator, whose conversions are ml_dtypes'). Every byte pattern of each 8-bit type is
 decoded; a dense float32 (and float64, float16) sample is encoded: every float16 value, the midpoints between
@@ -195,14 +196,18 @@ def test_packed_initializer_round_trip():
         check(model, {}, f"packed {TensorProto.DataType.Name(code)} initializer")
 
 
-def test_unsupported_combination_names_the_node():
+# float8e8m0 is a Cast type only: ops that compute refuse it as they refuse the other float8 types.
+@pytest.mark.parametrize("code,numpy_type", [(TensorProto.FLOAT8E4M3FN, ml_dtypes.float8_e4m3fn),
+                                             (TensorProto.FLOAT8E8M0, ml_dtypes.float8_e8m0fnu)],
+                         ids=["float8e4m3fn", "float8e8m0"])
+def test_unsupported_combination_names_the_node(code, numpy_type):
     node = helper.make_node("Relu", ["x"], ["y"], name="relu8")
-    graph = helper.make_graph([node], "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT8E4M3FN, None)],
-                              [helper.make_tensor_value_info("y", TensorProto.FLOAT8E4M3FN, None)])
+    graph = helper.make_graph([node], "g", [helper.make_tensor_value_info("x", code, None)],
+                              [helper.make_tensor_value_info("y", code, None)])
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 25)])
     session = lockstep.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
-    with pytest.raises(Exception, match="relu8"):
-        session.run(None, {"x": np.zeros(3, ml_dtypes.float8_e4m3fn)})
+    with pytest.raises(lockstep.NotImplemented, match=f"relu8.*{name(code).lower()}"):
+        session.run(None, {"x": np.ones(3, numpy_type)})
 
 
 def test_optimized_model_packs_them_again(tmp_path):
@@ -223,3 +228,111 @@ def test_optimized_model_packs_them_again(tmp_path):
             same_bytes(numpy_helper.to_array(tensor), values, f"written {tensor.name}")
     y, z = lockstep.InferenceSession(options.optimized_model_filepath).run(None, {})
     same_bytes(z, values, "reloaded z")
+
+
+# --- float8e8m0 (Cast only, opset 24+): exponent-only, code c = 2^(c - 127), 0xff NaN. Decoding is ml_dtypes';
+# encoding is onnx's reference (onnx.numpy_helper.to_float8e8m0, which works on the float32 encoding), for each
+# round_mode and saturate (docs/arithmetic.md#low-precision-conversions).
+E8M0 = ml_dtypes.float8_e8m0fnu
+ROUND_MODES = ["up", "down", "nearest"]
+
+
+def e8m0_cast_model(src, round_mode=None, saturate=None, opset=25):
+    attrs = {"to": TensorProto.FLOAT8E8M0}
+    if round_mode is not None:
+        attrs["round_mode"] = round_mode
+    if saturate is not None:
+        attrs["saturate"] = int(saturate)
+    graph = helper.make_graph([helper.make_node("Cast", ["x"], ["y"], name="to_e8m0", **attrs)], "cast",
+                              [helper.make_tensor_value_info("x", src, None)],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT8E8M0, None)])
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
+
+
+def e8m0_float32_sample():
+    """Every exponent with mantissas that decide each round mode (0, the lowest bit, bit 21 alone, bit 22 alone
+    (the tie), bit 22 with a lower bit, all ones), subnormals, +-0, +-inf, NaNs, and random bit patterns; both
+    signs."""
+    rng = np.random.default_rng(24)
+    exponents = np.arange(256, dtype=np.uint32) << 23
+    mantissas = np.array([0, 1, 0x1FFFFF, 0x200000, 0x3FFFFF, 0x400000, 0x400001, 0x600000, 0x7FFFFF], np.uint32)
+    grid = (exponents[:, None] | mantissas[None, :]).reshape(-1)
+    pieces = [grid, rng.integers(0, 2**32, 200000, dtype=np.uint64).astype(np.uint32)]
+    x = np.concatenate(pieces)
+    return np.concatenate([x, x | np.uint32(0x80000000)]).view(np.float32)
+
+
+def e8m0_decode_model(to):
+    return helper.make_model(helper.make_graph(
+        [helper.make_node("Cast", ["x"], ["y"], to=to)], "cast",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT8E8M0, None)],
+        [helper.make_tensor_value_info("y", to, None)]), opset_imports=[helper.make_opsetid("", 25)])
+
+
+def test_e8m0_decode_every_code():
+    x = np.arange(256, dtype=np.uint8).view(E8M0)
+    for to in (TensorProto.FLOAT, TensorProto.FLOAT16, TensorProto.DOUBLE, TensorProto.BFLOAT16):
+        check(e8m0_decode_model(to), {"x": x}, f"FLOAT8E8M0 -> {name(to)}")
+    # and the values themselves: 2^(c - 127), 0xff NaN
+    want = np.where(np.arange(256) == 255, np.nan, 2.0 ** (np.arange(256) - 127.0)).astype(np.float32)
+    for provider in PROVIDERS:
+        session = lockstep.InferenceSession(e8m0_decode_model(TensorProto.FLOAT).SerializeToString(),
+                                            providers=[provider])
+        same_bytes(session.run(None, {"x": x})[0], want, f"FLOAT8E8M0 -> FLOAT vs 2^(c - 127) ({provider})")
+
+
+E8M0_ENCODINGS = [(m, s) for m in ROUND_MODES for s in (True, False)]
+
+
+@pytest.mark.parametrize("round_mode,saturate", E8M0_ENCODINGS, ids=[f"{m}-saturate{int(s)}" for m, s in E8M0_ENCODINGS])
+def test_e8m0_encode_float32(round_mode, saturate):
+    x = e8m0_float32_sample()
+    model = e8m0_cast_model(TensorProto.FLOAT, round_mode, saturate)
+    check(model, {"x": x}, f"float -> FLOAT8E8M0 {round_mode} saturate={saturate}")
+    # The reference's conversion itself, directly (the evaluator calls it; this pins what it is).
+    want = numpy_helper.to_float8e8m0(x, saturate, round_mode)
+    for provider in PROVIDERS:
+        got = lockstep.InferenceSession(model.SerializeToString(), providers=[provider]).run(None, {"x": x})[0]
+        same_bytes(got, want, f"float -> FLOAT8E8M0 {round_mode} saturate={saturate} vs to_float8e8m0 ({provider})")
+
+
+@pytest.mark.parametrize("round_mode", ROUND_MODES)
+@pytest.mark.parametrize("src", [TensorProto.FLOAT16, TensorProto.DOUBLE, TensorProto.INT32],
+                         ids=["float16", "double", "int32"])
+@np.errstate(all="ignore")
+def test_e8m0_encode_other_types(src, round_mode):
+    if src == TensorProto.FLOAT16:
+        x = np.arange(65536, dtype=np.uint32).astype(np.uint16).view(np.float16)
+    elif src == TensorProto.DOUBLE:  # first rounded to float32 (as the reference does), then encoded
+        f = e8m0_float32_sample().astype(np.float64)
+        x = np.concatenate([f, f * (1 + 2.0**-30), f * (1 - 2.0**-30), [1.5 * 2.0**127, 2.0**-140, 1e300]])
+    else:
+        x = np.random.default_rng(5).integers(-2**31, 2**31 - 1, 10000, dtype=np.int64).astype(np.int32)
+    check(e8m0_cast_model(src, round_mode), {"x": x}, f"{name(src)} -> FLOAT8E8M0 {round_mode}")
+
+
+def test_e8m0_defaults_and_opset24():
+    # round_mode defaults to "up", saturate to 1; opset 24 reads the same attributes.
+    x = e8m0_float32_sample()
+    want = numpy_helper.to_float8e8m0(x, True, "up")
+    for model in (e8m0_cast_model(TensorProto.FLOAT), e8m0_cast_model(TensorProto.FLOAT, "up", True, opset=24)):
+        for provider in PROVIDERS:
+            got = lockstep.InferenceSession(model.SerializeToString(), providers=[provider]).run(None, {"x": x})[0]
+            same_bytes(got, want, f"float -> FLOAT8E8M0 defaults ({provider})")
+
+
+def test_e8m0_bad_round_mode_names_the_node():
+    session = lockstep.InferenceSession(e8m0_cast_model(TensorProto.FLOAT, "sideways").SerializeToString())
+    with pytest.raises(lockstep.InvalidGraph, match=r"to_e8m0.*round_mode 'sideways'"):
+        session.run(None, {"x": np.ones(3, np.float32)})
+
+
+def test_e8m0_initializer_and_identity():
+    # An e8m0 initializer is read (one byte per element) and moves through an op that only moves bytes.
+    values = np.array([0, 1, 126, 127, 128, 254, 255], np.uint8).view(E8M0)
+    nodes = [helper.make_node("Identity", ["c"], ["z"]), helper.make_node("Cast", ["c"], ["y"], to=TensorProto.FLOAT)]
+    graph = helper.make_graph(nodes, "g", [], [helper.make_tensor_value_info("z", TensorProto.FLOAT8E8M0, [7]),
+                                               helper.make_tensor_value_info("y", TensorProto.FLOAT, [7])],
+                              initializer=[numpy_helper.from_array(values, "c")])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 25)])
+    check(model, {}, "e8m0 initializer")

@@ -1,11 +1,13 @@
-"""Exp, Log, Mod and ReduceLogSumExp on double (docs/arithmetic.md#binary64-exp-and-log, #double-reductions).
+"""Exp, Log, Mod, ReduceLogSumExp, Softmax and LogSoftmax on double (docs/arithmetic.md#binary64-exp-and-log,
+#double-reductions, #softmax--logsoftmax).
 
   * Exp and Log: within 1 ulp of numpy's longdouble functions (x87 expl/logl, ~2^-63 relative) rounded to double,
     counted in ulps, over a million inputs spanning the ranges (denormal results and arguments included);
   * Mod: the same bytes as numpy's fmod (fmod = 1) and floor remainder (fmod = 0, opset 28), signed zeros included,
     on edge cases and random operands of every magnitude (quotients up to 2^2100);
   * ReduceLogSumExp: the same bytes as the contract's sequence written as separate nodes (ReduceMax, Sub, Exp,
-    ReduceSum, Log, Add) for finite data, contiguous and strided;
+    ReduceSum, Log, Add) for finite data, contiguous and strided; Softmax and LogSoftmax likewise (ReduceMax, Sub,
+    Exp, ReduceSum, Div or Log and Sub), and their special rows;
   * every output the same bytes at 1 and 3 threads, and on CUDA as on the CPU (when a GPU is present).
 """
 
@@ -171,3 +173,41 @@ def test_reduce_log_sum_exp_special_rows():
     assert np.isnan(y[0]) and y[1] == inf and y[2] == -inf and y[3] == 0.0
     assert y[4] == 1e308 + np.log(2.0)
     check_devices_and_threads(model, {"x": x}, [y])
+
+
+@pytest.mark.parametrize("shape,axis", [((7, 300), 1), ((4, 50, 6), 1), ((3, 4, 5), 0), ((40,), 0)])
+@pytest.mark.parametrize("op", ["Softmax", "LogSoftmax"])
+def test_softmax_is_the_contract_sequence(op, shape, axis):
+    """Softmax and LogSoftmax on double have the bytes of ReduceMax, Sub, Exp, ReduceSum and Div (or Log, Sub) run
+    as separate nodes, and are within a few ulps of the longdouble result."""
+    x = rng.uniform(-300, 300, shape)
+    ax = numpy_helper.from_array(np.array([axis], np.int64), "axes")
+    fused = model_of([helper.make_node(op, ["x"], ["y"], axis=axis)], ["x"], ["y"], 18)
+    finish = ([helper.make_node("Div", ["e", "s"], ["y"])] if op == "Softmax" else
+              [helper.make_node("Log", ["s"], ["l"]), helper.make_node("Sub", ["d", "l"], ["y"])])
+    steps = model_of([helper.make_node("ReduceMax", ["x", "axes"], ["m"]), helper.make_node("Sub", ["x", "m"], ["d"]),
+                      helper.make_node("Exp", ["d"], ["e"]), helper.make_node("ReduceSum", ["e", "axes"], ["s"])]
+                     + finish, ["x"], ["y"], 18, [ax])
+    (y,) = run(fused, {"x": x})
+    (y_steps,) = run(steps, {"x": x})
+    assert same_bits(y, y_steps)
+    # x - max rounded to double as the definition's Sub does (its error, up to |x - max| * 2^-53, is the input's
+    # to exp), then the rest in longdouble: what remains is exp_f64's, the canonical sum's and the last rounding.
+    d = (x - x.max(axis=axis, keepdims=True)).astype(np.longdouble)
+    s = np.exp(d).sum(axis=axis, keepdims=True)
+    want = (np.exp(d) / s if op == "Softmax" else d - np.log(s)).astype(np.float64)
+    # LogSoftmax's d - log(s) cancels where d is near log(s) (s in [1, n]): an absolute bound of a few ulps of log(s).
+    np.testing.assert_allclose(y, want, rtol=4e-15, atol=0 if op == "Softmax" else 1e-15)
+    check_devices_and_threads(fused, {"x": x}, [y])
+
+
+def test_softmax_special_rows():
+    nan, inf = np.nan, np.inf
+    x = np.array([[1.0, nan, 2.0], [1.0, inf, 2.0], [-inf, -inf, -inf], [-inf, 0.0, -inf], [-0.0, 0.0, -0.0]])
+    for op in ("Softmax", "LogSoftmax"):
+        model = model_of([helper.make_node(op, ["x"], ["y"], axis=1)], ["x"], ["y"], 13)
+        (y,) = run(model, {"x": x})
+        assert np.isnan(y[:3]).all()
+        assert same_bits(y[3], np.array([0.0, 1.0, 0.0]) if op == "Softmax" else np.array([-inf, 0.0, -inf]))
+        assert same_bits(y[4], np.full(3, 1 / 3) if op == "Softmax" else np.full(3, -np.log(3.0)))
+        check_devices_and_threads(model, {"x": x}, [y])

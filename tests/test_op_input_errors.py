@@ -1,6 +1,7 @@
 """Bad attributes and shapes of Einsum, the losses, Hardmax/LpNormalization/CumSum, LpPool, OneHot, TopK,
 CenterCropPad, ReverseSequence, GridSample, Col2Im, NonMaxSuppression, GroupNormalization, LRN, MatMulInteger,
-ConvInteger, SwiGLU, CausalConvWithState and DFT are clear errors naming the node and op (and the input), never crashes."""
+ConvInteger, SwiGLU, BatchNormalization (training mode), CausalConvWithState, DeformConv and DFT are clear errors
+naming the node and op (and the input), never crashes."""
 
 import numpy as np
 import pytest
@@ -13,6 +14,9 @@ I64 = np.int64
 F32 = np.float32
 
 BAD = [
+    (case("batchnorm_training_one_output", "BatchNormalization",
+          {"X": np.zeros((2, 3, 4), F32), **{n: np.ones(3, F32) for n in ("scale", "B", "mean", "var")}},
+          attrs={"training_mode": 1}, opset=15), "needs the three outputs"),
     (case("einsum_wrong_term_count", "Einsum", {"a": np.zeros((2, 3), F32)}, attrs={"equation": "ij,jk->ik"},
           opset=12), "2 input terms for 1 inputs"),
     (case("einsum_rank_mismatch", "Einsum", {"a": np.zeros((2, 3), F32)}, attrs={"equation": "ijk->i"}, opset=12),
@@ -129,6 +133,18 @@ BAD = [
     (case("causal_conv_state_shape", "CausalConvWithState",
           {"input": np.zeros((1, 2, 5), F32), "weight": np.zeros((2, 1, 3), F32), "bias": None,
            "past_state": np.zeros((1, 2, 3), F32)}, opset=27), r"past_state \[1,2,3\] must be \[1,2,2\]"),
+    (case("deform_conv_offset_shape", "DeformConv", {"X": np.zeros((1, 2, 5, 5), F32), "W": np.zeros((3, 2, 3, 3), F32),
+                                                     "offset": np.zeros((1, 9, 3, 3), F32)}, opset=22),
+     r"offset \[1,9,3,3\] must be \[1,18,3,3\]"),
+    (case("deform_conv_mask_shape", "DeformConv",
+          {"X": np.zeros((1, 2, 5, 5), F32), "W": np.zeros((3, 2, 3, 3), F32), "offset": np.zeros((1, 18, 3, 3), F32),
+           "B": None, "mask": np.zeros((1, 18, 3, 3), F32)}, opset=22), r"mask \[1,18,3,3\] must be \[1,9,3,3\]"),
+    (case("deform_conv_offset_group", "DeformConv", {"X": np.zeros((1, 3, 5, 5), F32), "W": np.zeros((3, 3, 3, 3), F32),
+                                                     "offset": np.zeros((1, 36, 3, 3), F32)},
+          attrs={"offset_group": 2}, opset=22), "offset_group 2 must be >= 1 and divide the 3 input channels"),
+    (case("deform_conv_group", "DeformConv", {"X": np.zeros((1, 4, 5, 5), F32), "W": np.zeros((3, 4, 3, 3), F32),
+                                              "offset": np.zeros((1, 18, 3, 3), F32)}, attrs={"group": 2}, opset=22),
+     "do not fit group 2"),
     (case("dft_axis_on_components", "DFT", {"input": np.zeros((2, 8, 1), F32)}, attrs={"axis": 2}, opset=17),
      r"axis 2 is outside"),
     (case("dft_onesided_complex", "DFT", {"input": np.zeros((2, 8, 2), F32)}, attrs={"onesided": 1}, opset=17),
@@ -141,3 +157,13 @@ def test_bad_input_is_a_clear_error(c, message):
     with pytest.raises(lockstep.Fail, match=rf"\({c.op_type}\).*{message}"):
         sess = lockstep.InferenceSession(single_node_model(c))
         sess.run(None, feeds_of(c))
+
+
+@pytest.mark.parametrize("rank", [3, 5])
+def test_deform_conv_other_ranks_are_not_implemented(rank):
+    spatial = (5,) * (rank - 2)
+    c = case(f"deform_conv_rank{rank}", "DeformConv",
+             {"X": np.zeros((1, 2, *spatial), F32), "W": np.zeros((2, 2, *(3,) * (rank - 2)), F32),
+              "offset": np.zeros((1, 2 * 3 ** (rank - 2) * (rank - 2), *(3,) * (rank - 2)), F32)}, opset=22)
+    with pytest.raises(lockstep.NotImplemented, match=r"\(DeformConv\).*only 2-D \(X of rank 4\) is implemented"):
+        lockstep.InferenceSession(single_node_model(c)).run(None, feeds_of(c))

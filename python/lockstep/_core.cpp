@@ -51,6 +51,7 @@ constexpr MlDType kMlDTypes[] = {
     {DType::Float8E5M2FNUZ, "float8_e5m2fnuz"}, {DType::UInt4, "uint4"},
     {DType::Int4, "int4"},               {DType::Float4E2M1, "float4_e2m1fn"},
     {DType::UInt2, "uint2"},             {DType::Int2, "int2"},
+    {DType::Float8E8M0, "float8_e8m0fnu"},
 };
 
 const MlDType* ml_dtype_of(DType t) {

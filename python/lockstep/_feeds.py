@@ -22,7 +22,7 @@ NUMPY_TYPES = {
 ML_DTYPES = {
     "bfloat16": "bfloat16", "float8e4m3fn": "float8_e4m3fn", "float8e4m3fnuz": "float8_e4m3fnuz",
     "float8e5m2": "float8_e5m2", "float8e5m2fnuz": "float8_e5m2fnuz", "uint4": "uint4", "int4": "int4",
-    "float4e2m1": "float4_e2m1fn", "uint2": "uint2", "int2": "int2",
+    "float4e2m1": "float4_e2m1fn", "uint2": "uint2", "int2": "int2", "float8e8m0": "float8_e8m0fnu",
 }
 if ml_dtypes is not None:
     NUMPY_TYPES.update({f"tensor({onnx_name})": getattr(ml_dtypes, name) for onnx_name, name in ML_DTYPES.items()})

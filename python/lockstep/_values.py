@@ -40,7 +40,8 @@ _ELEMENT_TYPES = {
     10: (np.float16, "float16"), 11: (np.float64, "double"), 12: (np.uint32, "uint32"), 13: (np.uint64, "uint64"),
 }
 _LOW_PRECISION_CODES = {"bfloat16": 16, "float8e4m3fn": 17, "float8e4m3fnuz": 18, "float8e5m2": 19,
-                        "float8e5m2fnuz": 20, "uint4": 21, "int4": 22, "float4e2m1": 23, "uint2": 25, "int2": 26}
+                        "float8e5m2fnuz": 20, "uint4": 21, "int4": 22, "float4e2m1": 23, "float8e8m0": 24,
+                        "uint2": 25, "int2": 26}
 _ELEMENT_TYPES.update({code: (NUMPY_TYPES[f"tensor({name})"], name) for name, code in _LOW_PRECISION_CODES.items()
                        if f"tensor({name})" in NUMPY_TYPES})
 _CODE_OF_NUMPY = {np.dtype(t): code for code, (t, _) in _ELEMENT_TYPES.items()}

@@ -16,10 +16,10 @@ _TYPE_ATTRIBUTES = {("Cast", "to"), ("EyeLike", "dtype"), ("LayerNormalization",
                     ("RandomNormal", "dtype"), ("RandomUniform", "dtype"),
                     ("RandomNormalLike", "dtype"), ("RandomUniformLike", "dtype"),
                     ("HannWindow", "output_datatype"), ("HammingWindow", "output_datatype"),
-                    ("BlackmanWindow", "output_datatype")}
+                    ("BlackmanWindow", "output_datatype"), ("MelWeightMatrix", "output_datatype")}
 # Ops whose type attribute defaults to float when absent: the widened node states double.
 _FLOAT_BY_DEFAULT = {("HannWindow", "output_datatype"), ("HammingWindow", "output_datatype"),
-                     ("BlackmanWindow", "output_datatype")}
+                     ("BlackmanWindow", "output_datatype"), ("MelWeightMatrix", "output_datatype")}
 
 
 def _onnx():
@@ -132,6 +132,7 @@ def _replaced_ops():
 
     from onnx.reference.ops.op_bitcast import BitCast as _BitCast
     from onnx.reference.ops.op_dynamic_quantize_linear import DynamicQuantizeLinear as _DynamicQuantizeLinear
+    from onnx.reference.ops.op_tfidf_vectorizer import TfIdfVectorizer as _TfIdfVectorizer
 
     # Ops defined on float32 bits or float32 rounding steps: a widened float64 input is the float32 value it
     # widened (exact), so it is narrowed back, and a float32 result widened again for the rest of the graph.
@@ -147,7 +148,13 @@ def _replaced_ops():
             y, scale, zero_point = super()._run(np.asarray(x, np.float32))
             return y, scale.astype(np.float64), zero_point
 
-    return [GatherElements, Scatter, BitCast, DynamicQuantizeLinear]
+    class TfIdfVectorizer(_TfIdfVectorizer):
+        # Its output is float32 by definition (exact counts, or counts times float32 weights): widened as it is.
+        def _run(self, x, **kwargs):
+            (y,) = super()._run(x, **kwargs)
+            return (y.astype(np.float64),)
+
+    return [GatherElements, Scatter, BitCast, DynamicQuantizeLinear, TfIdfVectorizer]
 
 
 def _onnx_np_type(elem_type):

@@ -210,22 +210,37 @@ LOCKSTEP_HD I real_to_int(double d) {
   }
 }
 
+/// Cast's attributes that change a conversion: `saturate` (float8 targets) and `round_mode` (float8e8m0). A bool
+/// converts to the default round mode.
+struct CastMode {
+  bool saturate = true;
+  E8M0Round round = E8M0Round::Up;
+  LOCKSTEP_HD CastMode(bool s = true, E8M0Round r = E8M0Round::Up) : saturate(s), round(r) {}
+};
+
 /// CastValue -> a low-precision type: floats round from double (exact for every float source; an integer beyond
-/// 2^53 is out of every minifloat's range either way), integers wrap, reals truncate (small_int_from_real).
+/// 2^53 is out of every minifloat's range either way), integers wrap, reals truncate (small_int_from_real);
+/// float8e8m0 first rounds the value to float (as Cast to float does), then f32_to_e8m0.
 template <class D>
-LOCKSTEP_HD D cast_store_low(CastValue v, bool saturate) {
-  const double real = v.kind == CastValue::Signed ? static_cast<double>(v.i)
-                      : v.kind == CastValue::Unsigned ? static_cast<double>(v.u) : v.d;
-  if constexpr (D::kFloat) return D{static_cast<uint8_t>(f64_to_minifloat(mini_float(D::kType), real, saturate))};
-  else if (v.kind == CastValue::Real) return D{static_cast<uint8_t>(small_int_from_real(real, D::kIntBits, D::kSigned))};
-  else return D{static_cast<uint8_t>(small_int_wrap(v.kind == CastValue::Signed ? static_cast<uint64_t>(v.i) : v.u,
-                                                    D::kIntBits))};
+LOCKSTEP_HD D cast_store_low(CastValue v, CastMode mode) {
+  if constexpr (D::kType == LowType::E8M0) {
+    const float f = v.kind == CastValue::Signed ? static_cast<float>(v.i)
+                    : v.kind == CastValue::Unsigned ? static_cast<float>(v.u) : static_cast<float>(v.d);
+    return D{static_cast<uint8_t>(f32_to_e8m0(f, mode.saturate, mode.round))};
+  } else {
+    const double real = v.kind == CastValue::Signed ? static_cast<double>(v.i)
+                        : v.kind == CastValue::Unsigned ? static_cast<double>(v.u) : v.d;
+    if constexpr (D::kFloat) return D{static_cast<uint8_t>(f64_to_minifloat(mini_float(D::kType), real, mode.saturate))};
+    else if (v.kind == CastValue::Real) return D{static_cast<uint8_t>(small_int_from_real(real, D::kIntBits, D::kSigned))};
+    else return D{static_cast<uint8_t>(small_int_wrap(v.kind == CastValue::Signed ? static_cast<uint64_t>(v.i) : v.u,
+                                                      D::kIntBits))};
+  }
 }
 
-/// `saturate` is Cast's attribute: it only changes conversions to the float8 types.
+/// `mode` holds Cast's attributes: they only change conversions to the float8 types.
 template <class D>
-LOCKSTEP_HD D cast_store(CastValue v, bool saturate = true) {
-  if constexpr (IsLow<D>::value) return cast_store_low<D>(v, saturate);
+LOCKSTEP_HD D cast_store(CastValue v, CastMode mode = {}) {
+  if constexpr (IsLow<D>::value) return cast_store_low<D>(v, mode);
   else if constexpr (std::is_same_v<D, Half>) return Half{f32_to_f16_bits(cast_store<float>(v))};
   else if constexpr (std::is_same_v<D, BHalf>) return BHalf{f32_to_bf16_bits(cast_store<float>(v))};
   else if constexpr (std::is_same_v<D, Boolean>) {
@@ -244,7 +259,7 @@ LOCKSTEP_HD D cast_store(CastValue v, bool saturate = true) {
 }
 
 template <class D, class S>
-LOCKSTEP_HD D cast_element(S s, bool saturate = true) { return cast_store<D>(cast_load(s), saturate); }
+LOCKSTEP_HD D cast_element(S s, CastMode mode = {}) { return cast_store<D>(cast_load(s), mode); }
 
 // ---------------------------------------------------------------------------------------------- integer helpers
 

@@ -1,4 +1,4 @@
-// Per-element conversions of the low-precision element types (float8 E4M3FN/E4M3FNUZ/E5M2/E5M2FNUZ, float4
+// Per-element conversions of the low-precision element types (float8 E4M3FN/E4M3FNUZ/E5M2/E5M2FNUZ/E8M0, float4
 // E2M1, int4/uint4, int2/uint2), shared literally by the CPU and CUDA kernels (docs/arithmetic.md#low-precision).
 // Every value is one byte holding the type's bit pattern in its low bits (see lockstep/tensor.h).
 #pragma once
@@ -10,8 +10,8 @@
 
 namespace lockstep::arith {
 
-/// The low-precision types, the float ones first.
-enum class LowType : int { E4M3FN, E4M3FNUZ, E5M2, E5M2FNUZ, E2M1, Int4, UInt4, Int2, UInt2 };
+/// The low-precision types, the minifloats first; E8M0 (exponent only, no sign) is a float type of its own.
+enum class LowType : int { E4M3FN, E4M3FNUZ, E5M2, E5M2FNUZ, E2M1, Int4, UInt4, Int2, UInt2, E8M0 };
 
 /// A small float format. Codes are magnitudes (the sign bit apart); fnuz types have no -0 and one NaN, the sign
 /// bit alone (0x80).
@@ -83,6 +83,32 @@ LOCKSTEP_HD uint32_t f64_to_minifloat(const MiniFloat& f, double x, bool saturat
   return mag == 0 && f.fnuz ? 0u : sign | mag;
 }
 
+/// Cast's `round_mode` for float8e8m0 (opset 24): up (the default), down, nearest.
+enum class E8M0Round : int { Up, Down, Nearest };
+
+/// float8e8m0 bits -> float (exact): 2^(bits - 127); 0xff is NaN (decoded as the positive quiet NaN, as ml_dtypes);
+/// code 0, 2^-127, is a float32 subnormal.
+LOCKSTEP_HD float e8m0_to_f32(uint32_t bits) {
+  if (bits == 0xffu) return float_of(0x7fc00000u);
+  return float_of(bits == 0 ? 0x00400000u : bits << 23);
+}
+
+/// float -> float8e8m0 bits, on the float's encoding (onnx's reference, onnx.numpy_helper.to_float8e8m0): the sign
+/// is ignored (negative inputs are undefined in ONNX); NaN and +-inf give 0xff (NaN); otherwise the code is the
+/// biased exponent field e (0 for zero and subnormals) plus one where the mode rounds up:
+///   up: any mantissa bit set; down: never; nearest: mantissa bit 22 set and (a lower bit set or e > 0), so ties
+///   round up.
+/// Rounding e = 0xfe up gives 0xfe with `saturate` and 0xff (NaN) without.
+LOCKSTEP_HD uint32_t f32_to_e8m0(float x, bool saturate, E8M0Round mode) {
+  const uint32_t u = bits_of(x), e = (u >> 23) & 0xffu, m = u & 0x7fffffu;
+  if (e == 0xffu) return 0xffu;
+  bool up = false;
+  if (mode == E8M0Round::Up) up = m != 0;
+  else if (mode == E8M0Round::Nearest) up = (m & 0x400000u) != 0 && ((m & 0x3fffffu) != 0 || e > 0);
+  if (up && saturate && e == 0xfeu) up = false;
+  return e + (up ? 1u : 0u);
+}
+
 /// N-bit two's complement (int4, int2) bits -> value (sign extension).
 LOCKSTEP_HD int32_t small_int_value(uint32_t bits, int n) {
   const uint32_t mask = (1u << n) - 1u, v = bits & mask;
@@ -113,16 +139,17 @@ template <LowType K>
 struct Low {
   uint8_t bits;
   static constexpr LowType kType = K;
-  static constexpr bool kFloat = static_cast<int>(K) <= static_cast<int>(LowType::E2M1);
+  static constexpr bool kFloat = static_cast<int>(K) <= static_cast<int>(LowType::E2M1) || K == LowType::E8M0;
   static constexpr bool kSigned = K == LowType::Int4 || K == LowType::Int2;
   static constexpr int kIntBits = K == LowType::Int4 || K == LowType::UInt4 ? 4 : 2;
 };
 
 
-/// A low-precision value as float (exact): the decoded minifloat, or the small integer.
+/// A low-precision value as float (exact): the decoded minifloat or e8m0, or the small integer.
 template <LowType K>
 LOCKSTEP_HD float low_to_f32(Low<K> v) {
-  if constexpr (Low<K>::kFloat) return minifloat_to_f32(mini_float(K), v.bits);
+  if constexpr (K == LowType::E8M0) return e8m0_to_f32(v.bits);
+  else if constexpr (Low<K>::kFloat) return minifloat_to_f32(mini_float(K), v.bits);
   else if constexpr (Low<K>::kSigned) return static_cast<float>(small_int_value(v.bits, Low<K>::kIntBits));
   else return static_cast<float>(v.bits & ((1u << Low<K>::kIntBits) - 1u));
 }

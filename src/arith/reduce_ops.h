@@ -280,6 +280,31 @@ struct HardmaxRowF32 {
   }
 };
 
+/// Softmax / LogSoftmax of one row on double (docs/arithmetic.md#softmax--logsoftmax): the float32 row's sequence
+/// with every operation in binary64. load(i) is element i, store(i, v) writes output i (each element is read for
+/// the last time just before its own store, so the output may be the input). m = MAX(x_i) (sequential rule); s =
+/// S(exp_f64(x_i - m)) (sum_canonical<double>); Softmax y_i = exp_f64(x_i - m) / s (e_i recomputed: same bits),
+/// LogSoftmax y_i = (x_i - m) - log_f64(s). Both devices call this per row (Softmax on double, and Attention's
+/// softmax_precision = 11 with float loads widened and stores rounded to float).
+template <typename Load, typename Store>
+LOCKSTEP_HD void softmax_row_f64(int64_t len, bool log, Load load, Store store) {
+  const double m = extreme_seq<true>(len, -__builtin_huge_val(), load);
+  const double s = sum_canonical<double>(len, [&](int64_t i) { return exp_f64(load(i) - m); });
+  if (log) {
+    const double ls = log_f64(s);
+    for (int64_t i = 0; i < len; ++i) store(i, (load(i) - m) - ls);
+  } else {
+    for (int64_t i = 0; i < len; ++i) store(i, exp_f64(load(i) - m) / s);
+  }
+}
+/// The row functor of Softmax / LogSoftmax on double over a line `inner` apart (the per-line kernels).
+struct SoftmaxRowF64 {
+  bool log;
+  LOCKSTEP_HD void operator()(const double* x, double* y, int64_t len, int64_t inner) const {
+    softmax_row_f64(len, log, [&](int64_t i) { return x[i * inner]; }, [&](int64_t i, double v) { y[i * inner] = v; });
+  }
+};
+
 /// LpNormalization: y_i = x_i / norm, norm = S(|x_i|) (p = 1) or sqrt(S(x_i * x_i)) (p = 2), terms ascending;
 /// a zero norm gives +0 (the spec's 0/0 = 0).
 struct LpNormalizeRowF32 {

@@ -5,7 +5,7 @@
 
 #include <cstdint>
 
-#include "arith/elementwise.h"  // floor_f32, ceil_f32
+#include "arith/elementwise.h"  // abs_f32, floor_f32, ceil_f32
 #include "arith/hd.h"
 
 namespace lockstep::arith {
@@ -78,14 +78,80 @@ struct ResizeTaps {
   float w[4] = {1.0f, 0.0f, 0.0f, 0.0f};
 };
 
+/// Resize's plan keeps every axis's taps in two pooled tables (offsets, weights), because an antialiased axis has
+/// more than four: span (axis, o) owns entries first .. first + n - 1 of both.
+struct ResizeSpan {
+  int32_t n = 1;
+  int32_t outside = 0;
+  int64_t first = 0;
+};
+
+/// A span's taps as pointers into the device's copy of the tables; resize_separable_f32 reads it like ResizeTaps.
+struct ResizeTapView {
+  int32_t n;
+  int32_t outside;
+  const int64_t* off;
+  const float* w;
+};
+
+LOCKSTEP_HD ResizeTapView resize_tap_view(const ResizeSpan& s, const int64_t* off, const float* w) {
+  return {s.n, s.outside, off + s.first, w + s.first};
+}
+
+/// Antialiased taps of an axis with scale < 1 (Resize 18+, antialias = 1): the linear (support 1) or cubic
+/// (support 2) filter stretched by 1 / scale. `start = floor(-support / scale) + 1`; the axis's taps number
+/// `2 - 2 * start` (int64: callers bound it by the input length).
+LOCKSTEP_HD int64_t resize_antialias_start(float scale, bool cubic) {
+  return static_cast<int64_t>(floor_f32((cubic ? -2.0f : -1.0f) / scale)) + 1;
+}
+
+/// The unnormalised filter value at argument u (float32, each operation rounded, no fma): linear
+/// `max(1 - |u|, 0)`; cubic with coefficient a, v = |u|: v <= 1: `((a+2)*v - (a+3))*v*v + 1`, 1 < v < 2:
+/// `((a*v - 5a)*v + 8a)*v - 4a`, else 0 (the Keys forms of cubic_weights_f32).
+LOCKSTEP_HD float resize_antialias_filter_f32(float u, bool cubic, float a) {
+  float v = abs_f32(u);
+  if (!cubic) {
+    float w = 1.0f - v;
+    return w > 0.0f ? w : 0.0f;
+  }
+  if (v <= 1.0f) return ((a + 2.0f) * v - (a + 3.0f)) * v * v + 1.0f;
+  if (v < 2.0f) return ((a * v - 5.0f * a) * v + 8.0f * a) * v - 4.0f * a;
+  return 0.0f;
+}
+
+/// Writes the 2 - 2*start antialiased taps of coordinate x on an axis of in_len elements (element stride `stride`):
+/// ratio = x - floor(x), or 1 where x is an integer; left = x - ratio (exact); tap i (i ascending) reads index
+/// left + start + i clamped to [0, in_len - 1], with raw weight resize_antialias_filter_f32((float(start + i) -
+/// ratio) * scale). exclude_outside zeroes the weight of a tap whose index is outside [0, in_len). Then every
+/// weight is divided by the sum ((w_0 + w_1) + ...) + w_{n-1} (kept as is where that sum is 0).
+LOCKSTEP_HD void resize_antialias_taps_f32(float x, float scale, bool cubic, float a, bool exclude_outside,
+                                           int64_t in_len, int64_t stride, int64_t* off, float* w) {
+  const int64_t start = resize_antialias_start(scale, cubic);
+  const int64_t n = 2 - 2 * start;
+  const float f = floor_f32(x);
+  const float ratio = x == f ? 1.0f : x - f;
+  const int64_t left = static_cast<int64_t>(x - ratio);
+  float sum = 0.0f;
+  for (int64_t i = 0; i < n; ++i) {
+    const int64_t idx = left + start + i;
+    float wi = resize_antialias_filter_f32((static_cast<float>(start + i) - ratio) * scale, cubic, a);
+    if (exclude_outside && (idx < 0 || idx >= in_len)) wi = 0.0f;
+    off[i] = (idx < 0 ? 0 : (idx >= in_len ? in_len - 1 : idx)) * stride;
+    w[i] = wi;
+    sum = i == 0 ? wi : sum + wi;
+  }
+  if (sum != 0.0f)
+    for (int64_t i = 0; i < n; ++i) w[i] = w[i] / sum;
+}
+
 /// The element offset of a tap below `base`; -1 (reads +0) if either is a zero tap.
 LOCKSTEP_HD int64_t tap_offset(int64_t base, int64_t off) { return base < 0 || off < 0 ? -1 : base + off; }
 
 /// Separable interpolation over `rank` axes, innermost axis first: each axis k combines the values of its taps
 /// as acc = w_0*v_0, then acc = acc + w_t*v_t for t = 1..n-1 (a one-tap axis multiplies by 1, which is exact).
-/// e[k] is axis k's taps for this output element.
-template <int MaxRank>
-LOCKSTEP_HD float resize_separable_f32(const float* in, int rank, const ResizeTaps* const* e) {
+/// e[k] is axis k's taps for this output element (ResizeTaps, or a ResizeTapView of the plan's tables).
+template <int MaxRank, class Taps>
+LOCKSTEP_HD float resize_separable_f32(const float* in, int rank, const Taps* const* e) {
   float acc[MaxRank];
   int t[MaxRank];
   int64_t base[MaxRank + 1];

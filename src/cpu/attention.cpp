@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "arith/attention.h"
+#include "arith/reduce_ops.h"
 #include "ops/attention.h"
 #include "ops/gemm.h"
 #include "ops/reduce.h"
@@ -64,7 +65,11 @@ void attention(KernelContext& ctx) {
         float* s = scores.data() + i * T;
         float* qk = out.qk ? out.qk + (bh * g.q_len + i) * T : nullptr;
         const bool masked = arith::attention_row_logits_f32(g, bias_in, b, h, i, s, qk, p.qk_mode);
-        softmax_row_f32(s, s, T);
+        if (p.softmax_f64)  // softmax_precision = 11: Cast to double, Softmax on double, Cast to float
+          arith::softmax_row_f64(T, false, [&](int64_t j) { return static_cast<double>(s[j]); },
+                                 [&](int64_t j, double v) { s[j] = static_cast<float>(v); });
+        else
+          softmax_row_f32(s, s, T);
         if (masked) std::fill(s, s + T, 0.0f);
         if (qk && p.qk_mode == arith::QkOutput::Probabilities) std::copy(s, s + T, qk);
       }

@@ -310,6 +310,14 @@ void col2im(KernelContext& ctx) {
   fill_output_f32(ctx, out_shape, 1024, element);
 }
 
+// Contract: arith::deform_conv_element_f32 (dot_chunked_f32 over (c, kh, kw) of the masked bilinear samples);
+// see docs/arithmetic.md#deformconv.
+void deform_conv(KernelContext& ctx) {
+  Shape out_shape;
+  const DeformConvElement element = deform_conv_plan(ctx, &out_shape);
+  fill_output_f32(ctx, out_shape, 64, element);
+}
+
 // Contract: arith::causal_conv_element_f32 (taps ascending from the bias); see
 // docs/arithmetic.md#causalconvwithstate.
 void causal_conv_with_state(KernelContext& ctx) {

@@ -127,11 +127,11 @@ void where_f(KernelContext& ctx, const BroadcastPlan& plan, const uint8_t* c, co
 }
 
 template <class S, class D>
-void cast_f(KernelContext& ctx, const S* in, D* out, int64_t n, bool saturate) {
+void cast_f(KernelContext& ctx, const S* in, D* out, int64_t n, arith::CastMode mode) {
   ctx.pool->parallel_for(
       n,
       [&](int64_t b, int64_t e) {
-        for (int64_t i = b; i < e; ++i) out[i] = arith::cast_element<D>(in[i], saturate);
+        for (int64_t i = b; i < e; ++i) out[i] = arith::cast_element<D>(in[i], mode);
       },
       kGrain);
 }
@@ -161,12 +161,12 @@ struct CpuElementwise {
                     T* out) {
     where_f<T>(ctx, plan, c, x, y, out);
   }
-  static void cast(KernelContext& ctx, const Tensor& x, Tensor& y, bool saturate) {
+  static void cast(KernelContext& ctx, const Tensor& x, Tensor& y, arith::CastMode mode) {
     dispatch_cast_type(ctx, x.dtype(), [&](auto src) {
       using S = decltype(src);
       dispatch_cast_type(ctx, y.dtype(), [&](auto dst) {
         using D = decltype(dst);
-        cast_f(ctx, static_cast<const S*>(x.raw()), static_cast<D*>(y.raw()), x.numel(), saturate);
+        cast_f(ctx, static_cast<const S*>(x.raw()), static_cast<D*>(y.raw()), x.numel(), mode);
       });
     });
   }

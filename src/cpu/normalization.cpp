@@ -1,5 +1,6 @@
 // CPU kernels of the normalization family. Contract: docs/arithmetic.md#normalization.
 #include <algorithm>
+#include <vector>
 
 #include "arith/normalization.h"
 #include "ops/normalization.h"
@@ -129,9 +130,50 @@ void lrn(KernelContext& ctx) {
       grain_for(p.spatial * (p.before + p.after + 1)));
 }
 
-// Contract: BatchNormalization (inference), docs/arithmetic.md#normalization.
+namespace {
+
+// Contract: BatchNormalization (training_mode = 1), docs/arithmetic.md#normalization: channel c's N * spatial
+// elements, in (n, position) order, are one row of the row statistics (copied contiguous, so that the canonical
+// sums run as LayerNormalization's); y = ((x - mean) / stddev) * scale + B; running = input * momentum + current *
+// (1 - momentum) with the biased variance.
+void batch_norm_training(KernelContext& ctx, const ChannelPlan& p) {
+  const BatchNormTrainingOutputs out = batch_norm_training_outputs(ctx, p);
+  const float* xd = ctx.input(0).data<float>();
+  const float* scale = ctx.input(1).data<float>();
+  const float* bias = ctx.input(2).data<float>();
+  const float* mean_in = ctx.input(3).data<float>();
+  const float* var_in = ctx.input(4).data<float>();
+  const int64_t n = p.batch * p.spatial, plane = p.channels * p.spatial;
+  ctx.pool->parallel_for(
+      p.channels,
+      [&](int64_t begin, int64_t end) {
+        std::vector<float> row(n);
+        for (int64_t c = begin; c < end; ++c) {
+          for (int64_t b = 0; b < p.batch; ++b)
+            std::copy(xd + b * plane + c * p.spatial, xd + b * plane + (c + 1) * p.spatial, row.data() + b * p.spatial);
+          arith::RowStats s;
+          s.mean = arith::norm_mean_f32(sum_contiguous_f32(row.data(), n), n);
+          for (int64_t j = 0; j < n; ++j) row[j] = row[j] - s.mean;
+          const float var = arith::norm_var_f32(sum_squares_contiguous_f32(row.data(), n), n);
+          s.stddev = arith::norm_stddev_of_var_f32(var, p.epsilon);
+          for (int64_t b = 0; b < p.batch; ++b) {
+            const float* xr = xd + b * plane + c * p.spatial;
+            float* yr = out.y + b * plane + c * p.spatial;
+            for (int64_t j = 0; j < p.spatial; ++j) yr[j] = arith::norm_apply_f32(xr[j], s, scale[c], bias[c]);
+          }
+          if (out.running_mean) out.running_mean[c] = arith::batchnorm_running_f32(mean_in[c], s.mean, p.momentum);
+          if (out.running_var) out.running_var[c] = arith::batchnorm_running_f32(var_in[c], var, p.momentum);
+        }
+      },
+      grain_for(n * 4));
+}
+
+}  // namespace
+
+// Contract: BatchNormalization (inference; training_mode = 1 above), docs/arithmetic.md#normalization.
 void batch_norm(KernelContext& ctx) {
   ChannelPlan p = plan_batch_norm(ctx);
+  if (p.training) return batch_norm_training(ctx, p);
   const Tensor& x = ctx.input(0);
   Tensor& y = ctx.output(0, DType::Float, x.shape());
   const float* xd = x.data<float>();

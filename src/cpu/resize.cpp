@@ -9,26 +9,28 @@ namespace lockstep::cpu {
 
 namespace {
 
-// Resolves the per-axis tap pointers of output row `row` (every axis but the last); false if any is outside.
-bool row_taps(const ResizePlan& p, int64_t row, const arith::ResizeTaps** e) {
+// Resolves the taps of output row `row` on every axis but the last into v (e[k] = &v[k]); false if any is outside.
+bool row_taps(const ResizePlan& p, int64_t row, arith::ResizeTapView* v, const arith::ResizeTapView** e) {
   bool outside = false;
   for (int k = p.rank - 2; k >= 0; --k) {
     int64_t o = row % p.out_dims[k];
     row /= p.out_dims[k];
-    e[k] = &p.taps[p.axis_start[k] + o];
-    outside |= e[k]->outside != 0;
+    v[k] = arith::resize_tap_view(p.spans[p.axis_start[k] + o], p.tap_off.data(), p.tap_w.data());
+    e[k] = &v[k];
+    outside |= v[k].outside != 0;
   }
   return !outside;
 }
 
-// Calls row_fn(row, inside, e) for each output row (all axes but the last), rows split over the pool about
-// `elements_per_task` outputs at a time; e[k] holds the row's taps on axis k < rank - 1.
+// Calls row_fn(row, inside, v, e) for each output row (all axes but the last), rows split over the pool about
+// `elements_per_task` outputs at a time; v[k] (= *e[k]) holds the row's taps on axis k < rank - 1.
 template <typename RowFn>
 void for_each_row(const ResizePlan& p, int64_t numel, int64_t elements_per_task, ThreadPool* pool, RowFn&& row_fn) {
   int64_t inner = p.out_dims[p.rank - 1];
   pool->parallel_for(numel / inner, [&](int64_t begin, int64_t end) {
-    const arith::ResizeTaps* e[kMaxRank];
-    for (int64_t row = begin; row < end; ++row) row_fn(row, row_taps(p, row, e), e);
+    arith::ResizeTapView v[kMaxRank];
+    const arith::ResizeTapView* e[kMaxRank];
+    for (int64_t row = begin; row < end; ++row) row_fn(row, row_taps(p, row, v, e), v, e);
   }, std::max<int64_t>(1, elements_per_task / inner));
 }
 
@@ -37,12 +39,13 @@ template <typename T>
 void resize_nearest(const ResizePlan& p, const T* in, T* out, T extra, int64_t numel, ThreadPool* pool) {
   int last = p.rank - 1;
   int64_t inner = p.out_dims[last];
-  for_each_row(p, numel, 4096, pool, [&](int64_t row, bool inside, const arith::ResizeTaps** e) {
+  for_each_row(p, numel, 4096, pool, [&](int64_t row, bool inside, arith::ResizeTapView* v,
+                                         const arith::ResizeTapView**) {
     int64_t base = 0;
-    for (int k = 0; k < last; ++k) base += e[k]->off[0];
+    for (int k = 0; k < last; ++k) base += v[k].off[0];
     for (int64_t j = 0; j < inner; ++j) {
-      const arith::ResizeTaps& t = p.taps[p.axis_start[last] + j];
-      out[row * inner + j] = inside && !t.outside ? in[base + t.off[0]] : extra;
+      const arith::ResizeSpan& t = p.spans[p.axis_start[last] + j];
+      out[row * inner + j] = inside && !t.outside ? in[base + p.tap_off[t.first]] : extra;
     }
   });
 }
@@ -51,11 +54,13 @@ void resize_nearest(const ResizePlan& p, const T* in, T* out, T extra, int64_t n
 void resize_interpolate_f32(const ResizePlan& p, const float* in, float* out, int64_t numel, ThreadPool* pool) {
   int last = p.rank - 1;
   int64_t inner = p.out_dims[last];
-  for_each_row(p, numel, 1024, pool, [&](int64_t row, bool inside, const arith::ResizeTaps** e) {
+  for_each_row(p, numel, 1024, pool, [&](int64_t row, bool inside, arith::ResizeTapView* v,
+                                         const arith::ResizeTapView** e) {
+    e[last] = &v[last];
     for (int64_t j = 0; j < inner; ++j) {
-      e[last] = &p.taps[p.axis_start[last] + j];
-      out[row * inner + j] = inside && !e[last]->outside ? arith::resize_separable_f32<kMaxRank>(in, p.rank, e)
-                                                         : p.extrapolation;
+      v[last] = arith::resize_tap_view(p.spans[p.axis_start[last] + j], p.tap_off.data(), p.tap_w.data());
+      out[row * inner + j] = inside && !v[last].outside ? arith::resize_separable_f32<kMaxRank>(in, p.rank, e)
+                                                        : p.extrapolation;
     }
   });
 }

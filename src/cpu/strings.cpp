@@ -1,12 +1,16 @@
-// CPU kernels of the strings family, the only ones: string tensors live on the host (src/ops/strings.h).
+// CPU kernels of the strings family, the only ones for string tensors, which live on the host (src/ops/strings.h);
+// TfIdfVectorizer's integer rows also have a CUDA kernel (src/cuda/strings.cu), which calls the same arith functions.
+#include <algorithm>
 #include <clocale>
 #include <cwctype>
 #include <locale.h>
 #include <string_view>
 #include <vector>
 
+#include "arith/ngram.h"
 #include "ops/elementwise.h"
 #include "ops/strings.h"
+#include "runtime/thread_pool.h"
 
 namespace lockstep::cpu {
 
@@ -187,6 +191,49 @@ void regex_full_match(KernelContext& ctx) {
                       std::to_string(e) + ", which is not ASCII", ErrorCode::NotImplemented);
     y[e] = full_match(*program, in[e]);
   }
+}
+
+// Contract: TfIdfVectorizer, docs/arithmetic.md#tfidfvectorizer: per row, arith::ngram_count_row's exact counts
+// (strings first mapped to their index in the pool's sorted vocabulary, -1 outside it), then
+// arith::tfidf_value_f32 per element.
+void tfidf_vectorizer(KernelContext& ctx) {
+  auto make = [&ctx] { return TfIdfKept{make_tfidf_model(ctx), nullptr}; };
+  const std::shared_ptr<const TfIdfKept> kept =
+      ctx.state ? ctx.state->get_or_make<TfIdfKept>([](const TfIdfKept&) { return true; }, make)
+                : std::make_shared<const TfIdfKept>(make());
+  const TfIdfModel& m = *kept->model;
+  const TfIdfRows r = tfidf_rows(ctx, m);
+  float* y = ctx.output(0, DType::Float, r.y_shape).data<float>();
+  const int64_t cols = m.columns;
+  std::fill(y, y + r.rows * cols, 0.0f);
+  if (r.len == 0 || !tfidf_input_matches_pool(ctx, m)) return;
+  const Tensor& x = ctx.input(0);
+  std::vector<int64_t> ids;  // string X: each element's vocabulary index
+  if (x.dtype() == DType::String) {
+    const std::string* in = x.data<std::string>();
+    ids.resize(x.numel());
+    for (int64_t e = 0; e < x.numel(); ++e) {
+      auto it = std::lower_bound(m.vocabulary.begin(), m.vocabulary.end(), in[e]);
+      ids[e] = it != m.vocabulary.end() && *it == in[e] ? it - m.vocabulary.begin() : -1;
+    }
+  }
+  const arith::NgramTable table = m.table(m.tables.data());
+  ctx.pool->parallel_for(
+      r.rows,
+      [&](int64_t begin, int64_t end) {
+        std::vector<uint32_t> counts(cols);
+        for (int64_t row = begin; row < end; ++row) {
+          std::fill(counts.begin(), counts.end(), 0u);
+          const int64_t at = row * r.len;
+          uint32_t* c = counts.data();
+          if (x.dtype() == DType::String) arith::ngram_count_row(table, ids.data() + at, r.len, c);
+          else if (x.dtype() == DType::Int32) arith::ngram_count_row(table, x.data<int32_t>() + at, r.len, c);
+          else arith::ngram_count_row(table, x.data<int64_t>() + at, r.len, c);
+          float* yr = y + row * cols;
+          for (int64_t c = 0; c < cols; ++c) yr[c] = arith::tfidf_value_f32(m.mode, counts[c], m.weights[c]);
+        }
+      },
+      1);
 }
 
 }  // namespace lockstep::cpu

@@ -4,6 +4,7 @@
 #include <cstdint>
 
 #include "arith/attention.h"
+#include "arith/reduce_ops.h"
 #include "cuda/common.cuh"
 #include "ops/attention.h"
 #include "ops/gemm.h"
@@ -40,6 +41,17 @@ __global__ void row_logits(arith::AttentionGeom g, arith::AttentionBiasInputs in
   const int64_t i = r % g.q_len, h = (r / g.q_len) % g.q_heads, b = r / (g.q_len * g.q_heads);
   masked[r] = arith::attention_row_logits_f32(g, in, b, h, i, scores + r * g.total_len,
                                               qk ? qk + r * g.total_len : nullptr, mode);
+}
+
+// Contract: softmax_precision = 11, one thread per score row: arith::softmax_row_f64 over the row widened to double,
+// each probability rounded to float (the CPU kernel's call).
+__global__ void softmax_rows_f64(const float* scores, float* probs, int64_t rows, int64_t len) {
+  const int64_t r = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (r >= rows) return;
+  const float* s = scores + r * len;
+  float* y = probs + r * len;
+  arith::softmax_row_f64(len, false, [&](int64_t j) { return static_cast<double>(s[j]); },
+                         [&](int64_t j, double v) { y[j] = static_cast<float>(v); });
 }
 
 // Contract: a fully-masked row's probabilities become +0; mode 3 copies the probabilities to qk_matmul_output.
@@ -135,7 +147,12 @@ void attention(KernelContext& ctx) {
     check_launch(ctx);
     AxisPlan rows_plan;
     rows_plan.outer = rows, rows_plan.len = T, rows_plan.inner = 1;
-    softmax_rows(ctx, rows_plan, false, scores.data(), probs.data());
+    if (p.softmax_f64) {
+      softmax_rows_f64<<<blocks_for(rows), kThreadsPerBlock, 0, stream_of(ctx)>>>(scores.data(), probs.data(), rows, T);
+      check_launch(ctx);
+    } else {
+      softmax_rows(ctx, rows_plan, false, scores.data(), probs.data());
+    }
     guard_rows<<<blocks_for(rows * T), kThreadsPerBlock, 0, stream_of(ctx)>>>(
         masked_rows, probs.data(), p.qk_mode == arith::QkOutput::Probabilities ? out.qk : nullptr, T, rows * T);
     check_launch(ctx);

@@ -2,7 +2,8 @@
 // depthwise convs (one input channel per group), which run one thread per output with the channel's weights in
 // shared memory; ConvTranspose runs one thread per output through arith::conv_transpose_element_f32, the same
 // code the CPU kernel calls; Col2Im one thread per image element through arith::col2im_element_f32, as the CPU,
-// and CausalConvWithState one thread per element through arith::causal_conv_element_f32.
+// CausalConvWithState one thread per element through arith::causal_conv_element_f32, and DeformConv one thread
+// per output through arith::deform_conv_element_f32.
 #include "arith/dot.h"
 #include "cuda/common.cuh"
 #include "ops/conv.h"
@@ -108,6 +109,13 @@ void conv_transpose(KernelContext& ctx) {
 void col2im(KernelContext& ctx) {
   Shape out_shape;
   Col2ImElement element = col2im_plan(ctx, &out_shape);
+  fill_output_f32(ctx, out_shape, element);
+}
+
+// Contract: deform_conv_element_f32, one thread per output element, as the CPU; see docs/arithmetic.md#deformconv.
+void deform_conv(KernelContext& ctx) {
+  Shape out_shape;
+  const DeformConvElement element = deform_conv_plan(ctx, &out_shape);
   fill_output_f32(ctx, out_shape, element);
 }
 

@@ -86,7 +86,8 @@ __global__ void where_kernel_32bit(const uint8_t* __restrict__ c, const T* __res
 
 // Contract: cast_element<D>(s) per element; see docs/arithmetic.md#cast
 template <class D>
-__global__ void cast_kernel(const void* __restrict__ in, DType src, D* __restrict__ out, int64_t n, bool saturate) {
+__global__ void cast_kernel(const void* __restrict__ in, DType src, D* __restrict__ out, int64_t n,
+                            arith::CastMode mode) {
   using arith::Low;
   using arith::LowType;
   for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < n; i += int64_t(gridDim.x) * blockDim.x) {
@@ -113,9 +114,10 @@ __global__ void cast_kernel(const void* __restrict__ in, DType src, D* __restric
       case DType::UInt4: v = arith::cast_load(static_cast<const Low<LowType::UInt4>*>(in)[i]); break;
       case DType::Int2: v = arith::cast_load(static_cast<const Low<LowType::Int2>*>(in)[i]); break;
       case DType::UInt2: v = arith::cast_load(static_cast<const Low<LowType::UInt2>*>(in)[i]); break;
+      case DType::Float8E8M0: v = arith::cast_load(static_cast<const Low<LowType::E8M0>*>(in)[i]); break;
       default: v = arith::cast_load(static_cast<const arith::Boolean*>(in)[i]); break;
     }
-    out[i] = arith::cast_store<D>(v, saturate);
+    out[i] = arith::cast_store<D>(v, mode);
   }
 }
 
@@ -152,12 +154,12 @@ struct CudaElementwise {
       where_kernel<T><<<grid_for(plan.numel), kThreadsPerBlock, 0, stream_of(ctx)>>>(c, x, y, out, plan);
     check_launch(ctx);
   }
-  static void cast(KernelContext& ctx, const Tensor& x, Tensor& y, bool saturate) {
+  static void cast(KernelContext& ctx, const Tensor& x, Tensor& y, arith::CastMode mode) {
     const int64_t n = x.numel();
     dispatch_cast_type(ctx, y.dtype(), [&](auto dst) {
       using D = decltype(dst);
       cast_kernel<D><<<grid_for(n), kThreadsPerBlock, 0, stream_of(ctx)>>>(x.raw(), x.dtype(),
-                                                                           static_cast<D*>(y.raw()), n, saturate);
+                                                                           static_cast<D*>(y.raw()), n, mode);
       check_launch(ctx);
     });
   }

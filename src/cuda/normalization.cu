@@ -88,6 +88,35 @@ __global__ void batch_norm_thread(const float* x, float* y, ChannelPlan p, const
   y[i] = arith::batchnorm_apply_f32(x[i], mean[k], f, bias[k]);
 }
 
+// Contract: BatchNormalization (training_mode = 1), one warp per channel: lane j takes the channel's elements
+// j mod 32 in (n, position) order for both canonical sums (the CPU's contiguous copy, same terms, same lanes);
+// y = ((x - mean) / stddev) * scale + B; lane 0 writes the running statistics.
+__global__ void batch_norm_training_warp(const float* x, float* y, ChannelPlan p, const float* scale,
+                                         const float* bias, const float* mean_in, const float* var_in,
+                                         float* running_mean, float* running_var) {
+  const int64_t c = static_cast<int64_t>(blockIdx.x) * kWarpsPerBlock + threadIdx.x / 32;
+  const int lane = threadIdx.x % 32;
+  if (c >= p.channels) return;
+  const int64_t n = p.batch * p.spatial, plane = p.channels * p.spatial;
+  auto at = [&](int64_t i) { return (i / p.spatial) * plane + c * p.spatial + i % p.spatial; };
+  float s = 0.0f;
+  for (int64_t i = lane; i < n; i += 32) s = s + x[at(i)];
+  arith::RowStats st;
+  st.mean = arith::norm_mean_f32(arith::warp_tree_f32(s, arith::AddF32{}), n);
+  float ss = 0.0f;
+  for (int64_t i = lane; i < n; i += 32) {
+    const float d = x[at(i)] - st.mean;
+    ss = ss + d * d;
+  }
+  const float var = arith::norm_var_f32(arith::warp_tree_f32(ss, arith::AddF32{}), n);
+  st.stddev = arith::norm_stddev_of_var_f32(var, p.epsilon);
+  for (int64_t i = lane; i < n; i += 32) y[at(i)] = arith::norm_apply_f32(x[at(i)], st, scale[c], bias[c]);
+  if (lane == 0) {
+    if (running_mean) running_mean[c] = arith::batchnorm_running_f32(mean_in[c], st.mean, p.momentum);
+    if (running_var) running_var[c] = arith::batchnorm_running_f32(var_in[c], var, p.momentum);
+  }
+}
+
 }  // namespace
 
 // Contract: LayerNormalization and RMSNormalization, docs/arithmetic.md#normalization.
@@ -129,9 +158,19 @@ void lrn(KernelContext& ctx) {
   check_launch(ctx);
 }
 
-// Contract: BatchNormalization (inference), docs/arithmetic.md#normalization.
+// Contract: BatchNormalization (training_mode = 1: batch_norm_training_warp), docs/arithmetic.md#normalization.
 void batch_norm(KernelContext& ctx) {
   ChannelPlan p = plan_batch_norm(ctx);
+  if (p.training) {
+    const BatchNormTrainingOutputs out = batch_norm_training_outputs(ctx, p);
+    if (p.channels == 0) return;
+    const unsigned blocks = static_cast<unsigned>((p.channels + kWarpsPerBlock - 1) / kWarpsPerBlock);
+    batch_norm_training_warp<<<blocks, kThreadsPerBlock, 0, stream_of(ctx)>>>(
+        ctx.input(0).data<float>(), out.y, p, ctx.input(1).data<float>(), ctx.input(2).data<float>(),
+        ctx.input(3).data<float>(), ctx.input(4).data<float>(), out.running_mean, out.running_var);
+    check_launch(ctx);
+    return;
+  }
   const Tensor& x = ctx.input(0);
   Tensor& y = ctx.output(0, DType::Float, x.shape());
   const int64_t n = x.numel();

@@ -96,8 +96,13 @@ void plan_settings(const KernelContext& ctx, AttentionPlan& p) {
   const int64_t mode = n.attr_int("qk_matmul_output_mode", 0);
   if (mode < 0 || mode > 3) throw ctx.error("qk_matmul_output_mode must be 0..3, got " + std::to_string(mode));
   p.qk_mode = static_cast<arith::QkOutput>(mode);
-  if (n.has("softmax_precision") && n.attr_int("softmax_precision", 1) != 1)
-    throw ctx.error("softmax_precision other than 1 (float) is not supported", ErrorCode::NotImplemented);
+  // softmax_precision: the type the softmax is computed in (the function body casts the scores to it and back).
+  const int64_t precision = n.attr_int("softmax_precision", 1);
+  if (precision != 1 && precision != 11)
+    throw ctx.error("softmax_precision " + std::to_string(precision) +
+                        " is not supported (supported: 1, float, and 11, double)",
+                    ErrorCode::NotImplemented);
+  p.softmax_f64 = precision == 11;
   g.softcap = n.attr_float("softcap", 0.0f);
   g.left_window = n.attr_int("left_window_size", -1);
   g.right_window = n.attr_int("right_window_size", -1);

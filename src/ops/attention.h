@@ -15,6 +15,7 @@ struct AttentionPlan {
   arith::AttentionGeom g;
   arith::HeadView q, k, v, y;  // Q, K, V and Y as (batch, heads, sequence, head) views
   arith::QkOutput qk_mode = arith::QkOutput::Raw;
+  bool softmax_f64 = false;  // softmax_precision = 11: the scores widened to double, arith::softmax_row_f64, rounded
   Shape y_shape, present_k_shape, present_v_shape, qk_shape;
 };
 AttentionPlan plan_attention(const KernelContext& ctx);

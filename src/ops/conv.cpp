@@ -1,5 +1,5 @@
 // The conv family's definitions: Conv and ConvTranspose, opsets 1..28 (11 clarified auto_pad, 22 only types);
-// Col2Im (18), CausalConvWithState (27).
+// Col2Im (18), CausalConvWithState (27), DeformConv (19; 22 only widened the types).
 #include "ops/conv.h"
 
 #include <string>
@@ -273,6 +273,62 @@ arith::CausalConvGeometry causal_conv_plan(const KernelContext& ctx, Shape* out_
           state ? state->data<float>() : nullptr, channels, x.dim(2), kernel, activation != "none"};
 }
 
+DeformConvElement deform_conv_plan(const KernelContext& ctx, Shape* out_shape) {
+  const Tensor& x = ctx.input(0);
+  const Tensor& w = ctx.input(1);
+  const Tensor& offset = ctx.input(2);
+  const Tensor* bias = ctx.has_input(3) ? &ctx.input(3) : nullptr;
+  const Tensor* mask = ctx.has_input(4) ? &ctx.input(4) : nullptr;
+  require_float_operands(ctx, x, w);
+  require_float(ctx, offset, "offset");
+  if (bias) require_float(ctx, *bias, "B");
+  if (mask) require_float(ctx, *mask, "mask");
+  if (x.rank() != 4)
+    throw ctx.error("DeformConv of X " + shape_string(x.shape()) + ": only 2-D (X of rank 4) is implemented",
+                    x.rank() >= 3 ? ErrorCode::NotImplemented : ErrorCode::InvalidArgument);
+  SpatialAttrs a = read_attrs(ctx, x, w);
+  if (ctx.node.has("auto_pad")) throw ctx.error("DeformConv has no auto_pad attribute", ErrorCode::InvalidGraph);
+  const int64_t channels = x.dim(1), c_out = w.dim(0);
+  if (channels % a.group != 0 || c_out % a.group != 0 || w.dim(1) * a.group != channels)
+    throw ctx.error("X " + shape_string(x.shape()) + " and W " + shape_string(w.shape()) +
+                    " do not fit group " + std::to_string(a.group) + " (C and M divisible by it, W.dim(1) = C / group)");
+  const int64_t offset_groups = ctx.node.attr_int("offset_group", 1);
+  if (offset_groups < 1 || channels % offset_groups != 0)
+    throw ctx.error("offset_group " + std::to_string(offset_groups) + " must be >= 1 and divide the " +
+                    std::to_string(channels) + " input channels");
+  arith::DeformConvGeometry g{};
+  g.channels = channels, g.c_out = c_out, g.cin_g = channels / a.group, g.cout_g = c_out / a.group;
+  g.cin_og = channels / offset_groups;
+  g.in_h = x.dim(2), g.in_w = x.dim(3), g.k_h = a.kernel[0], g.k_w = a.kernel[1];
+  g.stride_h = a.stride[0], g.stride_w = a.stride[1], g.dil_h = a.dilation[0], g.dil_w = a.dilation[1];
+  g.pad_h = a.pads[0], g.pad_w = a.pads[1];
+  int64_t out[2];
+  for (int i = 0; i < 2; ++i) {
+    const int64_t padded = x.dim(2 + i) + a.pads[i] + a.pads[i + 2], span = (a.kernel[i] - 1) * a.dilation[i] + 1;
+    if (padded < span)
+      throw ctx.error("the kernel span " + std::to_string(span) + " exceeds the padded input " +
+                      std::to_string(padded) + " on spatial axis " + std::to_string(i));
+    out[i] = (padded - span) / a.stride[i] + 1;
+  }
+  g.out_h = out[0], g.out_w = out[1];
+  const int64_t taps = g.k_h * g.k_w, n = x.dim(0);
+  const Shape want_offset{n, offset_groups * taps * 2, g.out_h, g.out_w};
+  if (offset.shape() != want_offset)
+    throw ctx.error("offset " + shape_string(offset.shape()) + " must be " + shape_string(want_offset) +
+                    " (N, offset_group * kH * kW * 2, output height, output width)");
+  if (bias && (bias->rank() != 1 || bias->dim(0) != c_out))
+    throw ctx.error("B " + shape_string(bias->shape()) + " must have shape [" + std::to_string(c_out) + "]");
+  const Shape want_mask{n, offset_groups * taps, g.out_h, g.out_w};
+  if (mask && mask->shape() != want_mask)
+    throw ctx.error("mask " + shape_string(mask->shape()) + " must be " + shape_string(want_mask) +
+                    " (N, offset_group * kH * kW, output height, output width)");
+  g.x = x.data<float>(), g.w = w.data<float>(), g.offset = offset.data<float>();
+  g.bias = bias ? bias->data<float>() : nullptr;
+  g.mask = mask ? mask->data<float>() : nullptr;
+  *out_shape = {n, c_out, g.out_h, g.out_w};
+  return {g};
+}
+
 namespace {
 const OpEntry kRows[] = {
     {"Conv", 1, kNewestOpset, &cpu::conv, LOCKSTEP_CUDA_KERNEL(conv)},
@@ -280,6 +336,7 @@ const OpEntry kRows[] = {
     {"Col2Im", 18, kNewestOpset, &cpu::col2im, LOCKSTEP_CUDA_KERNEL(col2im)},
     {"CausalConvWithState", 27, kNewestOpset, &cpu::causal_conv_with_state,
      LOCKSTEP_CUDA_KERNEL(causal_conv_with_state)},
+    {"DeformConv", 19, kNewestOpset, &cpu::deform_conv, LOCKSTEP_CUDA_KERNEL(deform_conv)},
 };
 }  // namespace
 

@@ -1,11 +1,12 @@
-// The conv family (Conv, ConvTranspose, Col2Im): attribute parsing, validation and output shapes shared by both
-// devices, and the kernels of each device. Contract: docs/arithmetic.md#conv, docs/arithmetic.md#convtranspose,
-// docs/arithmetic.md#col2im.
+// The conv family (Conv, ConvTranspose, Col2Im, DeformConv): attribute parsing, validation and output shapes shared
+// by both devices, and the kernels of each device. Contract: docs/arithmetic.md#conv,
+// docs/arithmetic.md#convtranspose, docs/arithmetic.md#col2im, docs/arithmetic.md#deformconv.
 #pragma once
 
 #include <cstdint>
 
 #include "arith/col2im.h"
+#include "arith/deform_conv.h"
 #include "arith/dot.h"
 #include "ops/common.h"
 #include "ops/epilogue.h"
@@ -68,8 +69,18 @@ struct CausalConvState {
 /// geometry and the shapes of output and present_state.
 arith::CausalConvGeometry causal_conv_plan(const KernelContext& ctx, Shape* out_shape, Shape* state_shape);
 
+/// DeformConv's output element, for either device's fill (pointers are the device's).
+struct DeformConvElement {
+  arith::DeformConvGeometry g;
+  LOCKSTEP_HD float operator()(int64_t e) const { return arith::deform_conv_element_f32(g, e); }
+};
+/// Validates a DeformConv node (X, W, offset, optional B and mask; dilations, group, kernel_shape, offset_group,
+/// pads, strides; 2-D only) and returns its element and output shape.
+DeformConvElement deform_conv_plan(const KernelContext& ctx, Shape* out_shape);
+
 namespace cpu {
 void conv(KernelContext& ctx);
+void deform_conv(KernelContext& ctx);
 void col2im(KernelContext& ctx);
 void causal_conv_with_state(KernelContext& ctx);
 /// Conv of geometry g into yd (g.out_shape elements, not empty), each output through the epilogue (FusedConv; its
@@ -88,6 +99,7 @@ void conv_into(KernelContext& ctx, const ConvGeom& g, float* y, const StoreEpilo
 void conv_transpose(KernelContext& ctx);
 void col2im(KernelContext& ctx);
 void causal_conv_with_state(KernelContext& ctx);
+void deform_conv(KernelContext& ctx);
 }  // namespace cuda
 
 }  // namespace lockstep

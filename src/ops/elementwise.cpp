@@ -228,10 +228,20 @@ bool cast_supported(DType t) {
     case DType::Int16: case DType::Int32: case DType::Int64: case DType::UInt8: case DType::UInt16:
     case DType::UInt32: case DType::UInt64: case DType::Bool: case DType::Float8E4M3FN: case DType::Float8E4M3FNUZ:
     case DType::Float8E5M2: case DType::Float8E5M2FNUZ: case DType::Float4E2M1: case DType::Int4: case DType::UInt4:
-    case DType::Int2: case DType::UInt2:
+    case DType::Int2: case DType::UInt2: case DType::Float8E8M0:
       return true;
     default: return false;
   }
+}
+
+arith::CastMode cast_mode(const KernelContext& ctx) {
+  const std::string round = ctx.node.attr_string("round_mode", "up");
+  arith::E8M0Round mode = arith::E8M0Round::Up;
+  if (round == "down") mode = arith::E8M0Round::Down;
+  else if (round == "nearest") mode = arith::E8M0Round::Nearest;
+  else if (round != "up")
+    throw ctx.error("round_mode '" + round + "' must be 'up', 'down' or 'nearest'", ErrorCode::InvalidGraph);
+  return {ctx.node.attr_int("saturate", 1) != 0, mode};
 }
 
 DType cast_target(const KernelContext& ctx) {

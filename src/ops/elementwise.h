@@ -101,6 +101,8 @@ struct ClipBounds {
 ClipBounds clip_bounds(const KernelContext& ctx, DType dtype);
 /// Cast's target type ("to") or CastLike's (input 1's dtype); throws NotImplemented for unsupported types.
 DType cast_target(const KernelContext& ctx);
+/// Cast's `saturate` (default 1) and `round_mode` (default "up"; float8e8m0 only) attributes.
+arith::CastMode cast_mode(const KernelContext& ctx);
 /// Cast's supported element types.
 bool cast_supported(DType t);
 
@@ -157,6 +159,7 @@ void dispatch_cast_type(const KernelContext& ctx, DType t, Fn&& fn) {
     case DType::Float8E5M2: return fn(arith::Low<arith::LowType::E5M2>{});
     case DType::Float8E5M2FNUZ: return fn(arith::Low<arith::LowType::E5M2FNUZ>{});
     case DType::Float4E2M1: return fn(arith::Low<arith::LowType::E2M1>{});
+    case DType::Float8E8M0: return fn(arith::Low<arith::LowType::E8M0>{});
     case DType::Int4: return fn(arith::Low<arith::LowType::Int4>{});
     case DType::UInt4: return fn(arith::Low<arith::LowType::UInt4>{});
     case DType::Int2: return fn(arith::Low<arith::LowType::Int2>{});
@@ -447,7 +450,7 @@ void run_cast(KernelContext& ctx) {
   const Tensor& x = ctx.input(0);
   DType to = cast_target(ctx);
   Tensor& y = ctx.output(0, to, x.shape());
-  if (x.numel() > 0) Dev::cast(ctx, x, y, ctx.node.attr_int("saturate", 1) != 0);
+  if (x.numel() > 0) Dev::cast(ctx, x, y, cast_mode(ctx));
 }
 
 namespace cpu {

@@ -90,13 +90,22 @@ ChannelPlan plan_batch_norm(const KernelContext& ctx) {
   for (int i = 0; i < 5; ++i) require_float(ctx, i);
   const Tensor& x = ctx.input(0);
   if (x.rank() < 2) throw ctx.error("X must have rank >= 2, got " + shape_string(x.shape()));
-  if (ctx.opset >= 14 && ctx.node.attr_int("training_mode", 0) != 0)
-    throw ctx.error("training_mode = 1 is not supported", ErrorCode::NotImplemented);
-  for (size_t i = 1; i < ctx.node.outputs.size(); ++i)
-    if (!ctx.node.outputs[i].empty())
-      throw ctx.error("training-mode outputs (mean, var, saved statistics) are not supported",
-                      ErrorCode::NotImplemented);
   ChannelPlan p;
+  const int64_t training = ctx.opset >= 14 ? ctx.node.attr_int("training_mode", 0) : 0;
+  if (training != 0 && training != 1) throw ctx.error("training_mode must be 0 or 1, got " + std::to_string(training));
+  p.training = training == 1;
+  p.momentum = ctx.node.attr_float("momentum", 0.9f);
+  if (p.training && ctx.node.outputs.size() != 3)  // ONNX's shape inference refuses other counts
+    throw ctx.error("training_mode = 1 needs the three outputs Y, running_mean, running_var (the last two may be "
+                    "left unnamed), got " + std::to_string(ctx.node.outputs.size()), ErrorCode::InvalidGraph);
+  // Opset 14's outputs 1 and 2 (running_mean, running_var) exist in training mode only; the saved statistics of
+  // opsets < 14 (outputs 1..4) are not computed.
+  for (size_t i = 1; i < ctx.node.outputs.size(); ++i)
+    if (!ctx.node.outputs[i].empty() && !p.training)
+      throw ctx.error(ctx.opset >= 14 ? "running_mean and running_var are outputs of training_mode = 1 only"
+                                      : "training-mode outputs (mean, var, saved statistics) of opsets < 14 are not "
+                                        "supported",
+                      ctx.opset >= 14 ? ErrorCode::InvalidGraph : ErrorCode::NotImplemented);
   p.batch = x.dim(0);
   p.channels = x.dim(1);
   for (int d = 2; d < x.rank(); ++d) p.spatial *= x.dim(d);
@@ -106,6 +115,15 @@ ChannelPlan plan_batch_norm(const KernelContext& ctx) {
   const char* names[] = {"scale", "B", "input_mean", "input_var"};
   for (int i = 1; i < 5; ++i) require_channel_param(ctx, i, want, names[i - 1]);
   return p;
+}
+
+BatchNormTrainingOutputs batch_norm_training_outputs(KernelContext& ctx, const ChannelPlan& p) {
+  BatchNormTrainingOutputs out;
+  out.y = ctx.output(0, DType::Float, ctx.input(0).shape()).data<float>();
+  const auto wants = [&](size_t i) { return ctx.node.outputs.size() > i && !ctx.node.outputs[i].empty(); };
+  if (wants(1)) out.running_mean = ctx.output(1, DType::Float, {p.channels}).data<float>();
+  if (wants(2)) out.running_var = ctx.output(2, DType::Float, {p.channels}).data<float>();
+  return out;
 }
 
 ChannelPlan plan_instance_norm(const KernelContext& ctx) {

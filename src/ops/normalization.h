@@ -1,5 +1,5 @@
-// The normalization family (LayerNormalization, RMSNormalization, BatchNormalization in inference mode,
-// InstanceNormalization, GroupNormalization, LRN):
+// The normalization family (LayerNormalization, RMSNormalization, BatchNormalization (inference, and training_mode
+// = 1), InstanceNormalization, GroupNormalization, LRN):
 // attributes, validation, output shapes and the plans both devices follow. Contract: docs/arithmetic.md#normalization.
 #pragma once
 
@@ -52,12 +52,21 @@ struct LayerNormOutputs {
 };
 LayerNormOutputs layer_norm_outputs(KernelContext& ctx, const LayerNormPlan& p);
 
-/// BatchNormalization (inference) and InstanceNormalization over X = [N, C, spatial...].
+/// BatchNormalization and InstanceNormalization over X = [N, C, spatial...].
 struct ChannelPlan {
   int64_t batch = 0, channels = 0, spatial = 1;
   float epsilon = 1e-5f;
   bool per_element = false;  // BatchNormalization-7 spatial = 0: parameters have shape [C, spatial...]
+  bool training = false;     // BatchNormalization-14/15 training_mode = 1: statistics of the batch
+  float momentum = 0.9f;     // training: running = input * momentum + current * (1 - momentum)
 };
+/// BatchNormalization in training mode: Y, and running_mean and running_var ([C]; null unless the node asks).
+struct BatchNormTrainingOutputs {
+  float* y = nullptr;
+  float* running_mean = nullptr;
+  float* running_var = nullptr;
+};
+BatchNormTrainingOutputs batch_norm_training_outputs(KernelContext& ctx, const ChannelPlan& p);
 ChannelPlan plan_batch_norm(const KernelContext& ctx);
 ChannelPlan plan_instance_norm(const KernelContext& ctx);
 

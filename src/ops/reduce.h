@@ -138,11 +138,17 @@ void run_arg_reduce(KernelContext& ctx) {
 template <class Dev>
 void run_softmax(KernelContext& ctx) {
   const Tensor& x = ctx.input(0);
-  require_dtype(ctx, x.dtype(), {DType::Float});
-  AxisPlan p = plan_softmax(ctx);
-  Tensor& y = ctx.output(0, DType::Float, x.shape());
-  if (y.numel() == 0) return;
   const auto kind = static_cast<SoftmaxKind>(ctx.entry.variant);
+  require_dtype(ctx, x.dtype(), {DType::Float, DType::Double});
+  AxisPlan p = plan_softmax(ctx);
+  Tensor& y = ctx.output(0, x.dtype(), x.shape());
+  if (y.numel() == 0) return;
+  if (x.dtype() == DType::Double) {  // one row per CPU task or CUDA thread: arith::softmax_row_f64
+    if (kind == SoftmaxKind::SoftmaxReplacingNaN)
+      throw ctx.error("SoftmaxReplacingNaN on double is not supported", ErrorCode::NotImplemented);
+    return Dev::lines(ctx, p, arith::SoftmaxRowF64{kind == SoftmaxKind::LogSoftmax}, x.data<double>(),
+                      y.data<double>());
+  }
   Dev::softmax(ctx, p, kind == SoftmaxKind::LogSoftmax, x.data<float>(), y.data<float>());
   if (kind == SoftmaxKind::SoftmaxReplacingNaN) Dev::replace_nan(ctx, ctx.node.attr_float("value", 0.0f), y);
 }

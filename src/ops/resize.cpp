@@ -251,9 +251,7 @@ ResizePlan resize_plan(const KernelContext& ctx) {
   if (dtype_size(x.dtype()) == 0 || dtype_size(x.dtype()) == 16)
     throw ctx.error(std::string("Resize of type ") + dtype_name(x.dtype()), ErrorCode::NotImplemented);
   Geometry g = read_geometry(ctx, x.shape(), s);
-  if (ctx.opset >= 18 && ctx.node.attr_int("antialias", 0) != 0 && s.mode != Mode::Nearest)
-    for (int64_t a = 0; a < r; ++a)
-      if (g.scale[a] < 1.0f) throw ctx.error("antialias when downsampling", ErrorCode::NotImplemented);
+  const bool antialias = ctx.opset >= 18 && ctx.node.attr_int("antialias", 0) != 0 && s.mode != Mode::Nearest;
   ResizePlan p;
   p.out_shape = g.out;
   p.dtype = x.dtype();
@@ -266,10 +264,38 @@ ResizePlan resize_plan(const KernelContext& ctx) {
   if (!empty_out && x.numel() == 0) throw ctx.error("cannot resize an empty input to a non-empty output");
   for (int64_t a = 0; a < r; ++a) {
     p.out_dims[a] = g.out[a];
-    p.axis_start[a] = static_cast<int64_t>(p.taps.size());
+    p.axis_start[a] = static_cast<int64_t>(p.spans.size());
     if (empty_out) continue;
-    for (int64_t o = 0; o < g.out[a]; ++o)
-      p.taps.push_back(axis_taps(s, o, g.scale[a], x.shape()[a], g.out[a], g.roi_start[a], g.roi_end[a], strides[a]));
+    const int64_t n = x.shape()[a];
+    // Antialias stretches the filter on the axes that shrink; elsewhere it is the plain filter.
+    const bool wide = antialias && g.scale[a] < 1.0f;
+    for (int64_t o = 0; o < g.out[a]; ++o) {
+      if (!wide) {
+        ResizeTaps t = axis_taps(s, o, g.scale[a], n, g.out[a], g.roi_start[a], g.roi_end[a], strides[a]);
+        p.spans.push_back({t.n, t.outside, static_cast<int64_t>(p.tap_off.size())});
+        p.tap_off.insert(p.tap_off.end(), t.off, t.off + t.n);
+        p.tap_w.insert(p.tap_w.end(), t.w, t.w + t.n);
+        continue;
+      }
+      float xo = arith::resize_coordinate_f32(s.coord, o, g.scale[a], n, g.out[a], g.roi_start[a], g.roi_end[a]);
+      if (s.coord == ResizeCoord::TfCropAndResize && (xo < 0.0f || xo > static_cast<float>(n - 1))) {
+        p.spans.push_back({1, 1, static_cast<int64_t>(p.tap_off.size())});
+        p.tap_off.push_back(0);
+        p.tap_w.push_back(1.0f);
+        continue;
+      }
+      const int64_t taps = 2 - 2 * arith::resize_antialias_start(g.scale[a], s.mode == Mode::Cubic);
+      if (taps > (int64_t{1} << 24))
+        throw ctx.error("antialias with scale " + std::to_string(g.scale[a]) + " on axis " + std::to_string(a) +
+                        " would read " + std::to_string(taps) + " taps per output element",
+                        ErrorCode::NotImplemented);
+      const size_t first = p.tap_off.size();
+      p.spans.push_back({static_cast<int32_t>(taps), 0, static_cast<int64_t>(first)});
+      p.tap_off.resize(first + taps);
+      p.tap_w.resize(first + taps);
+      arith::resize_antialias_taps_f32(xo, g.scale[a], s.mode == Mode::Cubic, s.cubic_a, s.exclude_outside, n,
+                                       strides[a], &p.tap_off[first], &p.tap_w[first]);
+    }
   }
   return p;
 }

@@ -21,8 +21,11 @@ struct ResizePlan {
   uint64_t extrapolation_bits = 0;  // the same value converted to the data type, as its bytes (nearest)
   int rank = 0;
   int64_t out_dims[kMaxRank];
-  int64_t axis_start[kMaxRank];             // axis k's taps are taps[axis_start[k] + o_k]
-  std::vector<arith::ResizeTaps> taps;      // computed once on the host, identical for both devices
+  int64_t axis_start[kMaxRank];             // axis k's taps are spans[axis_start[k] + o_k]
+  // Computed once on the host, identical for both devices: span (axis, o) owns tap_off/tap_w[first .. first+n-1].
+  std::vector<arith::ResizeSpan> spans;
+  std::vector<int64_t> tap_off;
+  std::vector<float> tap_w;
 };
 
 /// Reads inputs/attributes of Resize or Upsample at ctx.opset, validates, and builds the taps.

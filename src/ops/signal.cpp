@@ -1,4 +1,5 @@
-// The signal family's definitions: DFT (17; 20 moved axis to an input, default -2) and STFT (17).
+// The signal family's definitions: DFT (17; 20 moved axis to an input, default -2), STFT (17) and
+// MelWeightMatrix (17).
 #include "ops/signal.h"
 
 #include <string>
@@ -98,9 +99,58 @@ DftElement stft_plan(const KernelContext& ctx, Shape* out_shape) {
 }
 
 namespace {
+
+// A scalar float input (lower_edge_hertz, upper_edge_hertz) as double, exactly.
+double scalar_real(const KernelContext& ctx, int i, const char* name) {
+  Tensor t = ctx.host_input(i);
+  if (t.numel() != 1) throw ctx.error(std::string(name) + " must be one value, got " + shape_string(t.shape()));
+  switch (t.dtype()) {
+    case DType::Float: return t.data<float>()[0];
+    case DType::Double: return t.data<double>()[0];
+    case DType::Float16: return arith::f16_bits_to_f32(t.data<uint16_t>()[0]);
+    case DType::BFloat16: return arith::bf16_bits_to_f32(t.data<uint16_t>()[0]);
+    default:
+      throw ctx.error(std::string(name) + " must be float, double, float16 or bfloat16, got " + dtype_name(t.dtype()));
+  }
+}
+
+}  // namespace
+
+MelWeightElement mel_weight_plan(const KernelContext& ctx, Shape* out_shape, DType* out_type) {
+  const int64_t bins = scalar_input(ctx, 0, "num_mel_bins"), dft = scalar_input(ctx, 1, "dft_length");
+  const int64_t rate = scalar_input(ctx, 2, "sample_rate");
+  const double lower = scalar_real(ctx, 3, "lower_edge_hertz"), upper = scalar_real(ctx, 4, "upper_edge_hertz");
+  if (bins < 0 || dft < 1 || rate < 1)
+    throw ctx.error("num_mel_bins " + std::to_string(bins) + ", dft_length " + std::to_string(dft) +
+                    " and sample_rate " + std::to_string(rate) + " must be >= 0, >= 1 and >= 1");
+  const double nyquist = static_cast<double>(rate) / 2.0;
+  if (!(lower >= 0.0 && lower < upper && upper <= nyquist))
+    throw ctx.error("lower_edge_hertz " + std::to_string(lower) + " and upper_edge_hertz " + std::to_string(upper) +
+                    " must satisfy 0 <= lower < upper <= sample_rate / 2 = " + std::to_string(nyquist));
+  const int64_t code = ctx.node.attr_int("output_datatype", static_cast<int64_t>(DType::Float));
+  const DType type = static_cast<DType>(code);
+  switch (type) {
+    case DType::Float: case DType::Double: case DType::Float16: case DType::BFloat16: case DType::Int8:
+    case DType::Int16: case DType::Int32: case DType::Int64: case DType::UInt8: case DType::UInt16:
+    case DType::UInt32: case DType::UInt64: break;
+    default: throw ctx.error("output_datatype " + std::to_string(code) + " is not one of MelWeightMatrix's types");
+  }
+  arith::MelGeometry g;
+  g.mel_bins = bins;
+  g.dft_length = dft;
+  g.sample_rate = static_cast<double>(rate);
+  g.lower_mel = arith::mel_of_hertz_f64(lower);
+  g.mel_step = (arith::mel_of_hertz_f64(upper) - g.lower_mel) / static_cast<double>(bins + 2);
+  *out_shape = {dft / 2 + 1, bins};
+  *out_type = type;
+  return {g};
+}
+
+namespace {
 const OpEntry kRows[] = {
     {"DFT", 17, kNewestOpset, &cpu::dft, LOCKSTEP_CUDA_KERNEL(dft)},
     {"STFT", 17, kNewestOpset, &cpu::stft, LOCKSTEP_CUDA_KERNEL(stft)},
+    {"MelWeightMatrix", 17, kNewestOpset, &cpu::mel_weight_matrix, LOCKSTEP_CUDA_KERNEL(mel_weight_matrix)},
 };
 }  // namespace
 

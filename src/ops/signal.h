@@ -1,8 +1,10 @@
-// The signal family (DFT 17 and 20, STFT 17): the node validated into one geometry whose element function both
-// devices run (docs/arithmetic.md#signal).
+// The signal family (DFT 17 and 20, STFT 17, MelWeightMatrix 17): the node validated into one geometry whose
+// element function both devices run (docs/arithmetic.md#signal).
 #pragma once
 
 #include "arith/dft.h"
+#include "arith/elementwise.h"  // CastValue, cast_store
+#include "arith/mel_weight.h"
 #include "runtime/kernel.h"
 
 namespace lockstep {
@@ -19,13 +21,27 @@ DftElement dft_plan(const KernelContext& ctx, Shape* out_shape);
 /// and output shape (batch, frames, bins, 2).
 DftElement stft_plan(const KernelContext& ctx, Shape* out_shape);
 
+/// MelWeightMatrix's output element e in the output's Cast storage type T (float, double, arith::Half, ...).
+struct MelWeightElement {
+  arith::MelGeometry g;
+  template <class T>
+  LOCKSTEP_HD T at(int64_t e) const {
+    return arith::cast_store<T>({arith::CastValue::Real, 0, 0, arith::mel_weight_f64(g, e)});
+  }
+};
+/// Validates a MelWeightMatrix node (scalars num_mel_bins, dft_length, sample_rate: int32/int64; lower_edge_hertz,
+/// upper_edge_hertz: float types; output_datatype) and returns its element, output shape and type.
+MelWeightElement mel_weight_plan(const KernelContext& ctx, Shape* out_shape, DType* out_type);
+
 namespace cpu {
 void dft(KernelContext& ctx);
 void stft(KernelContext& ctx);
+void mel_weight_matrix(KernelContext& ctx);
 }
 namespace cuda {
 void dft(KernelContext& ctx);
 void stft(KernelContext& ctx);
+void mel_weight_matrix(KernelContext& ctx);
 }
 
 }  // namespace lockstep

@@ -21,8 +21,9 @@ bool family_computes(const char* family) {
 
 const std::unordered_set<const OpEntry*>& computing_rows() {
   static const std::unordered_set<const OpEntry*> rows = [] {
-    // Where, Cast and CastLike select or convert: they take every type as it is.
-    const std::unordered_set<std::string> kSelectingOrConverting = {"Where", "Cast", "CastLike"};
+    // Where, Cast and CastLike select or convert: they take every type as it is. MelWeightMatrix's output type is
+    // its attribute's, whatever its inputs' (it reads its half scalars exactly).
+    const std::unordered_set<std::string> kSelectingOrConverting = {"Where", "Cast", "CastLike", "MelWeightMatrix"};
     const std::unordered_set<std::string> kComparing = {"TopK", "Unique", "Range"};
     std::unordered_set<const OpEntry*> out;
     for (const RegisteredOp& r : all_ops())

@@ -19,7 +19,8 @@ using KernelFn = void (*)(KernelContext&);
 
 /// The newest default-domain opset lockstep reads: that of the pinned onnx (1.23.1). Rows end here when the op has
 /// not changed since their `since` in ways lockstep's types see (the opset 24-28 changes of the ops lockstep has add
-/// float8e8m0, int2/uint2 and float6 types, which lockstep refuses, and Mod's float fmod=0, refused at 28).
+/// float8e8m0 (which only Cast takes, with its round_mode), int2/uint2 and float6 types, which lockstep refuses,
+/// and Mod's float fmod=0, refused at 28).
 constexpr int kNewestOpset = 28;
 
 /// One row of the op table. `variant` lets one kernel serve a family (e.g. every unary op) as a table lookup.

@@ -16,7 +16,8 @@ size_t dtype_size(DType t) {
     case DType::Int16: case DType::UInt16: case DType::Float16: case DType::BFloat16: return 2;
     case DType::Int8: case DType::UInt8: case DType::Bool: return 1;
     case DType::Float8E4M3FN: case DType::Float8E4M3FNUZ: case DType::Float8E5M2: case DType::Float8E5M2FNUZ:
-    case DType::UInt4: case DType::Int4: case DType::Float4E2M1: case DType::UInt2: case DType::Int2: return 1;
+    case DType::UInt4: case DType::Int4: case DType::Float4E2M1: case DType::UInt2: case DType::Int2:
+    case DType::Float8E8M0: return 1;
     default: return 0;
   }
 }
@@ -52,6 +53,7 @@ const char* dtype_name(DType t) {
     case DType::UInt4: return "uint4";
     case DType::Int4: return "int4";
     case DType::Float4E2M1: return "float4e2m1";
+    case DType::Float8E8M0: return "float8e8m0";
     case DType::UInt2: return "uint2";
     case DType::Int2: return "int2";
     default: break;
@@ -60,7 +62,6 @@ const char* dtype_name(DType t) {
   switch (static_cast<int>(t)) {
     case 14: return "complex64";
     case 15: return "complex128";
-    case 24: return "float8e8m0";
     default: return "undefined";
   }
 }

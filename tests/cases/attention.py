@@ -19,8 +19,10 @@ def heads_4d(x, heads):
 
 
 def attention_reference(q_num_heads=0, kv_num_heads=0, is_causal=0, scale=None, softcap=0.0,
-                        qk_matmul_output_mode=0, left_window_size=-1, right_window_size=-1, outputs=("Y",)):
-    """The Attention definition in float64: returns f(**inputs) giving the outputs named in `outputs`."""
+                        qk_matmul_output_mode=0, left_window_size=-1, right_window_size=-1, softmax_precision=1,
+                        outputs=("Y",)):
+    """The Attention definition in float64: returns f(**inputs) giving the outputs named in `outputs`
+    (softmax_precision changes nothing here: every step is float64)."""
 
     def run(Q, K, V, attn_mask=None, past_key=None, past_value=None, nonpad_kv_seqlen=None):
         three_d = Q.ndim == 3
@@ -129,6 +131,22 @@ CASES += [
                                           "past_key": rand(1, 2, 4, 8, seed=83),
                                           "past_value": rand(1, 2, 4, 8, seed=84)},
                    opset=25, outputs=ALL_OUT, is_causal=1, left_window_size=3),
+]
+# softmax_precision = 11: the softmax computed in double (the scores widened, the probabilities rounded to float).
+CASES += [
+    attention_case("softmax_f64", qkv(2, 3, 3, 4, 6, 8, seed=100), softmax_precision=11),
+    attention_case("softmax_f64_long", qkv(1, 2, 2, 3, 130, 16, seed=103), softmax_precision=11),
+    attention_case("softmax_f64_gqa_window_mask", {**qkv(2, 4, 2, 4, 6, 8, seed=106),
+                                                   "attn_mask": rand(4, 6, seed=109) > -0.6},
+                   opset=25, outputs=("Y", "", "", "qk_matmul_output"), is_causal=1, left_window_size=2, softcap=2.0,
+                   qk_matmul_output_mode=3, softmax_precision=11),
+    attention_case("softmax_f64_masked_row", {**qkv(1, 2, 2, 3, 4, 8, seed=110),
+                                              "attn_mask": np.array([[1, 0, 1, 1], [0, 0, 0, 0], [1, 1, 0, 1]], bool)},
+                   outputs=("Y", "", "", "qk_matmul_output"), qk_matmul_output_mode=3, softmax_precision=11),
+    attention_case("softmax_f64_3d_past", {**qkv(2, 4, 2, 3, 2, 8, seed=113, three_d=True), "attn_mask": None,
+                                           "past_key": rand(2, 2, 5, 8, seed=116),
+                                           "past_value": rand(2, 2, 5, 8, seed=117)},
+                   outputs=ALL_OUT, q_num_heads=4, kv_num_heads=2, softmax_precision=11),
 ]
 _special = qkv(1, 2, 2, 3, 4, 8, seed=85)
 _special["Q"][0, 0, 1, 2] = np.nan

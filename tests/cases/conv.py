@@ -1,4 +1,5 @@
-"""Cross-device cases for the conv family: Conv and ConvTranspose (docs/arithmetic.md#conv)."""
+"""Cross-device cases for the conv family: Conv, ConvTranspose, Col2Im, CausalConvWithState and DeformConv
+(docs/arithmetic.md#conv)."""
 
 import numpy as np
 
@@ -171,4 +172,71 @@ CASES += [
     _causal_conv("causal_conv_no_state_no_bias", 422, 2, 2, 6, 3, bias=False, state=False, activation="swish"),
     _causal_conv("causal_conv_long_kernel", 423, 1, 2, 5, 70),
     _causal_conv("causal_conv_kernel_1", 424, 2, 3, 4, 1),
+]
+
+# --- DeformConv (19, 22): groups, offset groups, mask and bias, strides, pads, dilations; offsets that reach past the
+# image and offsets that land exactly on pixel rows and columns (integers and halves); a reduction past one 64-long
+# chunk. Reference: onnx's ReferenceEvaluator (GridSample in float64 per channel, then summed), at the default
+# float32 tolerance (rtol 1e-5, atol 1e-6). Own seeds, so the shared stream is unchanged.
+
+
+def _onnx_deform_conv(**attrs):
+    def run(X, W, offset, B=None, mask=None):
+        from onnx import helper
+        from onnx.reference import ReferenceEvaluator
+        names = ["X", "W", "offset", "B" if B is not None else "", "mask" if mask is not None else ""]
+        while names[-1] == "":
+            names.pop()
+        feeds = {k: v for k, v in {"X": X, "W": W, "offset": offset, "B": B, "mask": mask}.items() if v is not None}
+        return ReferenceEvaluator(helper.make_node("DeformConv", names, ["Y"], **attrs)).run(None, feeds)
+    return run
+
+
+def _deform_conv(name, seed, n, c, hw, m, k, group=1, offset_group=1, bias=True, mask=True, spread=1.5,
+                 offsets=None, opset=22, **attrs):
+    kh, kw = k
+    st = attrs.get("strides", [1, 1])
+    dil = attrs.get("dilations", [1, 1])
+    pads = attrs.get("pads", [0, 0, 0, 0])
+    out = [(hw[i] + pads[i] + pads[i + 2] - ((k[i] - 1) * dil[i] + 1)) // st[i] + 1 for i in range(2)]
+    off_shape = (n, offset_group * kh * kw * 2, *out)
+    if offsets is None:
+        offsets = rand(*off_shape, low=-spread, high=spread, seed=seed + 2)
+    inputs = {"X": rand(n, c, *hw, seed=seed), "W": rand(m, c // group, kh, kw, seed=seed + 1),
+              "offset": offsets.reshape(off_shape).astype(np.float32),
+              "B": rand(m, seed=seed + 3) if bias else None,
+              "mask": rand(n, offset_group * kh * kw, *out, low=0.0, high=1.0, seed=seed + 4) if mask else None}
+    attrs = dict(attrs, group=group, offset_group=offset_group)
+    return case(name, "DeformConv", inputs, attrs=attrs, opset=opset, reference=_onnx_deform_conv(**attrs))
+
+
+def _grid_offsets(seed, shape, values):
+    """Offsets drawn from `values` only: integers and halves put the sample exactly on pixel rows and columns, on
+    the image's last row and column, and on -1 and the size (the edges of the zero padding)."""
+    return np.random.default_rng(seed).choice(np.array(values, np.float32), size=shape)
+
+
+def _boundary_case(name, seed, n, c, hw, m, k, values, **kw):
+    group, og = kw.get("group", 1), kw.get("offset_group", 1)
+    pads = kw.get("pads", [0, 0, 0, 0])
+    out = [hw[i] + pads[i] + pads[i + 2] - k[i] + 1 for i in range(2)]
+    offsets = _grid_offsets(seed + 9, (n, og * k[0] * k[1] * 2, *out), values)
+    return _deform_conv(name, seed, n, c, hw, m, k, offsets=offsets, **kw)
+
+
+CASES += [
+    _deform_conv("deformconv_plain", 501, 1, 2, (5, 6), 3, (3, 3), bias=False, mask=False),
+    _deform_conv("deformconv_mask_bias_pads", 510, 2, 3, (6, 5), 4, (3, 3), pads=[1, 1, 1, 1]),
+    _deform_conv("deformconv_strides_dilations", 520, 1, 2, (9, 8), 3, (2, 3), strides=[2, 1], dilations=[2, 2],
+                 pads=[1, 0, 2, 1]),
+    _deform_conv("deformconv_groups_offset_groups", 530, 2, 4, (5, 5), 6, (2, 2), group=2, offset_group=2),
+    _deform_conv("deformconv_offset_groups_across_groups", 540, 1, 6, (4, 7), 4, (3, 2), group=2, offset_group=3,
+                 mask=False, pads=[0, 1, 1, 0]),
+    _deform_conv("deformconv_far_outside", 550, 1, 2, (4, 4), 2, (3, 3), spread=6.0, pads=[2, 2, 2, 2]),
+    _deform_conv("deformconv_k_over_64", 560, 1, 9, (5, 5), 3, (3, 3), pads=[1, 1, 1, 1]),
+    _deform_conv("deformconv_opset19", 570, 1, 2, (4, 5), 2, (2, 2), opset=19, bias=False),
+    _boundary_case("deformconv_pixel_boundaries", 580, 1, 2, (4, 5), 3, (2, 2),
+                   [-5.0, -2.0, -1.5, -1.0, -0.5, 0.0, 0.5, 1.0, 2.0, 3.0, 4.5]),
+    _boundary_case("deformconv_pixel_boundaries_pads_mask", 590, 2, 2, (3, 4), 2, (3, 3),
+                   [-1.0, 0.0, 1.0, 2.5, 3.0, 4.0], pads=[1, 1, 1, 1], bias=False),
 ]

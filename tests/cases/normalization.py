@@ -36,6 +36,37 @@ CASES += [
          opset=15, const=BN_CONST),
 ]
 
+def batchnorm_training_reference(X, scale, B, input_mean, input_var, momentum=0.9, epsilon=1e-5):
+    """BatchNormalization-15 in training mode, in float64: Y, running_mean, running_var (biased batch variance)."""
+    x = X.astype(np.float64)
+    axes = (0,) + tuple(range(2, x.ndim))
+    shape = (1, -1) + (1,) * (x.ndim - 2)
+    mean, var = x.mean(axis=axes), x.var(axis=axes)
+    y = (x - mean.reshape(shape)) / np.sqrt(var.reshape(shape) + epsilon) * scale.reshape(shape) + B.reshape(shape)
+    return [a.astype(np.float32) for a in (y, input_mean * momentum + mean * (1 - momentum),
+                                           input_var * momentum + var * (1 - momentum))]
+
+
+# BatchNormalization training_mode = 1 (opsets 14, 15): the batch's statistics per channel over (N, spatial), Y,
+# and running_mean / running_var with the biased variance (onnxruntime's and the ONNX reference's).
+BN_TRAIN = ["Y", "running_mean", "running_var"]
+CASES += [
+    case("batchnorm_training_o14", "BatchNormalization", bn_inputs((2, 5, 7, 6), 80), opset=14,
+         attrs={"training_mode": 1}, outputs=BN_TRAIN, const=BN_CONST, atol=1e-5, rtol=1e-4),
+    case("batchnorm_training_o15_momentum", "BatchNormalization", bn_inputs((3, 4, 9), 81), opset=15,
+         attrs={"training_mode": 1, "momentum": 0.7, "epsilon": 1e-3}, outputs=BN_TRAIN, atol=1e-5, rtol=1e-4),
+    case("batchnorm_training_rank2", "BatchNormalization", bn_inputs((37, 3), 82), opset=15,
+         attrs={"training_mode": 1}, outputs=BN_TRAIN, atol=1e-5, rtol=1e-4),
+    case("batchnorm_training_long", "BatchNormalization",
+         {**bn_inputs((3, 2, 65, 7), 83), "X": rand(3, 2, 65, 7, low=9, high=11, seed=83)}, opset=15,
+         attrs={"training_mode": 1, "momentum": 0.25}, outputs=BN_TRAIN, atol=1e-4, rtol=1e-3,
+         note="mean near 10: the two-pass variance"),
+    case("batchnorm_training_no_running_mean", "BatchNormalization", bn_inputs((2, 3, 4, 4), 85), opset=15,
+         attrs={"training_mode": 1, "momentum": 0.5}, outputs=["Y", "", "running_var"], atol=1e-5, rtol=1e-4,
+         reference=lambda **v: batchnorm_training_reference(**v, momentum=0.5)[::2],
+         note="onnxruntime 1.30 crashes when running_mean is left out; float64 numpy reference"),
+]
+
 # InstanceNormalization: rows over the spatial dims of each (n, c).
 for i, shape in enumerate([(2, 3, 5, 7), (1, 4, 100), (2, 2, 3, 4, 5), (3, 2, 1), (1, 3, 65, 65)]):
     c = shape[1]

@@ -133,6 +133,20 @@ for op in ["Softmax", "LogSoftmax"]:
                       note="rows with NaN give NaN; +inf rows give NaN; -inf entries give 0 / -inf"))
     CASES.append(case(f"{op}_opset7", op, {"input": rand(2, 3, 4, seed=36)}, opset=7))
 
+# Softmax / LogSoftmax on double: the float32 sequence in binary64 (exp_f64, log_f64), one row per task or thread.
+for op in ["Softmax", "LogSoftmax"]:
+    x3 = rand(3, 4, 70, low=-30, high=30, dtype=np.float64, seed=37)
+    for opset, axis in ((11, 1), (12, 0), (13, -1), (13, 0), (13, 1), (18, -2)):
+        CASES.append(case(f"{op}_f64_axis{axis}_o{opset}", op, {"input": x3}, attrs={"axis": axis}, opset=opset,
+                          rtol=1e-13, atol=1e-15))
+    CASES.append(case(f"{op}_f64_long_row", op, {"input": rand(2, 3000, low=-700, high=700, dtype=np.float64,
+                                                                seed=38)}, opset=13, rtol=1e-13, atol=1e-15))
+    CASES.append(case(f"{op}_f64_short_rows", op, {"input": rand(257, 3, dtype=np.float64, seed=39)}, opset=13,
+                      rtol=1e-13, atol=1e-15))
+    CASES.append(case(f"{op}_f64_empty", op, {"input": np.zeros((0, 5), np.float64)}, opset=13))
+    CASES.append(case(f"{op}_f64_special", op, {"input": special(6, 45, seed=35).astype(np.float64)}, opset=13,
+                      reference=None, note="rows with NaN give NaN; +inf rows give NaN; -inf entries give 0 / -inf"))
+
 # Hardmax: opset 11 flattens at axis, 13 takes one axis; ties go to the first maximum.
 ties = np.array([[1.0, 3.0, 3.0, -2.0], [0.5, 0.5, 0.5, 0.5], [-1.0, -0.0, 0.0, -3.0]], np.float32)
 for opset, axis in ((11, 1), (11, 0), (13, -1), (13, 0), (13, 1)):

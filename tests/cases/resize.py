@@ -7,6 +7,7 @@ from cases import case, rand
 
 F32 = np.float32
 TOL = dict(rtol=1e-5, atol=1e-5)
+AA_TOL = dict(rtol=1e-5, atol=3e-6)  # antialias: measured within 1.4e-6 of the reference on values in [-1, 1]
 EXACT = dict(rtol=0, atol=0)
 
 
@@ -107,6 +108,62 @@ CASES += [
          note="scale 0.6 on 7 puts x exactly at a tie in float32 (0.50000024), which onnxruntime rounds the other way"),
     case("resize13_large_bilinear", "Resize", {"X": rand(2, 8, 33, 65), "roi": None, "scales": f32(1, 1, 2, 2)},
          const=("scales",), attrs={"mode": "linear"}, opset=13, **TOL),
+]
+
+# Antialias (18+, linear and cubic): the filter stretched by 1/scale on the shrinking axes
+# (docs/arithmetic.md#antialiased-taps-resize-18-linear-cubic), checked against onnx's reference evaluator, whose
+# float64 sums the float32 taps follow to rounding. Own seeds, so the shared stream is unchanged.
+
+
+def _onnx_resize(**attrs):
+    def run(X, roi=None, scales=None, sizes=None):
+        from onnx import helper
+        from onnx.reference import ReferenceEvaluator
+        given = [("X", X), ("roi", roi), ("scales", scales), ("sizes", sizes)]
+        node = helper.make_node("Resize", [n if v is not None else "" for n, v in given], ["Y"], **attrs)
+        return [np.asarray(y, dtype=F32) for y in
+                ReferenceEvaluator(node).run(None, {n: v for n, v in given if v is not None})]
+    return run
+
+
+def _antialias(name, x, attrs, scales=None, sizes=None, opset=19):
+    attrs = {"antialias": 1, **attrs}
+    inputs = {"X": x, "roi": None, "scales": scales, "sizes": sizes}
+    if sizes is None:
+        del inputs["sizes"]
+    return case(name, "Resize", inputs, const=("scales",) if sizes is None else ("sizes",), attrs=attrs,
+                opset=opset, reference=_onnx_resize(**attrs), **AA_TOL)
+
+
+CASES += [
+    _antialias("resize19_antialias_linear_both_axes", rand(1, 2, 9, 11, seed=330), {"mode": "linear"},
+               scales=f32(1, 1, 0.6, 0.45)),
+    _antialias("resize19_antialias_cubic_both_axes", rand(1, 2, 10, 9, seed=331), {"mode": "cubic"},
+               scales=f32(1, 1, 0.35, 0.8)),
+    _antialias("resize19_antialias_cubic_exclude_outside", rand(2, 1, 8, 13, seed=332),
+               {"mode": "cubic", "exclude_outside": 1, "cubic_coeff_a": -0.5}, scales=f32(1, 1, 0.5, 0.7)),
+    _antialias("resize19_antialias_linear_exclude_outside", rand(1, 1, 12, 7, seed=333),
+               {"mode": "linear", "exclude_outside": 1}, scales=f32(1, 1, 0.3, 0.6)),
+    _antialias("resize19_antialias_linear_height_only", rand(1, 3, 15, 6, seed=334), {"mode": "linear"},
+               scales=f32(1, 1, 0.25, 1)),
+    _antialias("resize19_antialias_cubic_width_only", rand(1, 3, 5, 17, seed=335), {"mode": "cubic"},
+               scales=f32(1, 1, 1, 0.4)),
+    _antialias("resize19_antialias_cubic_up_and_down", rand(1, 2, 6, 14, seed=336), {"mode": "cubic"},
+               scales=f32(1, 1, 1.5, 0.45)),
+    _antialias("resize18_antialias_linear_sizes_axes", rand(1, 2, 13, 10, seed=337), {"mode": "linear", "axes": [2, 3]},
+               sizes=i64(4, 3), opset=18),
+    _antialias("resize18_antialias_cubic_sizes_not_larger", rand(1, 1, 16, 12, seed=338),
+               {"mode": "cubic", "axes": [2, 3], "keep_aspect_ratio_policy": "not_larger"}, sizes=i64(7, 7), opset=18),
+    _antialias("resize19_antialias_linear_asymmetric", rand(1, 1, 11, 9, seed=339),
+               {"mode": "linear", "coordinate_transformation_mode": "asymmetric"}, scales=f32(1, 1, 0.55, 0.4)),
+    _antialias("resize19_antialias_cubic_pytorch_half_pixel", rand(1, 1, 9, 16, seed=340),
+               {"mode": "cubic", "coordinate_transformation_mode": "pytorch_half_pixel"}, sizes=i64(1, 1, 4, 5)),
+    _antialias("resize19_antialias_linear_rank2", rand(3, 40, seed=341), {"mode": "linear", "axes": [1]},
+               scales=f32(0.13)),
+    _antialias("resize19_antialias_large_linear", rand(2, 3, 41, 53, seed=342), {"mode": "linear"},
+               scales=f32(1, 1, 0.23, 0.17)),
+    _antialias("resize19_antialias_large_cubic", rand(1, 4, 37, 45, seed=343), {"mode": "cubic"},
+               scales=f32(1, 1, 0.31, 0.2)),
 ]
 
 # GridSample (16, 20, 22): every mode x padding x align_corners on odd 4-D sizes, the grid reaching past [-1, 1] so

@@ -1,7 +1,9 @@
 """Cross-device cases for the signal family: DFT forward and inverse, real and complex input, one-sided (RFFT,
 IRFFT), zero padding and truncation by dft_length, axes of opset 17 (attribute) and 20 (input); STFT with and
-without a window, one- and two-sided. numpy's float64 FFT is the reference."""
+without a window, one- and two-sided. numpy's float64 FFT is the reference. MelWeightMatrix against onnx's
+reference evaluator, exactly (its elements are quotients of small integers)."""
 
+import ml_dtypes
 import numpy as np
 
 from cases import case, rand
@@ -80,4 +82,39 @@ CASES += [
           give_length=False),
     _stft("stft_complex_two_sided", rand(1, 24, 2, seed=613), 3, 8, window=rand(8, low=0, high=1, seed=614),
           onesided=0),
+]
+
+
+def _onnx_mel(**attrs):
+    """onnx's reference on the edges widened to float64 (exact): fed float16 or bfloat16 scalars, it computes the mel
+    scale in that type, where lockstep widens them first (docs/arithmetic.md#melweightmatrix-17)."""
+    def run(**inputs):
+        from onnx import helper
+        from onnx.reference import ReferenceEvaluator
+        for edge in ("lower_edge_hertz", "upper_edge_hertz"):
+            inputs[edge] = inputs[edge].astype(np.float64)
+        node = helper.make_node("MelWeightMatrix", list(inputs), ["Y"], **attrs)
+        return ReferenceEvaluator(node).run(None, inputs)
+    return run
+
+
+def _mel(name, bins, dft, rate, lower, upper, itype=np.int64, ftype=np.float32, output_datatype=None):
+    """The scalars are fed (not initializers), so that the kernel runs rather than constant folding."""
+    inputs = {"num_mel_bins": np.array(bins, itype), "dft_length": np.array(dft, itype),
+              "sample_rate": np.array(rate, itype), "lower_edge_hertz": np.array(lower, ftype),
+              "upper_edge_hertz": np.array(upper, ftype)}
+    attrs = {} if output_datatype is None else {"output_datatype": output_datatype}
+    return case(name, "MelWeightMatrix", inputs, attrs=attrs, opset=17, reference=_onnx_mel(**attrs), rtol=0, atol=0)
+
+
+CASES += [
+    _mel("melweightmatrix_speech", 10, 64, 16000, 20.0, 8000.0),
+    _mel("melweightmatrix_double_wide", 40, 512, 22050, 0.0, 11025.0, output_datatype=11),
+    _mel("melweightmatrix_f16_odd_dft", 13, 255, 44100, 125.5, 7600.0, itype=np.int32, ftype=np.float64,
+         output_datatype=10),
+    _mel("melweightmatrix_uint8", 6, 100, 8000, 300.0, 3999.0, itype=np.int32, output_datatype=2),
+    _mel("melweightmatrix_int64_many_bins", 64, 128, 16000, 0.0, 8000.0, output_datatype=7),
+    _mel("melweightmatrix_bf16_edges", 12, 400, 16000, 64.0, 7936.0, ftype=ml_dtypes.bfloat16),
+    _mel("melweightmatrix_f16_edges_f16_out", 9, 96, 12000, 100.0, 5000.0, ftype=np.float16, output_datatype=10),
+    _mel("melweightmatrix_no_bins", 0, 32, 8000, 0.0, 4000.0),
 ]

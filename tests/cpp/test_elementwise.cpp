@@ -93,6 +93,35 @@ TEST(Elementwise, CastRules) {
   EXPECT_EQ(cast_element<Boolean>(-0.0f).v, 0);
 }
 
+// float8e8m0 (docs/arithmetic.md#low-precision-conversions): the three round modes, saturate at code 0xfe, the
+// float's bits (sign ignored, subnormals in exponent 0), and a double source rounded to float first.
+TEST(Elementwise, CastToE8M0) {
+  using E8 = Low<LowType::E8M0>;
+  const E8M0Round up = E8M0Round::Up, down = E8M0Round::Down, nearest = E8M0Round::Nearest;
+  EXPECT_EQ(f32_to_e8m0(1.0f, true, up), 127u);
+  EXPECT_EQ(f32_to_e8m0(1.25f, true, up), 128u);
+  EXPECT_EQ(f32_to_e8m0(1.25f, true, down), 127u);
+  EXPECT_EQ(f32_to_e8m0(1.25f, true, nearest), 127u);
+  EXPECT_EQ(f32_to_e8m0(1.5f, true, nearest), 128u);  // the tie rounds up
+  EXPECT_EQ(f32_to_e8m0(-3.0f, true, up), 129u);      // the sign is ignored
+  EXPECT_EQ(f32_to_e8m0(0.0f, false, nearest), 0u);
+  EXPECT_EQ(f32_to_e8m0(from_bits(0x00400000u), true, up), 1u);       // 2^-127, a subnormal: mantissa set
+  EXPECT_EQ(f32_to_e8m0(from_bits(0x00400000u), true, nearest), 0u);  // bit 22 alone with e = 0 stays
+  EXPECT_EQ(f32_to_e8m0(from_bits(0x7f000001u), true, up), 0xfeu);    // saturates below NaN
+  EXPECT_EQ(f32_to_e8m0(from_bits(0x7f000001u), false, up), 0xffu);
+  EXPECT_EQ(f32_to_e8m0(INFINITY, true, up), 0xffu);
+  EXPECT_EQ(f32_to_e8m0(NAN, true, down), 0xffu);
+  EXPECT_EQ(cast_element<E8>(1.00000001).bits, 127u);  // double -> float (1.0f) first, then exact
+  EXPECT_EQ(cast_element<E8>(3.0, CastMode{true, down}).bits, 128u);
+  EXPECT_EQ(cast_element<E8>(int32_t{1024}).bits, 137u);
+  for (uint32_t c = 0; c < 255; ++c) {
+    // every code round-trips, but code 0 under up: 2^-127 is a subnormal whose mantissa is set
+    EXPECT_EQ(f32_to_e8m0(e8m0_to_f32(c), true, c == 0 ? down : up), c) << c;
+    EXPECT_EQ(e8m0_to_f32(c), std::ldexp(1.0f, static_cast<int>(c) - 127)) << c;
+  }
+  EXPECT_TRUE(std::isnan(e8m0_to_f32(0xffu)));
+}
+
 TEST(Elementwise, IntegerDivisionNeverTraps) {
   EXPECT_EQ(int_div<int64_t>(7, 0), 0);
   EXPECT_EQ(int_div<int64_t>(INT64_MIN, -1), INT64_MIN);
