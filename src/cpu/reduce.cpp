@@ -3,6 +3,7 @@
 
 #include <cstring>
 #include <limits>
+#include <optional>
 #include <type_traits>
 
 #include "arith/elementwise.h"
@@ -313,14 +314,14 @@ struct CpuReduce {
   static void arg_reduce(KernelContext& ctx, const AxisPlan& p, bool is_max, bool last, const T* x, int64_t* y) {
     arg_reduce_typed(ctx, p, is_max, last, x, y);
   }
-  static void softmax(KernelContext& ctx, const AxisPlan& p, bool log, const float* x, float* y) {
+  // Contract: the rows, then (nan_value) arith::nan_replaced_f32 per element (a selection).
+  static void softmax(KernelContext& ctx, const AxisPlan& p, bool log, const float* x, float* y,
+                      std::optional<float> nan_value) {
     softmax_rows(ctx, p, log, x, y);
-  }
-  // Contract: arith::nan_replaced_f32 per element (a selection).
-  static void replace_nan(KernelContext& ctx, float value, Tensor& y) {
-    float* d = y.data<float>();
-    ctx.pool->parallel_for(y.numel(), [&](int64_t begin, int64_t end) {
-      for (int64_t i = begin; i < end; ++i) d[i] = arith::nan_replaced_f32(d[i], value);
+    if (!nan_value) return;
+    const float value = *nan_value;
+    ctx.pool->parallel_for(p.rows() * p.len, [&](int64_t begin, int64_t end) {
+      for (int64_t i = begin; i < end; ++i) y[i] = arith::nan_replaced_f32(y[i], value);
     }, 1 << 15);
   }
   template <typename T, class Row>

@@ -167,26 +167,50 @@ __global__ void arg_reduce_thread(const T* x, int64_t* y, AxisPlan p, bool is_ma
 
 // Contract: Softmax/LogSoftmax of one row per warp; docs/arithmetic.md#softmax--logsoftmax.
 // m: sequential max rule (warp pick); e_i = exp_f32(x_i - m) summed canonically (lane j: i = j mod 32);
-// y_i = e_i / s, or (x_i - m) - log_f32(s). e_i is recomputed in the last pass (same bits).
-__global__ void softmax_warp(const float* x, float* y, AxisPlan p, bool log) {
+// y_i = e_i / s, or (x_i - m) - log_f32(s); then, with replace_nan, arith::nan_replaced_f32(y_i, nan_value)
+// (SoftmaxReplacingNaN's selection). kCached > 0: the row, at most 32 * kCached long, is read once into registers
+// and e_i kept there; kCached = 0: read again by each pass and e_i recomputed (same bits either way).
+template <int kCached>
+__global__ void softmax_warp(const float* x, float* y, AxisPlan p, bool log, bool replace_nan, float nan_value) {
   const int64_t r = static_cast<int64_t>(blockIdx.x) * kWarpsPerBlock + threadIdx.x / 32;
   const int lane = threadIdx.x % 32;
   if (r >= p.rows()) return;
   const int64_t base = p.row_base(r);
   const float* xr = x + base;
   float* yr = y + base;
+  auto put = [&](int64_t i, float v) { yr[i * p.inner] = replace_nan ? arith::nan_replaced_f32(v, nan_value) : v; };
   float v = 0.0f;
   int64_t at = -1;
-  for (int64_t i = lane; i < p.len; i += 32) arith::extreme_pick_f32<true>(v, at, xr[i * p.inner], i);
-  const float m = arith::warp_extreme_f32<true>(v, at, 0.0f);
-  float s = 0.0f;
-  for (int64_t i = lane; i < p.len; i += 32) s = s + arith::exp_f32(xr[i * p.inner] - m);
-  s = arith::warp_tree_f32(s, arith::AddF32{});
-  if (log) {
-    const float ls = arith::log_f32(s);
-    for (int64_t i = lane; i < p.len; i += 32) yr[i * p.inner] = (xr[i * p.inner] - m) - ls;
+  if constexpr (kCached > 0) {
+    float xs[kCached], es[kCached];
+#pragma unroll
+    for (int j = 0; j < kCached; ++j) {
+      const int64_t i = lane + 32 * j;
+      xs[j] = i < p.len ? xr[i * p.inner] : 0.0f;
+      if (i < p.len) arith::extreme_pick_f32<true>(v, at, xs[j], i);
+    }
+    const float m = arith::warp_extreme_f32<true>(v, at, 0.0f);
+    float s = 0.0f;
+#pragma unroll
+    for (int j = 0; j < kCached; ++j)
+      if (lane + 32 * j < p.len) es[j] = arith::exp_f32(xs[j] - m), s = s + es[j];
+    s = arith::warp_tree_f32(s, arith::AddF32{});
+    const float ls = log ? arith::log_f32(s) : 0.0f;
+#pragma unroll
+    for (int j = 0; j < kCached; ++j)
+      if (lane + 32 * j < p.len) put(lane + 32 * j, log ? (xs[j] - m) - ls : es[j] / s);
   } else {
-    for (int64_t i = lane; i < p.len; i += 32) yr[i * p.inner] = arith::exp_f32(xr[i * p.inner] - m) / s;
+    for (int64_t i = lane; i < p.len; i += 32) arith::extreme_pick_f32<true>(v, at, xr[i * p.inner], i);
+    const float m = arith::warp_extreme_f32<true>(v, at, 0.0f);
+    float s = 0.0f;
+    for (int64_t i = lane; i < p.len; i += 32) s = s + arith::exp_f32(xr[i * p.inner] - m);
+    s = arith::warp_tree_f32(s, arith::AddF32{});
+    if (log) {
+      const float ls = arith::log_f32(s);
+      for (int64_t i = lane; i < p.len; i += 32) put(i, (xr[i * p.inner] - m) - ls);
+    } else {
+      for (int64_t i = lane; i < p.len; i += 32) put(i, arith::exp_f32(xr[i * p.inner] - m) / s);
+    }
   }
 }
 
@@ -196,12 +220,6 @@ __global__ void lines_thread(const T* x, T* y, AxisPlan p, Row row) {
   int64_t r = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
   if (r >= p.rows()) return;
   row(x + p.row_base(r), y + p.row_base(r), p.len, p.inner);
-}
-
-// Contract: arith::nan_replaced_f32 per element (a selection); one thread per element.
-__global__ void replace_nan_thread(float* y, int64_t n, float value) {
-  const int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
-  if (i < n) y[i] = arith::nan_replaced_f32(y[i], value);
 }
 
 struct CudaReduce {
@@ -230,14 +248,9 @@ struct CudaReduce {
     arg_reduce_thread<T><<<blocks_for(p.rows()), kThreadsPerBlock, 0, stream_of(ctx)>>>(x, y, p, is_max, last);
     check_launch(ctx);
   }
-  static void softmax(KernelContext& ctx, const AxisPlan& p, bool log, const float* x, float* y) {
-    softmax_rows(ctx, p, log, x, y);
-  }
-  static void replace_nan(KernelContext& ctx, float value, Tensor& y) {
-    if (y.numel() == 0) return;
-    replace_nan_thread<<<blocks_for(y.numel()), kThreadsPerBlock, 0, stream_of(ctx)>>>(y.data<float>(), y.numel(),
-                                                                                      value);
-    check_launch(ctx);
+  static void softmax(KernelContext& ctx, const AxisPlan& p, bool log, const float* x, float* y,
+                      std::optional<float> nan_value) {
+    softmax_rows(ctx, p, log, x, y, nan_value);
   }
   template <typename T, class Row>
   static void lines(KernelContext& ctx, const AxisPlan& p, Row row, const T* x, T* y) {
@@ -248,10 +261,17 @@ struct CudaReduce {
 
 }  // namespace
 
-void softmax_rows(KernelContext& ctx, const AxisPlan& p, bool log, const float* x, float* y) {
+void softmax_rows(KernelContext& ctx, const AxisPlan& p, bool log, const float* x, float* y,
+                  std::optional<float> nan_value) {
   if (p.rows() == 0 || p.len == 0) return;
-  unsigned blocks = static_cast<unsigned>((p.rows() + kWarpsPerBlock - 1) / kWarpsPerBlock);
-  softmax_warp<<<blocks, kThreadsPerBlock, 0, stream_of(ctx)>>>(x, y, p, log);
+  const unsigned blocks = static_cast<unsigned>((p.rows() + kWarpsPerBlock - 1) / kWarpsPerBlock);
+  const bool replace = nan_value.has_value();
+  const float value = nan_value.value_or(0.0f);
+  // Rows up to 256 long (attention's scores, a classifier's logits) stay in registers: one read of the input.
+  if (p.len <= 32 * 8)
+    softmax_warp<8><<<blocks, kThreadsPerBlock, 0, stream_of(ctx)>>>(x, y, p, log, replace, value);
+  else
+    softmax_warp<0><<<blocks, kThreadsPerBlock, 0, stream_of(ctx)>>>(x, y, p, log, replace, value);
   check_launch(ctx);
 }
 

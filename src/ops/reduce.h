@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 
 #include "arith/reduce_ops.h"
 #include "ops/common.h"
@@ -149,8 +150,10 @@ void run_softmax(KernelContext& ctx) {
     return Dev::lines(ctx, p, arith::SoftmaxRowF64{kind == SoftmaxKind::LogSoftmax}, x.data<double>(),
                       y.data<double>());
   }
-  Dev::softmax(ctx, p, kind == SoftmaxKind::LogSoftmax, x.data<float>(), y.data<float>());
-  if (kind == SoftmaxKind::SoftmaxReplacingNaN) Dev::replace_nan(ctx, ctx.node.attr_float("value", 0.0f), y);
+  // SoftmaxReplacingNaN: then its selection, arith::nan_replaced_f32 per element (the devices may do both in one pass).
+  const std::optional<float> nan_value =
+      kind == SoftmaxKind::SoftmaxReplacingNaN ? std::optional<float>(ctx.node.attr_float("value", 0.0f)) : std::nullopt;
+  Dev::softmax(ctx, p, kind == SoftmaxKind::LogSoftmax, x.data<float>(), y.data<float>(), nan_value);
 }
 
 /// Hardmax, LpNormalization (float32) and CumSum/CumProd (float, double, int32, int64, uint32, uint64): one
@@ -206,8 +209,10 @@ void reduce(KernelContext& ctx);
 void arg_reduce(KernelContext& ctx);
 void softmax(KernelContext& ctx);
 void lines(KernelContext& ctx);
-/// The Softmax/LogSoftmax kernel over device rows (the loss family's log-probabilities, Attention's probabilities).
-void softmax_rows(KernelContext& ctx, const AxisPlan& p, bool log, const float* x, float* y);
+/// The Softmax/LogSoftmax kernel over device rows (the loss family's log-probabilities, Attention's probabilities);
+/// with nan_value, each NaN output replaced by it (SoftmaxReplacingNaN).
+void softmax_rows(KernelContext& ctx, const AxisPlan& p, bool log, const float* x, float* y,
+                  std::optional<float> nan_value = std::nullopt);
 }  // namespace cuda
 
 }  // namespace lockstep
