@@ -40,6 +40,20 @@ class BertEncoder(torch.nn.Module):
         return self.bert(input_ids=input_ids, attention_mask=attention_mask).last_hidden_state
 
 
+class Gpt2Small(torch.nn.Module):
+    """GPT-2 small (124M: 12 layers, 768 wide), the decoder-only stack without the LM head or a KV cache."""
+
+    def __init__(self):
+        super().__init__()
+        from transformers import GPT2Config, GPT2Model
+
+        torch.manual_seed(0)
+        self.gpt2 = GPT2Model(GPT2Config(use_cache=False))
+
+    def forward(self, input_ids, attention_mask):
+        return self.gpt2(input_ids=input_ids, attention_mask=attention_mask, use_cache=False).last_hidden_state
+
+
 class LstmTagger(torch.nn.Module):
     """A 2-layer bidirectional batch-first LSTM and a linear head: torch's LSTM export (opset 17)."""
 
@@ -101,14 +115,18 @@ def main(out_dir, only=()):
             continue
         torch.manual_seed(0)
         export(builder(), (image,), image_io[0], os.path.join(out_dir, name + ".onnx"), image_io[1])
-    if only and "bert_base_encoder" not in only:
-        return
-    ids = torch.randint(0, 30522, (1, 128))
-    mask = torch.ones(1, 128, dtype=torch.int64)
-    export(BertEncoder(), (ids, mask), [["input_ids", "attention_mask"], ["last_hidden_state"]],
-           os.path.join(out_dir, "bert_base_encoder.onnx"),
-           {"input_ids": {0: "batch", 1: "seq"}, "attention_mask": {0: "batch", 1: "seq"},
-            "last_hidden_state": {0: "batch", 1: "seq"}})
+    text_io = ([["input_ids", "attention_mask"], ["last_hidden_state"]],
+               {"input_ids": {0: "batch", 1: "seq"}, "attention_mask": {0: "batch", 1: "seq"},
+                "last_hidden_state": {0: "batch", 1: "seq"}})
+    if "bert_base_encoder" in only or not only:
+        ids = torch.randint(0, 30522, (1, 128))
+        mask = torch.ones(1, 128, dtype=torch.int64)
+        export(BertEncoder(), (ids, mask), text_io[0], os.path.join(out_dir, "bert_base_encoder.onnx"), text_io[1])
+    if "gpt2_small" in only or not only:
+        torch.manual_seed(0)
+        ids = torch.randint(0, 50257, (1, 128))
+        mask = torch.ones(1, 128, dtype=torch.int64)
+        export(Gpt2Small(), (ids, mask), text_io[0], os.path.join(out_dir, "gpt2_small.onnx"), text_io[1])
 
 
 if __name__ == "__main__":

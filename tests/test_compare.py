@@ -285,7 +285,7 @@ def test_cpu_and_cuda_are_bit_identical_on_the_seed(seed_model):
 
 
 @pytest.mark.parametrize("name", ["resnet50", "mobilenet_v3_large", "efficientnet_b0", "vit_b_16_features",
-                                  "bert_base_encoder"])
+                                  "bert_base_encoder", "gpt2_small"])
 def test_cpu_and_cuda_are_bit_identical_on_the_model_fixtures(name):
     if lockstep.CUDA not in lockstep.get_available_providers():
         pytest.skip("no GPU here: CUDA is not available")

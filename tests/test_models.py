@@ -17,7 +17,7 @@ from fixture_format import restore_weights  # noqa: E402
 
 FIXTURES = os.path.join(os.path.dirname(__file__), "models", "fixtures")
 MODELS = ["resnet50", "mobilenet_v3_large", "efficientnet_b0", "vit_b_16_features", "bert_base_encoder",
-          "lstm_tagger", "lstm_speech"]
+          "gpt2_small", "lstm_tagger", "lstm_speech"]
 # The batch axis of each model's outputs, where it is not 0 (the speech model's LSTM runs time-major).
 BATCH_AXIS = {"lstm_speech": 1}
 REL_L2 = 1e-5
@@ -26,8 +26,9 @@ HAS_CUDA = lockstep.CUDA in lockstep.get_available_providers()
 
 def inputs_for(name, batch=1):
     rng = np.random.default_rng(1234)
-    if name.startswith("bert"):
-        ids = rng.integers(0, 30522, size=(batch, 128)).astype(np.int64)
+    if name.startswith("bert") or name.startswith("gpt2"):
+        vocabulary = 30522 if name.startswith("bert") else 50257
+        ids = rng.integers(0, vocabulary, size=(batch, 128)).astype(np.int64)
         mask = np.ones((batch, 128), np.int64)
         mask[:, 100:] = 0
         return {"input_ids": ids, "attention_mask": mask}
