@@ -275,3 +275,55 @@ def test_softmax_nan_replacement_fusion_keeps_the_bits(provider, opset, axis, tm
     for a, b in zip(fused, unfused):
         assert same_bits(a, b)
     assert (fused[0] == np.float32(0.25)).any() and np.isnan(fused[2]).any()
+
+
+def gelu_tanh_chain(swapped=False, exponent=3.0):
+    """torch's export of GELU's tanh form (GPT-2's gelu_new) on h = MatMul(x, k) + bias: Mul(h, 0.5), Pow(h, 3),
+    Mul(p, 0.044715), Add(h, q), Mul(s, sqrt(2/pi)), Tanh, Add(t, 1), Mul(half, v); swapped puts every Add's and
+    Mul's constant first (the same values: they commute exactly); another exponent is not the pattern."""
+    f = TensorProto.FLOAT
+    rng = np.random.default_rng(7)
+    scalar = lambda name, v: numpy_helper.from_array(np.array(v, np.float32), name)  # noqa: E731
+    pair = lambda a, b: [b, a] if swapped else [a, b]  # noqa: E731
+    nodes = [helper.make_node("MatMul", ["x", "k"], ["p0"]), helper.make_node("Add", ["p0", "bias"], ["h"]),
+             helper.make_node("Mul", pair("h", "c_half"), ["half"]),
+             helper.make_node("Pow", ["h", "c_three"], ["p"]), helper.make_node("Mul", pair("p", "c_cube"), ["q"]),
+             helper.make_node("Add", pair("h", "q"), ["s"]), helper.make_node("Mul", pair("s", "c_scale"), ["u"]),
+             helper.make_node("Tanh", ["u"], ["t"]), helper.make_node("Add", pair("t", "c_one"), ["v"]),
+             helper.make_node("Mul", pair("half", "v"), ["y"])]
+    inits = [numpy_helper.from_array(rng.standard_normal((8, 33)).astype(np.float32) * 3, "k"),
+             numpy_helper.from_array(rng.standard_normal(33).astype(np.float32), "bias"),
+             scalar("c_half", 0.5), scalar("c_three", exponent), scalar("c_cube", 0.044715),
+             scalar("c_scale", 0.7978845608), scalar("c_one", 1.0)]
+    graph = helper.make_graph(nodes, "gelu_tanh", [helper.make_tensor_value_info("x", f, ["N", 8])],
+                              [helper.make_tensor_value_info("y", f, None)], initializer=inits)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    model.ir_version = 9
+    return model.SerializeToString()
+
+
+@pytest.mark.parametrize("provider", PROVIDERS)
+@pytest.mark.parametrize("swapped", [False, True])
+def test_gelu_tanh_chain_fusion_keeps_the_bits(provider, swapped, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    x = np.random.default_rng(8).standard_normal((40, 8)).astype(np.float32) * 4
+    x[0, :5] = [np.nan, np.inf, -np.inf, -0.0, 1e-40]
+    x[1] *= np.float32(1e12)
+    results = {}
+    for exponent in (3.0, 2.5):
+        for level in (lockstep.GraphOptimizationLevel.ORT_DISABLE_ALL, lockstep.GraphOptimizationLevel.ORT_ENABLE_ALL):
+            results[exponent, level] = run_model(gelu_tanh_chain(swapped, exponent), {"x": x}, provider, level)
+    (fused,), fused_ops = results[3.0, lockstep.GraphOptimizationLevel.ORT_ENABLE_ALL]
+    (unfused,), unfused_ops = results[3.0, lockstep.GraphOptimizationLevel.ORT_DISABLE_ALL]
+    assert fused_ops == ["FusedMatMul", "GeluTanhChain"] and "Tanh" in unfused_ops
+    assert same_bits(fused, unfused)
+    assert np.isnan(fused).any() and np.isfinite(fused[1]).all()  # row 1: x^3 overflows, tanh saturates
+    (other,), other_ops = results[2.5, lockstep.GraphOptimizationLevel.ORT_ENABLE_ALL]
+    assert "GeluTanhChain" not in other_ops and "Pow" in other_ops
+    assert same_bits(other, results[2.5, lockstep.GraphOptimizationLevel.ORT_DISABLE_ALL][0][0])
+    if provider != lockstep.CPU:
+        assert same_bits(fused, results_on_cpu(gelu_tanh_chain(swapped), x))
+
+
+def results_on_cpu(model, x):
+    return run_model(model, {"x": x}, lockstep.CPU, lockstep.GraphOptimizationLevel.ORT_ENABLE_ALL)[0][0]

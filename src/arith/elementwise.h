@@ -395,6 +395,19 @@ struct GeluErfChainOp {
   template <class V> LOCKSTEP_LANE V operator()(V x) const { return (x * (erf_f32(x / divisor) + addend)) * factor; }
 };
 
+/// GELU's tanh form as torch exports it (GPT-2's gelu_new), fused (src/graph/fuse.cpp): h = Mul(x, half), Pow(x, 3)
+/// = (x*x)*x, Mul(p, cube_factor), Add(x, q), Mul(s, scale), Tanh, Add(t, one), Mul(h, v), each result rounded as
+/// the unfused node rounds it.
+struct GeluTanhChainOp {
+  static constexpr unsigned kTypes = kF32;
+  static constexpr bool kBoolOut = false;
+  float half, cube_factor, scale, one;
+  template <class V> LOCKSTEP_LANE V operator()(V x) const {
+    const V s = x + ((x * x) * x) * cube_factor;
+    return (x * half) * (tanh_f32(s * scale) + one);
+  }
+};
+
 /// Where(IsNaN(x), value, x) fused after a Softmax (src/graph/fuse.cpp): a selection, no arithmetic.
 LOCKSTEP_HD float nan_replaced_f32(float x, float value) { return x != x ? value : x; }
 
@@ -580,8 +593,11 @@ struct DivOp {
 struct PowOp {
   static constexpr unsigned kTypes = kF32 | kI32 | kI64;
   static constexpr bool kBoolOut = false;
-  // y == 2 is x*x (correctly rounded, as onnxruntime's special case); otherwise pow_f32.
-  LOCKSTEP_HD float operator()(float x, float y) const { return y == 2.0f ? x * x : pow_f32(x, y); }
+  // onnxruntime's two special cases, bit for bit: y == 2 is x*x (correctly rounded), y == 3 is (x*x)*x (two
+  // roundings: GELU's tanh form cubes its input); otherwise pow_f32.
+  LOCKSTEP_HD float operator()(float x, float y) const {
+    return y == 2.0f ? x * x : y == 3.0f ? (x * x) * x : pow_f32(x, y);
+  }
   // Integers: exact, wrapping, by squaring; a negative exponent truncates 1 / x^-y (so 0 unless |x| = 1; 0^-y = 0).
   template <class T> LOCKSTEP_HD T operator()(T x, T y) const {
     if (y < 0) return x == 1 ? T(1) : x == -1 ? ((-(y + 1)) % 2 == 0 ? T(-1) : T(1)) : T(0);

@@ -838,9 +838,17 @@ void gemm(KernelContext& ctx) {
   Tensor& y = ctx.output(0, DType::Float, p.out_shape);
   if (y.numel() == 0) return;
   float* yd = y.data<float>();
-  product_of_strided(ctx, p.M, p.N, p.K, {ctx.input(0).data<float>(), p.a_rs, p.a_cs},
-                     {ctx.input(1).data<float>(), p.b_cs, p.b_rs}, GemmOut{yd, p.N, 1, nullptr});
   const float* c = p.has_c ? ctx.input(2).data<float>() : nullptr;
+  // alpha = 1 (and beta = 1 with a C per element or per column, as Conv1D layers and Linear exports have): the
+  // epilogue is 1*t + 1*c, and 1*v = v bit for bit (a NaN stays the same quiet NaN), so it is Add(t, c), which the
+  // core applies to each tile as it stores it; no pass of its own.
+  const bool unit_alpha = p.alpha == 1.0f;
+  const bool c_as_addend = unit_alpha && c && p.beta == 1.0f && p.c_cs == 1 && (p.c_rs == 0 || p.c_rs == p.N);
+  GemmOut out{yd, p.N, 1, nullptr};
+  if (c_as_addend) out.epilogue = StoreEpilogue{c, p.c_rs == 0, false, false};
+  product_of_strided(ctx, p.M, p.N, p.K, {ctx.input(0).data<float>(), p.a_rs, p.a_cs},
+                     {ctx.input(1).data<float>(), p.b_cs, p.b_rs}, out);
+  if (unit_alpha && (!c || c_as_addend)) return;
   ctx.pool->parallel_for(p.M, [&](int64_t m0, int64_t m1) {
     for (int64_t m = m0; m < m1; ++m)
       for (int64_t n = 0; n < p.N; ++n) {

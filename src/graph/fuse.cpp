@@ -43,6 +43,34 @@ std::map<std::string, int> reader_counts(const onnx::Graph& g) {
   return readers;
 }
 
+// Who makes each value and how many read it, to walk a pattern up from its last node.
+class Producers {
+ public:
+  explicit Producers(onnx::Graph& graph) : graph_(graph), readers_(reader_counts(graph)) {
+    for (size_t i = 0; i < graph.nodes.size(); ++i)
+      for (const auto& name : graph.nodes[i].outputs) producer_[name] = i;
+  }
+  /// The node of type op that makes value, when exactly `reads` nodes (or graph outputs) read value; else null.
+  onnx::Node* made_by(const std::string& value, const char* op, int reads = 1) {
+    auto it = producer_.find(value);
+    if (it == producer_.end() || readers_[value] != reads || !is_op(graph_.nodes[it->second], op)) return nullptr;
+    return &graph_.nodes[it->second];
+  }
+
+ private:
+  onnx::Graph& graph_;
+  std::map<std::string, int> readers_;
+  std::map<std::string, size_t> producer_;
+};
+
+// Drops the nodes a rewrite absorbed, keeping the others' order.
+void erase_nodes(onnx::Graph& graph, const std::set<const onnx::Node*>& removed) {
+  std::vector<onnx::Node> kept;
+  for (onnx::Node& n : graph.nodes)
+    if (!removed.count(&n)) kept.push_back(std::move(n));
+  graph.nodes = std::move(kept);
+}
+
 // Sigmoid(x) -> s, Mul(x, s) or Mul(s, x) -> y, s read by nothing else: lockstep.Silu(x) -> y, computing
 // x * sigmoid(x) per element, the two roundings of the unfused pair.
 void fuse_silu(onnx::Graph& graph) {
@@ -92,25 +120,17 @@ bool scalar_constant(const onnx::Graph& g, const std::string& name, float* value
 // d, e, s, m read by nothing else (torch's export of GELU): lockstep.GeluErfChain(x) -> y with attributes divisor,
 // addend, factor, computing the five operations in that order per element.
 void fuse_gelu_erf_chain(onnx::Graph& graph) {
-  std::map<std::string, int> readers = reader_counts(graph);
-  std::map<std::string, size_t> producer;
-  for (size_t i = 0; i < graph.nodes.size(); ++i)
-    for (const auto& name : graph.nodes[i].outputs) producer[name] = i;
-  auto made_by = [&](const std::string& value, const char* op) -> onnx::Node* {
-    auto it = producer.find(value);
-    if (it == producer.end() || readers[value] != 1 || !is_op(graph.nodes[it->second], op)) return nullptr;
-    return &graph.nodes[it->second];
-  };
+  Producers producers(graph);
   std::set<const onnx::Node*> removed;
   for (onnx::Node& outer : graph.nodes) {
     float c1, c2, c3;
     if (!is_op(outer, "Mul") || outer.inputs.size() != 2 || !scalar_constant(graph, outer.inputs[1], &c3)) continue;
-    onnx::Node* inner = made_by(outer.inputs[0], "Mul");
+    onnx::Node* inner = producers.made_by(outer.inputs[0], "Mul");
     if (!inner || inner->inputs.size() != 2) continue;
-    onnx::Node* add = made_by(inner->inputs[1], "Add");
+    onnx::Node* add = producers.made_by(inner->inputs[1], "Add");
     if (!add || add->inputs.size() != 2 || !scalar_constant(graph, add->inputs[1], &c2)) continue;
-    onnx::Node* erf = made_by(add->inputs[0], "Erf");
-    onnx::Node* div = erf ? made_by(erf->inputs[0], "Div") : nullptr;
+    onnx::Node* erf = producers.made_by(add->inputs[0], "Erf");
+    onnx::Node* div = erf ? producers.made_by(erf->inputs[0], "Div") : nullptr;
     if (!div || div->inputs.size() != 2 || div->inputs[0] != inner->inputs[0] ||
         !scalar_constant(graph, div->inputs[1], &c1))
       continue;
@@ -125,10 +145,75 @@ void fuse_gelu_erf_chain(onnx::Graph& graph) {
       (fused.attributes[name] = attribute(name, onnx::Attribute::Float)).f = value;
     outer = std::move(fused);
   }
-  std::vector<onnx::Node> kept;
-  for (onnx::Node& n : graph.nodes)
-    if (!removed.count(&n)) kept.push_back(std::move(n));
-  graph.nodes = std::move(kept);
+  erase_nodes(graph, removed);
+}
+
+// n a two-input node one of whose inputs is a float scalar constant: that constant into *c, the other input into
+// *other (Add and Mul commute exactly, so either operand order computes the same value).
+bool split_scalar_operand(const onnx::Graph& g, const onnx::Node& n, float* c, std::string* other) {
+  if (n.inputs.size() != 2) return false;
+  for (int i = 0; i < 2; ++i)
+    if (scalar_constant(g, n.inputs[i], c)) {
+      *other = n.inputs[1 - i];
+      return true;
+    }
+  return false;
+}
+
+// GELU's tanh form as torch exports it (GPT-2's gelu_new): h = Mul(x, c_half), p = Pow(x, 3), q = Mul(p, c_cube),
+// s = Add(x, q), u = Mul(s, c_scale), t = Tanh(u), v = Add(t, c_one), y = Mul(h, v), with the c's float scalar
+// constants (either operand order for each Add and Mul), the exponent the float scalar 3 and h, p, q, s, u, t, v read
+// by nothing else: lockstep.GeluTanhChain(x) -> y with attributes half, cube_factor, scale, one.
+void fuse_gelu_tanh_chain(onnx::Graph& graph) {
+  Producers producers(graph);
+  // The chain from v = Add(Tanh(...), c_one) down to x, given x from h = Mul(x, c_half); the nodes into *chain.
+  auto tanh_side = [&](const std::string& v_name, const std::string& x, float* c_one, float* c_scale,
+                       float* c_cube, std::vector<const onnx::Node*>* chain) {
+    std::string t_name, s_name, q_name, p_name, s_other;
+    float exponent;
+    onnx::Node* v = producers.made_by(v_name, "Add");
+    if (!v || !split_scalar_operand(graph, *v, c_one, &t_name)) return false;
+    onnx::Node* t = producers.made_by(t_name, "Tanh");
+    onnx::Node* u = t && t->inputs.size() == 1 ? producers.made_by(t->inputs[0], "Mul") : nullptr;
+    if (!u || !split_scalar_operand(graph, *u, c_scale, &s_name)) return false;
+    onnx::Node* s = producers.made_by(s_name, "Add");
+    if (!s || s->inputs.size() != 2 || (s->inputs[0] != x && s->inputs[1] != x)) return false;
+    q_name = s->inputs[0] == x ? s->inputs[1] : s->inputs[0];
+    onnx::Node* q = producers.made_by(q_name, "Mul");
+    if (!q || !split_scalar_operand(graph, *q, c_cube, &p_name)) return false;
+    onnx::Node* pw = producers.made_by(p_name, "Pow");
+    if (!pw || pw->inputs.size() != 2 || pw->inputs[0] != x || !scalar_constant(graph, pw->inputs[1], &exponent) ||
+        exponent != 3.0f)
+      return false;
+    *chain = {v, t, u, s, q, pw};
+    return true;
+  };
+  std::set<const onnx::Node*> removed;
+  for (onnx::Node& outer : graph.nodes) {
+    if (!is_op(outer, "Mul") || outer.inputs.size() != 2 || outer.outputs.size() != 1) continue;
+    for (int side = 0; side < 2; ++side) {
+      float c_half, c_one, c_scale, c_cube;
+      std::string x;
+      std::vector<const onnx::Node*> chain;
+      onnx::Node* h = producers.made_by(outer.inputs[side], "Mul");
+      if (!h || !split_scalar_operand(graph, *h, &c_half, &x) || removed.count(h) ||
+          !tanh_side(outer.inputs[1 - side], x, &c_one, &c_scale, &c_cube, &chain))
+        continue;
+      removed.insert(h);
+      removed.insert(chain.begin(), chain.end());
+      onnx::Node fused;
+      fused.name = outer.name;
+      fused.domain = kFusedDomain;
+      fused.op_type = "GeluTanhChain";
+      fused.inputs = {x};
+      fused.outputs = outer.outputs;
+      for (auto [name, value] : {std::pair{"half", c_half}, {"cube_factor", c_cube}, {"scale", c_scale}, {"one", c_one}})
+        (fused.attributes[name] = attribute(name, onnx::Attribute::Float)).f = value;
+      outer = std::move(fused);
+      break;
+    }
+  }
+  erase_nodes(graph, removed);
 }
 
 // s = Softmax(x), b = IsNaN(s), y = Where(b, c, s), with c a float constant of one element (rank 0 or [1]: Softmax's
@@ -136,22 +221,14 @@ void fuse_gelu_erf_chain(onnx::Graph& graph) {
 // scaled_dot_product_attention with a mask): lockstep.SoftmaxReplacingNaN(x) -> y with Softmax's attributes and
 // value = c, which selects c wherever Softmax returned NaN, the Where's result.
 void fuse_softmax_nan_replacement(onnx::Graph& graph) {
-  std::map<std::string, int> readers = reader_counts(graph);
-  std::map<std::string, size_t> producer;
-  for (size_t i = 0; i < graph.nodes.size(); ++i)
-    for (const auto& name : graph.nodes[i].outputs) producer[name] = i;
-  auto made_by = [&](const std::string& value, const char* op, int reads) -> onnx::Node* {
-    auto it = producer.find(value);
-    if (it == producer.end() || readers[value] != reads || !is_op(graph.nodes[it->second], op)) return nullptr;
-    return &graph.nodes[it->second];
-  };
+  Producers producers(graph);
   std::set<const onnx::Node*> removed;
   for (onnx::Node& where : graph.nodes) {
     if (!is_op(where, "Where") || where.inputs.size() != 3) continue;
     const Tensor* c = constant(graph, where.inputs[1]);
     if (!c || c->dtype() != DType::Float || c->numel() != 1 || c->rank() > 1) continue;
-    onnx::Node* isnan = made_by(where.inputs[0], "IsNaN", 1);
-    onnx::Node* softmax = made_by(where.inputs[2], "Softmax", 2);
+    onnx::Node* isnan = producers.made_by(where.inputs[0], "IsNaN", 1);
+    onnx::Node* softmax = producers.made_by(where.inputs[2], "Softmax", 2);
     if (!isnan || !softmax || isnan->inputs.size() != 1 || isnan->inputs[0] != where.inputs[2] ||
         softmax->outputs.size() != 1)
       continue;
@@ -165,10 +242,7 @@ void fuse_softmax_nan_replacement(onnx::Graph& graph) {
     (fused.attributes["value"] = attribute("value", onnx::Attribute::Float)).f = c->data<float>()[0];
     where = std::move(fused);
   }
-  std::vector<onnx::Node> kept;
-  for (onnx::Node& n : graph.nodes)
-    if (!removed.count(&n)) kept.push_back(std::move(n));
-  graph.nodes = std::move(kept);
+  erase_nodes(graph, removed);
 }
 
 // The Add operand a FusedMatMul takes: a float [N] constant, with B a constant [K, N], so that the Add keeps the
@@ -225,10 +299,7 @@ void fuse_product_epilogues(onnx::Graph& graph) {
     if (add && relu) removed.insert(add);
     last = std::move(fused);
   }
-  std::vector<onnx::Node> kept;
-  for (onnx::Node& n : graph.nodes)
-    if (!removed.count(&n)) kept.push_back(std::move(n));
-  graph.nodes = std::move(kept);
+  erase_nodes(graph, removed);
 }
 
 void refuse_fused_nodes(const onnx::Graph& graph) {
@@ -267,6 +338,7 @@ void fuse_nodes(onnx::Graph& graph) {
   fuse_softmax_nan_replacement(graph);
   fuse_silu(graph);
   fuse_gelu_erf_chain(graph);
+  fuse_gelu_tanh_chain(graph);
   fuse_product_epilogues(graph);
 }
 

@@ -33,6 +33,12 @@ ElementwiseParams unary_params(const KernelContext& ctx, UnaryOp op) {
       p.beta = n.attr_float("addend", 0.0f);
       p.gamma = n.attr_float("factor", 0.0f);
       break;
+    case UnaryOp::GeluTanhChain:
+      p.alpha = n.attr_float("half", 0.0f);
+      p.beta = n.attr_float("cube_factor", 0.0f);
+      p.gamma = n.attr_float("scale", 0.0f);
+      p.delta = n.attr_float("one", 0.0f);
+      break;
     case UnaryOp::Selu:
       p.alpha = n.attr_float("alpha", 1.67326319217681884765625f);
       p.gamma = n.attr_float("gamma", 1.05070102214813232421875f);
@@ -290,6 +296,7 @@ const OpEntry kRows[] = {
 const OpEntry kFusedRows[] = {
     {"Silu", 1, kNewestOpset, &cpu::unary, LOCKSTEP_CUDA_KERNEL(unary), int(UnaryOp::Silu)},
     {"GeluErfChain", 1, kNewestOpset, &cpu::unary, LOCKSTEP_CUDA_KERNEL(unary), int(UnaryOp::GeluErfChain)},
+    {"GeluTanhChain", 1, kNewestOpset, &cpu::unary, LOCKSTEP_CUDA_KERNEL(unary), int(UnaryOp::GeluTanhChain)},
 };
 
 // com.microsoft (onnxruntime's contrib ops): Gelu is the default domain's (erf), QuickGelu x * sigmoid(alpha x).

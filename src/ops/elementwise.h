@@ -20,6 +20,7 @@ enum class UnaryOp : int {
   IsNaN, IsInf, Not, BitwiseNot, ThresholdedRelu, Swish, Celu, Softsign, Shrink, Mish,
   Silu,          // lockstep.Silu, made by the graph rewrites only
   GeluErfChain,  // lockstep.GeluErfChain, likewise
+  GeluTanhChain,  // lockstep.GeluTanhChain, likewise
   QuickGelu,     // com.microsoft: Swish with alpha 1.702 by default
 };
 /// OpEntry::variant of the `binary` kernel rows.
@@ -34,7 +35,7 @@ enum class VariadicOp : int { Sum, Mean, Max, Min };
 
 /// Attributes of the unary and binary ops, read once by the definition.
 struct ElementwiseParams {
-  float alpha = 0, beta = 0, gamma = 0;
+  float alpha = 0, beta = 0, gamma = 0, delta = 0;
   bool flag_a = false, flag_b = false;  // Gelu: tanh approximation; IsInf: detect_negative, detect_positive;
                                         // Mod: fmod; BitShift: direction LEFT
 };
@@ -217,6 +218,7 @@ void visit_unary(UnaryOp op, const ElementwiseParams& p, Fn&& fn) {
     case UnaryOp::Mish: return fn(MishOp{});
     case UnaryOp::Silu: return fn(SiluOp{});
     case UnaryOp::GeluErfChain: return fn(GeluErfChainOp{p.alpha, p.beta, p.gamma});
+    case UnaryOp::GeluTanhChain: return fn(GeluTanhChainOp{p.alpha, p.beta, p.gamma, p.delta});
   }
 }
 

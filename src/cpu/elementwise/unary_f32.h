@@ -15,6 +15,7 @@ namespace lockstep::cpu {
   X(arith::SoftplusOp) X(arith::EluOp) X(arith::SeluOp) X(arith::GeluOp) X(arith::LeakyReluOp) \
   X(arith::HardSigmoidOp) X(arith::HardSwishOp) X(arith::ExpOfDifferenceOp)                    \
   X(arith::QuotientOp) X(arith::TwoDifferencesOp) X(arith::SiluOp) X(arith::GeluErfChainOp)    \
+  X(arith::GeluTanhChainOp)                                                                    \
   X(arith::SinhOp) X(arith::CoshOp) X(arith::AsinhOp) X(arith::AcoshOp) X(arith::AtanhOp)      \
   X(arith::AsinOp) X(arith::AcosOp) X(arith::AtanOp)
 
