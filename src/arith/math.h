@@ -114,15 +114,19 @@ LOCKSTEP_LANE FloatPair<V> scaled_pair(lane_int_t<V> k, V u) {
 }  // namespace detail
 
 /// e^x. Method: exp_parts, p = 1 + u, times 2^k in two exact steps (one rounding when the result is denormal).
-/// Special: NaN -> NaN; x > 0x1.62e42ep+6 (incl. +inf) -> +inf; x < -104 (incl. -inf) -> +0.
+/// Special: NaN -> NaN; x > 0x1.62e42ep+6 (incl. +inf) -> +inf; x < -104 (incl. -inf) -> +0 (selected: those lanes
+/// compute e^0, since a product that underflows costs x86 a microcode assist for the whole vector, and Softmax's
+/// masked rows are full of such x; e^-104 itself rounds to +0, so the bits are those of the clamped formula).
 template <class V>
 LOCKSTEP_LANE V exp_f32(V x) {
   static constexpr float q[5] = LOCKSTEP_EXP_Q;
-  const V t = min_keep_nan(max_keep_nan(x, splat<V>(-104.0f)), splat<V>(89.0f));
+  const auto vanishing = x < -104.0f;
+  const V t = min_keep_nan(select(vanishing, splat<V>(0.0f), x), splat<V>(89.0f));
   const auto e = detail::exp_parts(t, q);
   const auto k1 = e.k >> 1;
   const V y = ((1.0f + e.u) * pow2_lanes<V>(k1)) * pow2_lanes<V>(e.k - k1);
-  return select(x != x, quiet_nan_lanes(x), select(x > detail::kExpOverflow, splat<V>(detail::kInf), y));
+  return select(x != x, quiet_nan_lanes(x),
+                select(x > detail::kExpOverflow, splat<V>(detail::kInf), select(vanishing, splat<V>(0.0f), y)));
 }
 
 /// e^x - 1. Method: on (-ln2/2, 1.5 ln2) k = 0 and the result is u itself (q of degree 7 on that interval);
