@@ -56,6 +56,9 @@ OPS = {
     "elu_256x56x56": lambda: _unary("Elu"),
     "gelu_256x56x56": lambda: _unary("Gelu"),
     "gelu_tanh_256x56x56": lambda: _unary("Gelu", approximate="tanh"),
+    "hardswish_16x112x112": lambda: _unary("HardSwish", (1, 16, 112, 112)),
+    "hardswish_240x28x28": lambda: _unary("HardSwish", (1, 240, 28, 28)),
+    "relu_64x56x56": lambda: _unary("Relu", (1, 64, 56, 56)),
     "softmax_12x128x128": lambda: _unary("Softmax", (1, 12, 128, 128), axis=-1),
     "logsoftmax_12x128x128": lambda: _unary("LogSoftmax", (1, 12, 128, 128), axis=-1),
 }

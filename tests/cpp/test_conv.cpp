@@ -153,6 +153,11 @@ TEST(ConvCpu, MatchesDirectContractByteForByte) {
       {{1, 16, 14, 14}, {96, 16, 3, 3}, {ints_attr("strides", {2, 2}), ints_attr("pads", {1, 1, 1, 1})}, true},
       {{2, 8, 7, 7}, {64, 4, 3, 3}, {int_attr("group", 2), ints_attr("pads", {1, 1, 1, 1})}, true},
       {{1, 9, 5, 3}, {70, 9, 2, 2}, {ints_attr("pads", {1, 0, 0, 1})}, false},
+      // Patches (kernel = stride, no padding before): lanes on channels whatever the pixel count, the last patch
+      // row and column cut by the input's edge or padded after.
+      {{1, 3, 64, 48}, {50, 3, 4, 4}, {ints_attr("strides", {4, 4})}, true},
+      {{1, 8, 98, 83}, {33, 8, 8, 8}, {ints_attr("strides", {8, 8})}, true},
+      {{2, 6, 30, 30}, {20, 6, 4, 4}, {ints_attr("strides", {4, 4}), ints_attr("pads", {0, 0, 2, 2})}, false},
       // Planes of many pixels: the taps read in place from phase planes (the grid), with grid columns past the
       // output width dropped, a partial last B panel, row tails of A, strides, dilations, uneven pads, K over
       // several chunks and k-blocks, groups, and 1x1 stride-2 convs whose grid is the output itself.
