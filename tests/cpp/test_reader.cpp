@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "onnx/model.h"
+#include "protobuf_writer.h"
 
 #ifndef LOCKSTEP_SOURCE_DIR
 #define LOCKSTEP_SOURCE_DIR "."
@@ -30,60 +31,9 @@ using namespace lockstep::onnx;
 
 namespace {
 
-// ---- a tiny protobuf encoder ----
+// ---- a tiny protobuf encoder (tests/cpp/protobuf_writer.h) ----
 
-struct Msg {
-  std::string bytes;
-
-  static std::string varint_bytes(uint64_t v) {
-    std::string out;
-    do {
-      uint8_t b = v & 0x7f;
-      v >>= 7;
-      out.push_back(static_cast<char>(v ? b | 0x80 : b));
-    } while (v);
-    return out;
-  }
-  Msg& tag(uint32_t field, int wire) {
-    bytes += varint_bytes(uint64_t{field} << 3 | wire);
-    return *this;
-  }
-  Msg& varint(uint32_t field, uint64_t v) {
-    tag(field, 0);
-    bytes += varint_bytes(v);
-    return *this;
-  }
-  Msg& fixed32(uint32_t field, uint32_t v) {
-    tag(field, 5);
-    bytes.append(reinterpret_cast<const char*>(&v), 4);
-    return *this;
-  }
-  Msg& fixed64(uint32_t field, uint64_t v) {
-    tag(field, 1);
-    bytes.append(reinterpret_cast<const char*>(&v), 8);
-    return *this;
-  }
-  Msg& str(uint32_t field, const std::string& s) {
-    tag(field, 2);
-    bytes += varint_bytes(s.size()) + s;
-    return *this;
-  }
-  Msg& msg(uint32_t field, const Msg& m) { return str(field, m.bytes); }
-  Msg& f32(uint32_t field, float v) {
-    uint32_t u;
-    std::memcpy(&u, &v, 4);
-    return fixed32(field, u);
-  }
-  Msg& packed_varints(uint32_t field, const std::vector<uint64_t>& vs) {
-    std::string payload;
-    for (uint64_t v : vs) payload += varint_bytes(v);
-    return str(field, payload);
-  }
-  template <typename T>
-  Msg& packed_fixed(uint32_t field, const std::vector<T>& vs) {
-    return str(field, std::string(reinterpret_cast<const char*>(vs.data()), vs.size() * sizeof(T)));
-  }
-};
+using Msg = lockstep::test::ProtobufWriter;
 
 uint64_t sx(int64_t v) { return static_cast<uint64_t>(v); }  // protobuf int32/int64: sign-extended to 64 bits
 

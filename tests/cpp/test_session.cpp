@@ -26,6 +26,7 @@
 
 #include "lockstep/device.h"
 #include "lockstep/session.h"
+#include "protobuf_writer.h"
 
 namespace fs = std::filesystem;
 using lockstep::DType;
@@ -37,41 +38,9 @@ using lockstep::Tensor;
 
 namespace {
 
-// ---- a tiny protobuf writer ----
+// ---- a tiny protobuf writer (tests/cpp/protobuf_writer.h) ----
 
-struct Pb {
-  std::string bytes;
-
-  static std::string varint_bytes(uint64_t v) {
-    std::string out;
-    do {
-      uint8_t b = v & 0x7f;
-      v >>= 7;
-      out.push_back(static_cast<char>(v ? b | 0x80 : b));
-    } while (v);
-    return out;
-  }
-  Pb& tag(uint32_t field, int wire) {
-    bytes += varint_bytes(uint64_t{field} << 3 | wire);
-    return *this;
-  }
-  Pb& varint(uint32_t field, int64_t v) {
-    tag(field, 0);
-    bytes += varint_bytes(static_cast<uint64_t>(v));
-    return *this;
-  }
-  Pb& f32(uint32_t field, float v) {
-    tag(field, 5);
-    bytes.append(reinterpret_cast<const char*>(&v), 4);
-    return *this;
-  }
-  Pb& str(uint32_t field, const std::string& s) {
-    tag(field, 2);
-    bytes += varint_bytes(s.size()) + s;
-    return *this;
-  }
-  Pb& msg(uint32_t field, const Pb& m) { return str(field, m.bytes); }
-};
+using Pb = lockstep::test::ProtobufWriter;
 
 // onnx.proto field numbers used below.
 namespace model_f { enum { ir_version = 1, producer_name = 2, producer_version = 3, domain = 4, model_version = 5,
