@@ -169,7 +169,7 @@ void fuse_gelu_tanh_chain(onnx::Graph& graph) {
   // The chain from v = Add(Tanh(...), c_one) down to x, given x from h = Mul(x, c_half); the nodes into *chain.
   auto tanh_side = [&](const std::string& v_name, const std::string& x, float* c_one, float* c_scale,
                        float* c_cube, std::vector<const onnx::Node*>* chain) {
-    std::string t_name, s_name, q_name, p_name, s_other;
+    std::string t_name, s_name, q_name, p_name;
     float exponent;
     onnx::Node* v = producers.made_by(v_name, "Add");
     if (!v || !split_scalar_operand(graph, *v, c_one, &t_name)) return false;
@@ -207,7 +207,8 @@ void fuse_gelu_tanh_chain(onnx::Graph& graph) {
       fused.op_type = "GeluTanhChain";
       fused.inputs = {x};
       fused.outputs = outer.outputs;
-      for (auto [name, value] : {std::pair{"half", c_half}, {"cube_factor", c_cube}, {"scale", c_scale}, {"one", c_one}})
+      for (auto [name, value] :
+           {std::pair{"half", c_half}, {"cube_factor", c_cube}, {"scale", c_scale}, {"one", c_one}})
         (fused.attributes[name] = attribute(name, onnx::Attribute::Float)).f = value;
       outer = std::move(fused);
       break;

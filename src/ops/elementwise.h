@@ -18,10 +18,10 @@ enum class UnaryOp : int {
   Relu, LeakyRelu, Elu, Selu, Sigmoid, HardSigmoid, HardSwish, Tanh, Erf, Gelu, Softplus, Exp, Log, Sqrt,
   Reciprocal, Neg, Abs, Floor, Ceil, Round, Sign, Sin, Cos, Tan, Asin, Acos, Atan, Sinh, Cosh, Asinh, Acosh, Atanh,
   IsNaN, IsInf, Not, BitwiseNot, ThresholdedRelu, Swish, Celu, Softsign, Shrink, Mish,
-  Silu,          // lockstep.Silu, made by the graph rewrites only
-  GeluErfChain,  // lockstep.GeluErfChain, likewise
+  Silu,           // lockstep.Silu, made by the graph rewrites only
+  GeluErfChain,   // lockstep.GeluErfChain, likewise
   GeluTanhChain,  // lockstep.GeluTanhChain, likewise
-  QuickGelu,     // com.microsoft: Swish with alpha 1.702 by default
+  QuickGelu,      // com.microsoft: Swish with alpha 1.702 by default
 };
 /// OpEntry::variant of the `binary` kernel rows.
 enum class BinaryOp : int {
