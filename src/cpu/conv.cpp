@@ -212,16 +212,16 @@ void for_range(ThreadPool* pool, int64_t n, const std::function<void(int64_t, in
 void conv_on_grid(ThreadPool* pool, Allocator* scratch, const ConvGeom& g, const PackedA& w, const float* xg,
                   const float* bias, float* yg, const StoreEpilogue& epilogue) {
   const CopyRowsFn copy_rows = copy_rows_for(cpu_isa());
-  std::vector<PhasePlanes> planes(static_cast<size_t>(g.cin_g), PhasePlanes(g, 1));
+  PhasePlanes planes(g, 1, g.cin_g, scratch);
   for_range(pool, g.cin_g, [&](int64_t c0, int64_t c1) {
-    for (int64_t c = c0; c < c1; ++c) planes[c].pack(xg + c * g.in_pixels(), copy_rows);
+    for (int64_t c = c0; c < c1; ++c) planes.pack(c, xg + c * g.in_pixels(), copy_rows);
   });
   std::vector<const float*> rows;
   rows.reserve(static_cast<size_t>(g.K()));
-  for (const PhasePlanes& p : planes)
+  for (int64_t c = 0; c < g.cin_g; ++c)
     for (int64_t kh = 0; kh < g.kernel[1]; ++kh)
-      for (int64_t kw = 0; kw < g.kernel[2]; ++kw) rows.push_back(p.tap(g, kh, kw));
-  const int64_t pitch = planes[0].pitch(), N = planes[0].pixels(), out_h = g.out[1], out_w = g.out[2];
+      for (int64_t kw = 0; kw < g.kernel[2]; ++kw) rows.push_back(planes.tap(g, kh, kw, c));
+  const int64_t pitch = planes.pitch(), N = planes.pixels(), out_h = g.out[1], out_w = g.out[2];
   if (pitch == out_w) return gemm_f32_packed_rows(pool, w, N, rows.data(), GemmOut{yg, N, 1, bias, nullptr, epilogue});
   // The grid comes from the session's pool, uninitialized (the product writes all of it): a fresh vector would be
   // zero-filled first, and a large one handed back to the system when freed and page-faulted again every run.

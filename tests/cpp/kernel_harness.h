@@ -16,11 +16,14 @@
 
 namespace lockstep::test {
 
+/// Hands out memory filled with all-ones bytes (as floats, a NaN): a kernel that reads scratch or output memory it has
+/// not written gets NaNs in its results, where fresh pages (zeros) would pass for +0 padding.
 class HostAllocator : public Allocator {
  public:
   std::shared_ptr<Buffer> allocate(size_t bytes) override {
     auto b = std::make_shared<Buffer>();
     auto mem = std::shared_ptr<void>(::operator new(bytes ? bytes : 1), [](void* p) { ::operator delete(p); });
+    std::memset(mem.get(), 0xff, bytes);
     b->data = mem.get();
     b->bytes = bytes;
     b->owner = mem;

@@ -178,14 +178,14 @@ void depthwise_conv_f32(KernelContext& ctx, const ConvGeom& g, float* y, const S
     return;
   }
   ctx.pool->parallel_for(g.batch * g.group, [&](int64_t i0, int64_t i1) {
-    PhasePlanes planes(g, kGridBlock);
+    PhasePlanes planes(g, kGridBlock, 1, ctx.allocator);
     const int64_t pitch = planes.pitch(), pixels = planes.pixels();
     std::vector<const float*> tap_src;
     for (int64_t kh = 0; kh < g.kernel[1]; ++kh)
       for (int64_t kw = 0; kw < g.kernel[2]; ++kw) tap_src.push_back(planes.tap(g, kh, kw));
     std::vector<float> grid(static_cast<size_t>(round_up(pixels, kGridBlock)));
     for (int64_t item = i0; item < i1; ++item) {
-      planes.pack(x + item * g.in_pixels(), ker.copy_rows);
+      planes.pack(0, x + item * g.in_pixels(), ker.copy_rows);
       for (int64_t m = 0; m < g.cout_g; ++m) {
         const int64_t oc = item % g.group * g.cout_g + m;
         ker.plane({tap_src.data(), w + oc * taps, taps, bias ? bias[oc] : 0.0f, pixels, grid.data()});
