@@ -276,7 +276,9 @@ void conv_into(KernelContext& ctx, const ConvGeom& g, float* yd, const StoreEpil
     }
     if (weights->on_channels && is_planar(g) && !pointwise) {
       FramedPlanes planes(g, g.cin_g, 0, ctx.allocator);
-      planes.pack(xg);
+      for_range(pool, g.cin_g, [&](int64_t c0, int64_t c1) {
+        for (int64_t c = c0; c < c1; ++c) planes.pack(c, xg + c * g.in_pixels());
+      });
       return gemm_f32_packed_b(pool, P, framed_tap_panels(g, planes), weights->groups_t[grp],
                                GemmOut{yg, 1, P, nullptr, bias_g, epilogue_g});
     }

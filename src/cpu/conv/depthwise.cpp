@@ -166,7 +166,7 @@ void depthwise_conv_f32(KernelContext& ctx, const ConvGeom& g, float* y, const S
     ctx.pool->parallel_for(g.batch * g.group, [&](int64_t i0, int64_t i1) {
       FramedPlanes frame(g, 1, pitch, ctx.allocator);
       for (int64_t item = i0; item < i1; ++item) {
-        frame.pack(x + item * g.in_pixels());
+        frame.pack(0, x + item * g.in_pixels());
         for (int64_t m = 0; m < g.cout_g; ++m) {
           const int64_t oc = item % g.group * g.cout_g + m, plane = item * g.cout_g + m;
           ker.stride2_plane({frame.plane(0), frame.pitch(), w + oc * taps, g.kernel[1], g.kernel[2],
