@@ -17,6 +17,7 @@
 #include "arith/dot.h"
 #include "arith/reduce.h"
 #include "cpu/gemm/pack_f32.h"
+#include "cpu/gemm/store_transposed_f32.h"
 #include "cpu/isa.h"
 #include "ops/gemm.h"
 #include "runtime/thread_pool.h"
@@ -670,6 +671,15 @@ void packed_product(ThreadPool* pool, const PackedA& a, int64_t N, const BSource
       const MicroFn<PackedRows> fn = narrow_fn ? narrow_fn : (relu_in_kernel ? ker.micro_relu : ker.micro)[r];
       fn(k1 - k0, pa + k0 * MR, PackedRows{pk, NR}, c, ldc, init, ldi);
     }
+#if defined(__x86_64__) || defined(__i386__)
+    if (!in_place && k1 == K && out.rs == 1 && out.cs != 1 && cpu_isa() != CpuIsa::Scalar) {
+      // Outputs final, C's columns contiguous: the epilogue and the copy of the tile in 8x8 transposed blocks.
+      const StoreEpilogue& e = out.epilogue;
+      const float* addend = e.addend ? e.addend + (e.per_column ? n0 : m0 + n0 * out.cs) : nullptr;
+      return store_tile_transposed_f32_avx2(tile, NR, r, nr, out.data + m0 + n0 * out.cs, out.cs, addend,
+                                            e.per_column, e.addend_first, e.relu && !relu_in_kernel);
+    }
+#endif
     if (k1 == K && !relu_in_kernel) apply_gemm_epilogue(out, c, ldc, r, nr, m0, n0);  // outputs final
     if (in_place || k1 < K) return;
     for (int i = 0; i < r; ++i) {
