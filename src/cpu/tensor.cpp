@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <cstring>
 
+#include "cpu/isa.h"
+#include "cpu/tensor/transpose.h"
 #include "ops/tensor.h"
 #include "ops/registry.h"
 #include "runtime/thread_pool.h"
@@ -36,6 +38,15 @@ void transpose_tiles(const StridedCopy& c, int k, const T* src, T* dst, ThreadPo
       }
       const int64_t i0 = t / tl % tk * kTile, j0 = t % tl * kTile;
       const int64_t i1 = std::min(nk, i0 + kTile), j1 = std::min(nl, j0 + kTile);
+#if defined(__x86_64__) || defined(__i386__)
+      if constexpr (sizeof(T) == 4) {
+        if (cpu_isa() != CpuIsa::Scalar) {
+          transpose_tile_b32_avx2(reinterpret_cast<const uint32_t*>(src + s + i0 + j0 * is), is,
+                                  reinterpret_cast<uint32_t*>(dst + d + i0 * dk + j0), dk, i1 - i0, j1 - j0);
+          continue;
+        }
+      }
+#endif
       for (int64_t i = i0; i < i1; ++i)
         for (int64_t j = j0; j < j1; ++j) dst[d + i * dk + j] = src[s + i + j * is];
     }
