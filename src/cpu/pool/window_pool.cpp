@@ -100,9 +100,19 @@ void average_pool_f32_rows(ThreadPool& pool, const arith::PoolGeom& g, const flo
   const AverageRowFn average_row = row_kernels(cpu_isa()).average_row;
   int64_t begin = 0, end = 0;
   uniform_columns(g, begin, end);
+  // Each border column has its own terms: the kernel columns whose tap is a term there (by output column, then kw).
+  std::vector<int64_t> border;
+  for (int64_t ow = 0; ow < g.out[2]; ++ow)
+    if (ow < begin || ow >= end) border.push_back(ow);
+  std::vector<uint8_t> column_term(border.size() * g.kernel[2]);
+  for (size_t b = 0; b < border.size(); ++b)
+    for (int64_t kw = 0; kw < g.kernel[2]; ++kw)
+      column_term[b * g.kernel[2] + kw] =
+          is_term(g, arith::pool_tap_class(g, 2, border[b] * g.stride[2] - g.pad_begin[2] + kw * g.dilation[2]));
   for_each_plane(pool, g, x, 0.0f, [&](int64_t plane, const TapRows& rows, const float** tap_src) {
     const float* xp = x + plane * g.in_plane;
     float* yp = y + plane * g.out_plane;
+    std::vector<const float*> border_taps(static_cast<size_t>(g.kernel[1] * g.kernel[2]));
     for (int64_t oh = 0; oh < g.out[1]; ++oh) {
       const float** t = tap_src;
       for (int64_t kh = 0; kh < g.kernel[1]; ++kh) {
@@ -112,8 +122,17 @@ void average_pool_f32_rows(ThreadPool& pool, const arith::PoolGeom& g, const flo
       }
       float* yr = yp + oh * g.out[2];
       average_row(tap_src, t - tap_src, begin, end, yr);
-      for (int64_t ow = 0; ow < begin; ++ow) yr[ow] = arith::avgpool_window_f32(g, xp, oh * g.out[2] + ow);
-      for (int64_t ow = end; ow < g.out[2]; ++ow) yr[ow] = arith::avgpool_window_f32(g, xp, oh * g.out[2] + ow);
+      // A border column's terms in the window's order, through the same row kernel on one column: the sequence
+      // arith::avgpool_window_f32 computes (which a column without any term keeps: 0 / 0).
+      for (size_t b = 0; b < border.size(); ++b) {
+        const float** u = border_taps.data();
+        for (const float** tap = tap_src; tap < t; tap += g.kernel[2])
+          for (int64_t kw = 0; kw < g.kernel[2]; ++kw)
+            if (column_term[b * g.kernel[2] + kw]) *u++ = tap[kw];
+        const int64_t ow = border[b];
+        if (u == border_taps.data()) yr[ow] = arith::avgpool_window_f32(g, xp, oh * g.out[2] + ow);
+        else average_row(border_taps.data(), u - border_taps.data(), ow, ow + 1, yr);
+      }
     }
   });
 }
