@@ -10,6 +10,7 @@
 #include <memory>
 #include <vector>
 
+#include "cpu/conv/plane_border.h"
 #include "ops/conv.h"
 #include "runtime/kernel.h"
 
@@ -37,17 +38,8 @@ class FramedPlanes {
   void pack(int64_t c, const float* x) {
     float* frame = static_cast<float*>(buffer_->data) + c * rows_ * pitch_;
     const int64_t h = std::clamp<int64_t>(rows_ - top_, 0, in_h_), w = std::clamp<int64_t>(pitch_ - left_, 0, in_w_);
-    if (!framed_[c]) {
-      if (h == 0 || w == 0) {
-        std::fill(frame, frame + rows_ * pitch_, 0.0f);
-      } else {  // the +0 before, between and after the rows of the inside
-        std::fill(frame, frame + top_ * pitch_ + left_, 0.0f);
-        for (int64_t i = 0; i + 1 < h; ++i)
-          std::fill(frame + (top_ + i) * pitch_ + left_ + w, frame + (top_ + i + 1) * pitch_ + left_, 0.0f);
-        std::fill(frame + (top_ + h - 1) * pitch_ + left_ + w, frame + rows_ * pitch_, 0.0f);
-      }
-      framed_[c] = 1;
-    }
+    if (!framed_[c]) zero_outside(frame, rows_ * pitch_, pitch_, top_, top_ + h, left_, left_ + w);
+    framed_[c] = 1;
     for (int64_t i = 0; i < h; ++i) std::copy_n(x + i * in_w_, w, frame + (top_ + i) * pitch_ + left_);
   }
 

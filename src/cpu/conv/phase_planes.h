@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "cpu/conv/depthwise.h"
+#include "cpu/conv/plane_border.h"
 #include "cpu/isa.h"
 #include "ops/conv.h"
 #include "runtime/kernel.h"
@@ -73,7 +74,7 @@ class PhasePlanes {
         if (slot < 0) continue;
         float* phase = data() + (c * phases_ + slot) * phase_len_;
         const int64_t r0 = rows_.begin(fh), r1 = rows_.end(fh), c0 = cols_.begin(fw), c1 = cols_.end(fw);
-        if (!framed) fill_outside(phase, r0, r1, c0, c1);
+        if (!framed) zero_outside(phase, phase_len_, cols_.len, r0, r1, c0, c1);
         const float* src = x + (r0 * rows_.stride + fh - rows_.pad) * cols_.in + c0 * cols_.stride + fw - cols_.pad;
         copy_rows(src, rows_.stride * cols_.in, cols_.stride, phase + r0 * cols_.len + c0, cols_.len, r1 - r0,
                   c1 - c0);
@@ -82,15 +83,6 @@ class PhasePlanes {
 
  private:
   float* data() const { return static_cast<float*>(buffer_->data); }
-  /// +0 in every float of a phase but rows [r0, r1) x columns [c0, c1), which pack copies from the input.
-  void fill_outside(float* phase, int64_t r0, int64_t r1, int64_t c0, int64_t c1) const {
-    const int64_t pitch = cols_.len;
-    if (r1 <= r0) return std::fill(phase, phase + phase_len_, 0.0f);
-    std::fill(phase, phase + r0 * pitch + c0, 0.0f);
-    for (int64_t r = r0; r + 1 < r1; ++r) std::fill(phase + r * pitch + c1, phase + (r + 1) * pitch + c0, 0.0f);
-    std::fill(phase + (r1 - 1) * pitch + c1, phase + phase_len_, 0.0f);
-  }
-
   PhaseAxis rows_, cols_;
   int64_t phase_len_ = 0, phases_ = 0;  // floats a phase takes; phases a plane has (those some tap reads)
   std::vector<int64_t> slot_;  // phase fh * stride_w + fw -> its index among the plane's phases, or -1 when no tap reads it
