@@ -672,7 +672,7 @@ void packed_product(ThreadPool* pool, const PackedA& a, int64_t N, const BSource
       fn(k1 - k0, pa + k0 * MR, PackedRows{pk, NR}, c, ldc, init, ldi);
     }
 #if defined(__x86_64__) || defined(__i386__)
-    if (!in_place && k1 == K && out.rs == 1 && out.cs != 1 && cpu_isa() != CpuIsa::Scalar) {
+    if (!in_place && k1 == K && out.rs == 1 && out.cs != 1 && a.isa != CpuIsa::Scalar) {
       // Outputs final, C's columns contiguous: the epilogue and the copy of the tile in 8x8 transposed blocks.
       const StoreEpilogue& e = out.epilogue;
       const float* addend = e.addend ? e.addend + (e.per_column ? n0 : m0 + n0 * out.cs) : nullptr;

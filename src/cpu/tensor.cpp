@@ -26,6 +26,7 @@ void transpose_tiles(const StridedCopy& c, int k, const T* src, T* dst, ThreadPo
   const int last = c.rank - 1;
   const int64_t nk = c.dims[k], nl = c.dims[last], tk = (nk + kTile - 1) / kTile, tl = (nl + kTile - 1) / kTile;
   const int64_t outer = c.numel() / (nk * nl), is = c.src_strides[last], dk = c.dst_strides[k];
+  const bool simd_tiles = sizeof(T) == 4 && cpu_isa() != CpuIsa::Scalar;
   pool->parallel_for(outer * tk * tl, [&](int64_t begin, int64_t end) {
     for (int64_t t = begin; t < end; ++t) {
       int64_t rest = t / (tk * tl), s = c.src_offset, d = c.dst_offset;
@@ -40,7 +41,7 @@ void transpose_tiles(const StridedCopy& c, int k, const T* src, T* dst, ThreadPo
       const int64_t i1 = std::min(nk, i0 + kTile), j1 = std::min(nl, j0 + kTile);
 #if defined(__x86_64__) || defined(__i386__)
       if constexpr (sizeof(T) == 4) {
-        if (cpu_isa() != CpuIsa::Scalar) {
+        if (simd_tiles) {
           transpose_tile_b32_avx2(reinterpret_cast<const uint32_t*>(src + s + i0 + j0 * is), is,
                                   reinterpret_cast<uint32_t*>(dst + d + i0 * dk + j0), dk, i1 - i0, j1 - j0);
           continue;

@@ -24,8 +24,7 @@ void pack_rows_along_k_f32_avx2(const float* src, int64_t row_stride, int64_t co
     int64_t k0 = 0;
     for (; k0 + kL <= K; k0 += kL) {
       Simd::V r[kL];
-      for (int i = 0; i < kL; ++i) r[i] = i < rows ? Simd::load(s + i * row_stride + k0) : Simd::zero();
-      Simd::transpose(r);
+      Simd::load_transposed(s + k0, row_stride, rows, r);
       for (int j = 0; j < kL; ++j) Simd::store(dst + (k0 + j) * width + i0, r[j], lanes);
     }
     for (; k0 < K; ++k0)

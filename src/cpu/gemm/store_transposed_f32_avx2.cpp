@@ -22,8 +22,7 @@ void store_tile_transposed_f32_avx2(const float* tile, int64_t tile_pitch, int r
   constexpr int kL = Simd::kLanes;
   for (int64_t j0 = 0; j0 < cols; j0 += kL) {
     Simd::V r[kL];
-    for (int i = 0; i < kL; ++i) r[i] = i < rows ? Simd::load(tile + i * tile_pitch + j0) : Simd::zero();
-    Simd::transpose(r);  // r[j] holds column j0 + j: its rows in the lanes
+    Simd::load_transposed(tile + j0, tile_pitch, rows, r);  // r[j] holds column j0 + j: its rows in the lanes
     for (int j = 0; j < kL && j0 + j < cols; ++j) {
       const int64_t at = (j0 + j) * col_step;
       Simd::V v = r[j];

@@ -59,12 +59,12 @@ int64_t input_row(const arith::PoolGeom& g, int64_t oh, int64_t kh) {
 }
 
 /// Runs fn(plane, rows, tap_src) for every plane, planes split over the pool's threads; rows holds the plane
-/// packed with `fill`, tap_src is scratch for the caller.
+/// packed with `fill`, tap_src is scratch for the caller: room for twice the window's taps.
 template <typename Fn>
 void for_each_plane(ThreadPool& pool, const arith::PoolGeom& g, const float* x, float fill, Fn fn) {
   pool.parallel_for(g.planes, [&](int64_t p0, int64_t p1) {
     TapRows rows;
-    std::vector<const float*> tap_src(static_cast<size_t>(g.kernel[1] * g.kernel[2]));
+    std::vector<const float*> tap_src(static_cast<size_t>(2 * g.kernel[1] * g.kernel[2]));
     for (int64_t plane = p0; plane < p1; ++plane) {
       rows.pack(x + plane * g.in_plane, g.in[1], columns_of(g), fill);
       fn(plane, rows, tap_src.data());
@@ -112,7 +112,7 @@ void average_pool_f32_rows(ThreadPool& pool, const arith::PoolGeom& g, const flo
   for_each_plane(pool, g, x, 0.0f, [&](int64_t plane, const TapRows& rows, const float** tap_src) {
     const float* xp = x + plane * g.in_plane;
     float* yp = y + plane * g.out_plane;
-    std::vector<const float*> border_taps(static_cast<size_t>(g.kernel[1] * g.kernel[2]));
+    const float** border_taps = tap_src + g.kernel[1] * g.kernel[2];  // the scratch's second half
     for (int64_t oh = 0; oh < g.out[1]; ++oh) {
       const float** t = tap_src;
       for (int64_t kh = 0; kh < g.kernel[1]; ++kh) {
@@ -125,13 +125,13 @@ void average_pool_f32_rows(ThreadPool& pool, const arith::PoolGeom& g, const flo
       // A border column's terms in the window's order, through the same row kernel on one column: the sequence
       // arith::avgpool_window_f32 computes (which a column without any term keeps: 0 / 0).
       for (size_t b = 0; b < border.size(); ++b) {
-        const float** u = border_taps.data();
+        const float** u = border_taps;
         for (const float** tap = tap_src; tap < t; tap += g.kernel[2])
           for (int64_t kw = 0; kw < g.kernel[2]; ++kw)
             if (column_term[b * g.kernel[2] + kw]) *u++ = tap[kw];
         const int64_t ow = border[b];
-        if (u == border_taps.data()) yr[ow] = arith::avgpool_window_f32(g, xp, oh * g.out[2] + ow);
-        else average_row(border_taps.data(), u - border_taps.data(), ow, ow + 1, yr);
+        if (u == border_taps) yr[ow] = arith::avgpool_window_f32(g, xp, oh * g.out[2] + ow);
+        else average_row(border_taps, u - border_taps, ow, ow + 1, yr);
       }
     }
   });

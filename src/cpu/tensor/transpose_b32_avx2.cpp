@@ -22,8 +22,7 @@ void transpose_tile_b32_avx2(const uint32_t* src, int64_t src_row, uint32_t* dst
     for (int64_t j = 0; j < full_cols; j += kL) {
       // Float loads and stores only move the bits (no arithmetic), so any 32-bit word passes unchanged.
       Simd::V r[kL];
-      for (int b = 0; b < kL; ++b) r[b] = Simd::load(reinterpret_cast<const float*>(src + i + (j + b) * src_row));
-      Simd::transpose(r);
+      Simd::load_transposed(reinterpret_cast<const float*>(src + i + j * src_row), src_row, kL, r);
       for (int a = 0; a < kL; ++a) Simd::store(reinterpret_cast<float*>(dst + (i + a) * dst_row + j), r[a], kL);
     }
   for (int64_t i = 0; i < rows; ++i)
