@@ -28,11 +28,42 @@ namespace {
 
 using arith::kDotChunk;
 
+/// Cache lines of prepacked B that the product reads after this call (`count` lines from `next`), which the
+/// micro-kernel asks into L2 spread over its k steps, so that their trip from memory overlaps its arithmetic
+/// (packed_product says which lines).
+struct AheadLines {
+  const char* next = nullptr;
+  int64_t count = 0;
+};
+
+/// Issues an AheadLines' prefetches over the K steps of one call: `burst` lines after every `spacing` steps. The
+/// kernels run their k loop in runs of `spacing` steps with step() between runs (a test per k step took an
+/// execution port from the fmas: 1024^3 1.5% slower); with no lines a run is the whole call.
+class AheadWalk {
+ public:
+  AheadWalk(AheadLines lines, int64_t K)
+      : next_(lines.next), left_(lines.count), burst_(K > 0 ? (lines.count + K - 1) / K : 0),
+        spacing_(lines.count > 0 ? std::max<int64_t>(1, K / lines.count) : std::max<int64_t>(1, K)) {}
+  int64_t spacing() const { return spacing_; }
+  void step() {
+    if (left_ <= 0) return;
+    for (int64_t j = 0; j < burst_; ++j) _mm_prefetch(next_ + 64 * j, _MM_HINT_T1);
+    next_ += 64 * burst_;
+    left_ -= burst_;
+  }
+
+ private:
+  const char* next_;
+  int64_t left_, burst_, spacing_;
+};
+
 /// Where a micro-kernel reads row k of its B panel: a packed panel (K x NR, k-major) ...
 struct PackedRows {
-  static constexpr bool kPrefetchNext = false;  // consecutive panels: the hardware prefetchers follow them
+  // Within a panel the hardware prefetchers follow the rows; the panel that comes next is asked for as `ahead`.
+  static constexpr bool kPrefetchNext = false;
   const float* pb;
   int nr;
+  AheadLines ahead = {};
   const float* operator()(int64_t k) const { return pb + k * nr; }
 };
 /// ... or rows that lie in memory already (Conv's taps on the grid): row k of the panel at column n0 is rows[k] + n0.
@@ -44,6 +75,9 @@ struct PointedRows {
   int64_t n0;
   const float* operator()(int64_t k) const { return rows[k] + n0; }
 };
+
+inline AheadLines ahead_lines_of(const PackedRows& b) { return b.ahead; }
+inline AheadLines ahead_lines_of(const PointedRows&) { return {}; }
 
 /// Adds the product of an A panel and a B panel to the first r rows of C (row i at c + i * ldc), chunk by chunk.
 /// With init, the running totals start from init (row i at init + i * ldi: the bias, or +0) instead of C's
@@ -110,21 +144,24 @@ template <int R, class B, bool kRelu = false>
 __attribute__((target("avx2,fma"))) void micro_avx2_6x16(int64_t K, const float* pa, B b, float* c, int64_t ldc,
                                                          const float* init, int64_t ldi) {
   constexpr int MR = 6;
+  AheadWalk ahead(ahead_lines_of(b), K);
   for (int64_t k0 = 0; k0 < K; k0 += kDotChunk) {
     int64_t k1 = std::min(K, k0 + kDotChunk);
     __m256 acc0[R], acc1[R];
 #pragma GCC unroll 8
     for (int i = 0; i < R; ++i) acc0[i] = acc1[i] = _mm256_setzero_ps();
-    for (int64_t k = k0; k < k1; ++k) {
-      const float* pb = b(k);
-      if constexpr (B::kPrefetchNext) _mm_prefetch(reinterpret_cast<const char*>(pb + 16), _MM_HINT_T0);
-      __m256 b0 = _mm256_loadu_ps(pb), b1 = _mm256_loadu_ps(pb + 8);
-      const float* a = pa + k * MR;
+    for (int64_t k = k0; k < k1; ahead.step()) {
+      for (const int64_t k_end = std::min(k1, k + ahead.spacing()); k < k_end; ++k) {
+        const float* pb = b(k);
+        if constexpr (B::kPrefetchNext) _mm_prefetch(reinterpret_cast<const char*>(pb + 16), _MM_HINT_T0);
+        __m256 b0 = _mm256_loadu_ps(pb), b1 = _mm256_loadu_ps(pb + 8);
+        const float* a = pa + k * MR;
 #pragma GCC unroll 8
-      for (int i = 0; i < R; ++i) {
-        __m256 av = _mm256_broadcast_ss(a + i);
-        acc0[i] = _mm256_fmadd_ps(av, b0, acc0[i]);
-        acc1[i] = _mm256_fmadd_ps(av, b1, acc1[i]);
+        for (int i = 0; i < R; ++i) {
+          __m256 av = _mm256_broadcast_ss(a + i);
+          acc0[i] = _mm256_fmadd_ps(av, b0, acc0[i]);
+          acc1[i] = _mm256_fmadd_ps(av, b1, acc1[i]);
+        }
       }
     }
     const bool relu = kRelu && k1 == K;
@@ -161,6 +198,7 @@ template <int R, class B, bool kRelu = false, int NV = 3>
 __attribute__((target("avx512f"))) void micro_avx512_8rows(int64_t K, const float* pa, B b, float* c, int64_t ldc,
                                                            const float* init, int64_t ldi) {
   constexpr int MR = 8;
+  AheadWalk ahead(ahead_lines_of(b), K);
   for (int64_t k0 = 0; k0 < K; k0 += kDotChunk) {
     int64_t k1 = std::min(K, k0 + kDotChunk);
     __m512 acc[R][NV];
@@ -168,18 +206,20 @@ __attribute__((target("avx512f"))) void micro_avx512_8rows(int64_t K, const floa
     for (int i = 0; i < R; ++i)
 #pragma GCC unroll 3
       for (int v = 0; v < NV; ++v) acc[i][v] = _mm512_setzero_ps();
-    for (int64_t k = k0; k < k1; ++k) {
-      const float* pb = b(k);
-      if constexpr (B::kPrefetchNext) _mm_prefetch(reinterpret_cast<const char*>(pb + 16 * NV), _MM_HINT_T0);
-      __m512 bv[NV];
+    for (int64_t k = k0; k < k1; ahead.step()) {
+      for (const int64_t k_end = std::min(k1, k + ahead.spacing()); k < k_end; ++k) {
+        const float* pb = b(k);
+        if constexpr (B::kPrefetchNext) _mm_prefetch(reinterpret_cast<const char*>(pb + 16 * NV), _MM_HINT_T0);
+        __m512 bv[NV];
 #pragma GCC unroll 3
-      for (int v = 0; v < NV; ++v) bv[v] = _mm512_loadu_ps(pb + 16 * v);
-      const float* a = pa + k * MR;
+        for (int v = 0; v < NV; ++v) bv[v] = _mm512_loadu_ps(pb + 16 * v);
+        const float* a = pa + k * MR;
 #pragma GCC unroll 8
-      for (int i = 0; i < R; ++i) {
-        __m512 av = _mm512_set1_ps(a[i]);
+        for (int i = 0; i < R; ++i) {
+          __m512 av = _mm512_set1_ps(a[i]);
 #pragma GCC unroll 3
-        for (int v = 0; v < NV; ++v) acc[i][v] = _mm512_fmadd_ps(av, bv[v], acc[i][v]);
+          for (int v = 0; v < NV; ++v) acc[i][v] = _mm512_fmadd_ps(av, bv[v], acc[i][v]);
+        }
       }
     }
     const bool relu = kRelu && k1 == K;
@@ -347,6 +387,7 @@ constexpr int64_t kKeptSliceBytes = 32 * 1024;  // a kept-tile product's B slice
 constexpr int64_t kKeptSlicesAhead = 2;  // how far ahead a kept-tile product asks for its next B slice
 constexpr int64_t kSmallProduct = int64_t(1) << 22;  // fmas of a product too small to split over threads
 constexpr int64_t kABlockBytes = 256 * 1024;  // the A panels' slice of one k-block (kept in L2)
+constexpr int64_t kAheadMostPasses = 32;  // packed_product's prefetch of the next B step: A panels at most
 constexpr int64_t kAPanelBytes = 48 * 1024;  // at most one A panel's slice of one k-block, when kc_l2 is short
 
 /// The kernels for a product of N columns. AVX-512 takes 48-wide panels, or 32-wide ones where they do the work in
@@ -626,7 +667,7 @@ void packed_product(ThreadPool* pool, const PackedA& a, int64_t N, const BSource
   // One output block: A panel mp times the B panel np (packed at pb, or b.rows), over k in [k0, k0 + kc).
   // kept: the tile holds this (A panel, B panel)'s running totals from one k-block to the next (kept_tiles below).
   auto block = [&](int64_t mp, int64_t np, const float* pb, float* tile, InitTile& init_tile, int64_t k0,
-                   bool kept = false) {
+                   bool kept = false, AheadLines ahead = {}) {
     const int64_t m0 = mp * MR, n0 = np * NR, nr = std::min<int64_t>(NR, N - n0);
     const int r = static_cast<int>(std::min<int64_t>(MR, M - m0));
     const float* pa = a.data.data() + mp * MR * K;
@@ -669,7 +710,7 @@ void packed_product(ThreadPool* pool, const PackedA& a, int64_t N, const BSource
     } else {
       const float* pk = (b.rows ? edge_b.data() : pb) + k0 * NR;
       const MicroFn<PackedRows> fn = narrow_fn ? narrow_fn : (relu_in_kernel ? ker.micro_relu : ker.micro)[r];
-      fn(k1 - k0, pa + k0 * MR, PackedRows{pk, NR}, c, ldc, init, ldi);
+      fn(k1 - k0, pa + k0 * MR, PackedRows{pk, NR, ahead}, c, ldc, init, ldi);
     }
 #if defined(__x86_64__) || defined(__i386__)
     if (!in_place && k1 == K && out.rs == 1 && out.cs != 1 && a.isa != CpuIsa::Scalar) {
@@ -688,6 +729,26 @@ void packed_product(ThreadPool* pool, const PackedA& a, int64_t N, const BSource
       else
         for (int64_t j = 0; j < nr; ++j) dst[j * out.cs] = tile[i * NR + j];
     }
+  };
+  // Prepacked B (a MatMul's weights) comes from memory once per run, in steps: the slice of B panels [p0, p1) in
+  // k-block kb, which every A panel then passes over. The first pass waited on memory, the others read L2: BERT's
+  // products with the weights from memory ran at 66% of the FMA peak where they reach 81% from L3. So the step that
+  // comes next is asked into L2 by the micro-kernels of this one, a share per call: 128x3072x768 from memory 66% ->
+  // 80%, 128x768x3072 66% -> 73% (docs/performance.md, 2026-12-06, fifteenth session).
+  // Only where the first pass is a fair share of a step's work (at most kAheadMostPasses passes): over 1024 rows
+  // the prefetches cost more than they saved (1024^3 1-2% slower). A step's lines are contiguous: it spans several
+  // panels only where K is one k-block.
+  auto step_lines = [&](int64_t p0, int64_t p1, int64_t kb) -> AheadLines {
+    if (!prepacked_b || m_panels > kAheadMostPasses || p0 >= std::min(p1, n_panels) || kb >= k_blocks) return {};
+    const float* first = panel(prepacked_b, p0) + kb * kc * NR;
+    const float* end = k_blocks == 1 ? panel(prepacked_b, std::min(p1, n_panels))
+                                     : panel(prepacked_b, p0) + std::min(K, (kb + 1) * kc) * NR;
+    return {reinterpret_cast<const char*>(first), (end - first) * int64_t(sizeof(float)) / 64};
+  };
+  // Share i of n of a step's lines, for the i-th of the n calls that run before it.
+  auto share = [](AheadLines lines, int64_t i, int64_t n) -> AheadLines {
+    const int64_t l0 = lines.count * i / n, l1 = lines.count * (i + 1) / n;
+    return {lines.next + 64 * l0, l1 - l0};
   };
   if (M == 1 && prepacked_b && !b.rows && out.cs == 1 && K > 0)
     return row_times_panels(pool, ker, K, a.data.data(), MR, N, prepacked_b, out);
@@ -737,9 +798,16 @@ void packed_product(ThreadPool* pool, const PackedA& a, int64_t N, const BSource
         if (!b_packed)
           for (int64_t np = g0; np < g1; ++np)
             (*b.panels)(np * NR, std::min<int64_t>(NR, N - np * NR), NR, own_b.data() + (np - g0) * K * NR);
-        for (int64_t kb = 0; kb < k_blocks; ++kb)
+        for (int64_t kb = 0; kb < k_blocks; ++kb) {
+          // Next: this group's next k-block, else the next group's first.
+          const AheadLines next = kb + 1 < k_blocks ? step_lines(g0, g1, kb + 1)
+                                                    : step_lines(g1, std::min(t1, g1 + group), 0);
+          const int64_t calls = m_panels * (g1 - g0);
           for (int64_t mp = 0; mp < m_panels; ++mp)
-            for (int64_t np = g0; np < g1; ++np) block(mp, np, panel(pbs, np - g0), tile, init_tile, kb * kc);
+            for (int64_t np = g0; np < g1; ++np)
+              block(mp, np, panel(pbs, np - g0), tile, init_tile, kb * kc, false,
+                    share(next, mp * (g1 - g0) + np - g0, calls));
+        }
       }
     }, 1, task_chunks_per_thread(n_panels, threads));
     return;
@@ -754,11 +822,18 @@ void packed_product(ThreadPool* pool, const PackedA& a, int64_t N, const BSource
   run_range(pool, tasks, [&](int64_t t0, int64_t t1) {
     alignas(64) float tile[kMaxTile];
     InitTile init_tile;
+    auto panel_of = [&](int64_t t) { return panel_major ? t / splits : t % n_panels; };
     for (int64_t t = t0; t < t1; ++t) {
-      const int64_t np = panel_major ? t / splits : t % n_panels, s = panel_major ? t % splits : t / n_panels;
-      for (int64_t kb = 0; kb < k_blocks; ++kb)
-        for (int64_t mp = s * per_split; mp < std::min(m_panels, (s + 1) * per_split); ++mp)
-          block(mp, np, panel(prepacked_b, np), tile, init_tile, kb * kc);
+      const int64_t np = panel_of(t), s = panel_major ? t % splits : t / n_panels;
+      const int64_t mp0 = s * per_split, mp1 = std::min(m_panels, (s + 1) * per_split);
+      // Next: this panel's next k-block, else the next task's panel (unless it is this one, read already).
+      const int64_t np_next = t + 1 < t1 ? panel_of(t + 1) : n_panels;
+      for (int64_t kb = 0; kb < k_blocks; ++kb) {
+        const AheadLines next = kb + 1 < k_blocks ? step_lines(np, np + 1, kb + 1)
+                                : np_next != np || k_blocks > 1 ? step_lines(np_next, np_next + 1, 0) : AheadLines{};
+        for (int64_t mp = mp0; mp < mp1; ++mp)
+          block(mp, np, panel(prepacked_b, np), tile, init_tile, kb * kc, false, share(next, mp - mp0, mp1 - mp0));
+      }
     }
   }, 1, chunks);
 }
