@@ -28,22 +28,24 @@ namespace {
 
 using arith::kDotChunk;
 
-/// Cache lines of prepacked B that the product reads after this call (`count` lines from `next`), which the
-/// micro-kernel asks into L2 spread over its k steps, so that their trip from memory overlaps its arithmetic
-/// (packed_product says which lines).
+/// Cache lines of prepacked B that the product reads after a micro-kernel call (`count` lines from `next`), which
+/// the call asks into L2 spread over its k steps, so that their trip from memory overlaps its arithmetic
+/// (packed_product says which lines). The kernels take the two as scalar arguments: in a struct passed by value
+/// they were copied with one 16-byte load of two 8-byte stores, which waits for the store buffer to drain (the
+/// C tile the last call stored): attention's batched 197x197x64 products ran 13% slower.
 struct AheadLines {
   const char* next = nullptr;
   int64_t count = 0;
 };
 
-/// Issues an AheadLines' prefetches over the K steps of one call: `burst` lines after every `spacing` steps. The
-/// kernels run their k loop in runs of `spacing` steps with step() between runs (a test per k step took an
-/// execution port from the fmas: 1024^3 1.5% slower); with no lines a run is the whole call.
+/// Issues a call's ahead lines over its K steps: `burst` lines after every `spacing` steps. The kernels run their
+/// k loop in runs of `spacing` steps with step() between runs (a test per k step took an execution port from the
+/// fmas: 1024^3 1.5% slower); with no lines a run is the whole call.
 class AheadWalk {
  public:
-  AheadWalk(AheadLines lines, int64_t K)
-      : next_(lines.next), left_(lines.count), burst_(K > 0 ? (lines.count + K - 1) / K : 0),
-        spacing_(lines.count > 0 ? std::max<int64_t>(1, K / lines.count) : std::max<int64_t>(1, K)) {}
+  AheadWalk(const char* next, int64_t count, int64_t K)
+      : next_(next), left_(count), burst_(K > 0 ? (count + K - 1) / K : 0),
+        spacing_(count > 0 ? std::max<int64_t>(1, K / count) : std::max<int64_t>(1, K)) {}
   int64_t spacing() const { return spacing_; }
   void step() {
     if (left_ <= 0) return;
@@ -63,7 +65,6 @@ struct PackedRows {
   static constexpr bool kPrefetchNext = false;
   const float* pb;
   int nr;
-  AheadLines ahead = {};
   const float* operator()(int64_t k) const { return pb + k * nr; }
 };
 /// ... or rows that lie in memory already (Conv's taps on the grid): row k of the panel at column n0 is rows[k] + n0.
@@ -76,14 +77,13 @@ struct PointedRows {
   const float* operator()(int64_t k) const { return rows[k] + n0; }
 };
 
-inline AheadLines ahead_lines_of(const PackedRows& b) { return b.ahead; }
-inline AheadLines ahead_lines_of(const PointedRows&) { return {}; }
-
 /// Adds the product of an A panel and a B panel to the first r rows of C (row i at c + i * ldc), chunk by chunk.
 /// With init, the running totals start from init (row i at init + i * ldi: the bias, or +0) instead of C's
 /// contents: the first chunk stores init + p, the operation a C filled with init would get, without the fill.
+/// ahead, ahead_lines: the AheadLines of the call (packed B only; a kernel may ignore them).
 template <class B>
-using MicroFn = void (*)(int64_t K, const float* pa, B b, float* c, int64_t ldc, const float* init, int64_t ldi);
+using MicroFn = void (*)(int64_t K, const float* pa, B b, float* c, int64_t ldc, const float* init, int64_t ldi,
+                         const char* ahead, int64_t ahead_lines);
 
 /// One ISA's micro-kernels: micro[r] computes the first r rows of an mr x nr tile (1 <= r <= mr), reading B from
 /// a packed panel; micro_rows[r] the same from pointed rows.
@@ -142,9 +142,10 @@ __attribute__((target("avx2"))) inline __m256 relu_avx2(__m256 x) {
 // the caller picks it only for a call that ends K, so the stored values are final.
 template <int R, class B, bool kRelu = false>
 __attribute__((target("avx2,fma"))) void micro_avx2_6x16(int64_t K, const float* pa, B b, float* c, int64_t ldc,
-                                                         const float* init, int64_t ldi) {
+                                                         const float* init, int64_t ldi, const char* ahead_next,
+                                                         int64_t ahead_lines) {
   constexpr int MR = 6;
-  AheadWalk ahead(ahead_lines_of(b), K);
+  AheadWalk ahead(ahead_next, B::kPrefetchNext ? 0 : ahead_lines, K);
   for (int64_t k0 = 0; k0 < K; k0 += kDotChunk) {
     int64_t k1 = std::min(K, k0 + kDotChunk);
     __m256 acc0[R], acc1[R];
@@ -196,9 +197,10 @@ __attribute__((target("avx512f"))) inline __m512 relu_avx512(__m512 x) {
 // whole 48-wide panel for 4 columns.
 template <int R, class B, bool kRelu = false, int NV = 3>
 __attribute__((target("avx512f"))) void micro_avx512_8rows(int64_t K, const float* pa, B b, float* c, int64_t ldc,
-                                                           const float* init, int64_t ldi) {
+                                                           const float* init, int64_t ldi, const char* ahead_next,
+                                                           int64_t ahead_lines) {
   constexpr int MR = 8;
-  AheadWalk ahead(ahead_lines_of(b), K);
+  AheadWalk ahead(ahead_next, B::kPrefetchNext ? 0 : ahead_lines, K);
   for (int64_t k0 = 0; k0 < K; k0 += kDotChunk) {
     int64_t k1 = std::min(K, k0 + kDotChunk);
     __m512 acc[R][NV];
@@ -306,7 +308,8 @@ void row_scalar_8(int64_t K, const float* a, int64_t a_step, const float* pb, in
 }
 
 template <int R, class B>
-void scalar_4x8(int64_t K, const float* pa, B b, float* c, int64_t ldc, const float* init, int64_t ldi) {
+void scalar_4x8(int64_t K, const float* pa, B b, float* c, int64_t ldc, const float* init, int64_t ldi, const char*,
+                int64_t) {
   micro_scalar<4, 8, R>(K, pa, b, c, ldc, init, ldi);
 }
 
@@ -667,7 +670,7 @@ void packed_product(ThreadPool* pool, const PackedA& a, int64_t N, const BSource
   // One output block: A panel mp times the B panel np (packed at pb, or b.rows), over k in [k0, k0 + kc).
   // kept: the tile holds this (A panel, B panel)'s running totals from one k-block to the next (kept_tiles below).
   auto block = [&](int64_t mp, int64_t np, const float* pb, float* tile, InitTile& init_tile, int64_t k0,
-                   bool kept = false, AheadLines ahead = {}) {
+                   bool kept = false, const char* ahead_next = nullptr, int64_t ahead_lines = 0) {
     const int64_t m0 = mp * MR, n0 = np * NR, nr = std::min<int64_t>(NR, N - n0);
     const int r = static_cast<int>(std::min<int64_t>(MR, M - m0));
     const float* pa = a.data.data() + mp * MR * K;
@@ -706,11 +709,11 @@ void packed_product(ThreadPool* pool, const PackedA& a, int64_t N, const BSource
         k1 == K && K > 0 && out.epilogue.relu && !out.epilogue.addend && ker.micro_relu[r] && !narrow_fn;
     if (b.rows && nr == NR) {
       (relu_in_kernel ? ker.micro_rows_relu : ker.micro_rows)[r](k1 - k0, pa + k0 * MR, PointedRows{b.rows + k0, n0}, c,
-                                                                 ldc, init, ldi);
+                                                                 ldc, init, ldi, nullptr, 0);
     } else {
       const float* pk = (b.rows ? edge_b.data() : pb) + k0 * NR;
       const MicroFn<PackedRows> fn = narrow_fn ? narrow_fn : (relu_in_kernel ? ker.micro_relu : ker.micro)[r];
-      fn(k1 - k0, pa + k0 * MR, PackedRows{pk, NR, ahead}, c, ldc, init, ldi);
+      fn(k1 - k0, pa + k0 * MR, PackedRows{pk, NR}, c, ldc, init, ldi, ahead_next, ahead_lines);
     }
 #if defined(__x86_64__) || defined(__i386__)
     if (!in_place && k1 == K && out.rs == 1 && out.cs != 1 && a.isa != CpuIsa::Scalar) {
@@ -804,9 +807,10 @@ void packed_product(ThreadPool* pool, const PackedA& a, int64_t N, const BSource
                                                     : step_lines(g1, std::min(t1, g1 + group), 0);
           const int64_t calls = m_panels * (g1 - g0);
           for (int64_t mp = 0; mp < m_panels; ++mp)
-            for (int64_t np = g0; np < g1; ++np)
-              block(mp, np, panel(pbs, np - g0), tile, init_tile, kb * kc, false,
-                    share(next, mp * (g1 - g0) + np - g0, calls));
+            for (int64_t np = g0; np < g1; ++np) {
+              const AheadLines part = share(next, mp * (g1 - g0) + np - g0, calls);
+              block(mp, np, panel(pbs, np - g0), tile, init_tile, kb * kc, false, part.next, part.count);
+            }
         }
       }
     }, 1, task_chunks_per_thread(n_panels, threads));
@@ -831,8 +835,10 @@ void packed_product(ThreadPool* pool, const PackedA& a, int64_t N, const BSource
       for (int64_t kb = 0; kb < k_blocks; ++kb) {
         const AheadLines next = kb + 1 < k_blocks ? step_lines(np, np + 1, kb + 1)
                                 : np_next != np || k_blocks > 1 ? step_lines(np_next, np_next + 1, 0) : AheadLines{};
-        for (int64_t mp = mp0; mp < mp1; ++mp)
-          block(mp, np, panel(prepacked_b, np), tile, init_tile, kb * kc, false, share(next, mp - mp0, mp1 - mp0));
+        for (int64_t mp = mp0; mp < mp1; ++mp) {
+          const AheadLines part = share(next, mp - mp0, mp1 - mp0);
+          block(mp, np, panel(prepacked_b, np), tile, init_tile, kb * kc, false, part.next, part.count);
+        }
       }
     }
   }, 1, chunks);
