@@ -389,9 +389,9 @@ constexpr int64_t kKeptTilesBytes = 64 * 1024;  // the most a task's kept tiles 
 constexpr int64_t kKeptSliceBytes = 32 * 1024;  // a kept-tile product's B slice of one k-block
 constexpr int64_t kKeptSlicesAhead = 2;  // how far ahead a kept-tile product asks for its next B slice
 constexpr int64_t kSmallProduct = int64_t(1) << 22;  // fmas of a product too small to split over threads
-constexpr int64_t kABlockBytes = 256 * 1024;  // the A panels' slice of one k-block (kept in L2)
 constexpr int64_t kAheadMostPasses = 32;  // packed_product's prefetch of the next B step: A panels at most
-constexpr int64_t kAPanelBytes = 48 * 1024;  // at most one A panel's slice of one k-block, when kc_l2 is short
+constexpr int64_t kAPanelBytes = 48 * 1024;  // the longest A panel slice that takes K in one k-block
+constexpr int64_t kSplitAPanelBytes = 16 * 1024;  // one A panel's slice of a k-block where K takes several
 
 /// The kernels for a product of N columns. AVX-512 takes 48-wide panels, or 32-wide ones where they do the work in
 /// fewer register-weighted steps: a 16-lane vector of an 8x48 tile counts 1, of 8x32 1.1 and of 8x16 1.6 (their
@@ -432,28 +432,29 @@ void prefetch_rows(const float* p, int64_t rows, int64_t stride, int64_t len) {
 
 /// The length kc of the k-blocks in which packed_product takes K: a multiple of kDotChunk, so that every chunk lies
 /// in one block and C holds the running total between blocks (at least 1, so that K = 0 makes one block).
-/// - B packed: where the A panels' slices of one block fit in L2 together, that sets kc; otherwise (many rows) kc is
-///   as long as one A panel's slice in kAPanelBytes allows, in blocks of equal length: a short kc would make C
-///   (read and written once per block) the traffic that bounds the product (1024^3 on Zen 3: kc = 64 ran 18% longer
-///   than kc = 512; docs/performance.md, 2026-12-04), and K up to 2048 (AVX2) runs unblocked, which was faster
-///   still on Zen 3 (2026-12-05: 128x3072x768 +4%, 1024^3 +1.6% against 16 KB slices, B packed ahead).
+/// - B packed: K runs in one block where one A panel's slice fits kAPanelBytes: a short kc would make C (read and
+///   written once per block) the traffic that bounds the product (1024^3 on Zen 3: kc = 64 ran 18% longer than
+///   kc = 512; docs/performance.md, 2026-12-04), and K up to 2048 (AVX2) runs unblocked, which was faster still on
+///   Zen 3 (2026-12-05: 128x3072x768 +4%, 1024^3 +1.6% against 16 KB slices, B packed ahead). A longer K is cut in
+///   blocks of equal length whose A slice is about kSplitAPanelBytes, which leaves L1 to the stream of B: the
+///   second MLP layers of BERT and ViT (K = 3072) with the weights from memory ran at 64-67% of the FMA peak in
+///   1536-long blocks, 70-72% in 512-long ones, and less in 384- or 768-long ones (Sapphire Rapids, AVX-512; AVX2
+///   level or better; docs/performance.md, 2026-12-06, fifteenth session).
 /// - B read in place (Conv's taps): its rows are scattered over planes, where the prefetchers do not follow them, so
 ///   one call's A slice and B rows stay in L1 instead (ResNet-50's 3x3 convs on Zen 3, AVX2: kc = 128 ran 8-17%
 ///   faster than the rule above; docs/performance.md, 2026-12-04 night; on Sapphire Rapids, AVX-512, kc = 192 ran
 ///   5-8% faster than 64, and 128 or 256 between the two, 2026-12-05, sixth session; with the 8x48 tile, 192 and 128
 ///   within 2% of each other, 2026-12-06).
-int64_t k_block_length(int64_t K, int64_t m_panels, const IsaKernels& ker, bool pointed_rows) {
+int64_t k_block_length(int64_t K, const IsaKernels& ker, bool pointed_rows) {
   if (pointed_rows) {
     const int64_t slice_bytes = (ker.mr + ker.nr) * int64_t(sizeof(float));
     const int64_t kc = std::max(kDotChunk, ker.pointed_block_bytes / slice_bytes / kDotChunk * kDotChunk);
     return std::min(std::max<int64_t>(1, K), kc);
   }
   const int64_t row_bytes = ker.mr * int64_t(sizeof(float));
-  const int64_t kc_l2 = kABlockBytes / (m_panels * row_bytes) / kDotChunk * kDotChunk;
-  const int64_t kc_l1 = std::max<int64_t>(kDotChunk, kAPanelBytes / row_bytes / kDotChunk * kDotChunk);
-  const int64_t blocks_l1 = std::max<int64_t>(1, ceil_div(K, kc_l1));
-  const int64_t kc_even = ceil_div(ceil_div(K, blocks_l1), kDotChunk) * kDotChunk;
-  return std::max<int64_t>(1, std::min(K, std::max(kc_l2, kc_even)));
+  if (K * row_bytes <= kAPanelBytes) return std::max<int64_t>(1, K);
+  const int64_t kc_split = std::max<int64_t>(kDotChunk, kSplitAPanelBytes / row_bytes / kDotChunk * kDotChunk);
+  return ceil_div(ceil_div(K, ceil_div(K, kc_split)), kDotChunk) * kDotChunk;
 }
 
 }  // namespace
@@ -663,7 +664,7 @@ void packed_product(ThreadPool* pool, const PackedA& a, int64_t N, const BSource
   // Kept k-blocks end on chunk boundaries, so that the tile holds whole running totals between them.
   const int64_t kept_kc = std::max(kDotChunk, kKeptSliceBytes / (NR * int64_t(sizeof(float))) / kDotChunk * kDotChunk);
   const int64_t kc = kept_tiles ? std::min<int64_t>(std::max<int64_t>(1, K), kept_kc)
-                                : k_block_length(K, m_panels, ker, b.rows != nullptr);
+                                : k_block_length(K, ker, b.rows != nullptr);
   const int64_t k_blocks = std::max<int64_t>(1, ceil_div(K, kc));  // one when K = 0: C still gets its init
   // B panel np of packed panels from panel 0 at base (null: B is read from pointed rows, or K = 0).
   auto panel = [&](const float* base, int64_t np) { return base ? base + np * K * NR : nullptr; };
