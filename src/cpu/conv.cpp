@@ -200,11 +200,6 @@ bool is_pointwise(const ConvGeom& g) {
 /// Whether the plain product reads its taps in place from phase planes (conv_on_grid) instead of gathering them.
 bool runs_on_grid(const ConvGeom& g) { return is_planar(g) && !is_pointwise(g) && g.cin_g > 0; }
 
-void for_range(ThreadPool* pool, int64_t n, const std::function<void(int64_t, int64_t)>& fn) {
-  if (pool) pool->parallel_for(n, fn, 1);
-  else fn(0, n);
-}
-
 /// The plain product of one (image, group) with B read in place: the group's input planes packed into phase
 /// planes (cpu/conv/phase_planes.h), B(k, v) = tap (kh, kw) of channel c at grid pixel v = oh*pitch + ow, k = (c,
 /// kh, kw). The grid columns ow >= out_w are computed and dropped; no tap is gathered, so B is the input's size
@@ -213,7 +208,7 @@ void conv_on_grid(ThreadPool* pool, Allocator* scratch, const ConvGeom& g, const
                   const float* bias, float* yg, const StoreEpilogue& epilogue) {
   const CopyRowsFn copy_rows = copy_rows_for(cpu_isa());
   PhasePlanes planes(g, 1, g.cin_g, scratch);
-  for_range(pool, g.cin_g, [&](int64_t c0, int64_t c1) {
+  run_range(pool, g.cin_g, [&](int64_t c0, int64_t c1) {
     for (int64_t c = c0; c < c1; ++c) planes.pack(c, xg + c * g.in_pixels(), copy_rows);
   });
   std::vector<const float*> rows;
@@ -228,7 +223,7 @@ void conv_on_grid(ThreadPool* pool, Allocator* scratch, const ConvGeom& g, const
   const std::shared_ptr<Buffer> grid_buffer = scratch->allocate(static_cast<size_t>(g.cout_g * N) * sizeof(float));
   float* grid = static_cast<float*>(grid_buffer->data);
   gemm_f32_packed_rows(pool, w, N, rows.data(), GemmOut{grid, N, 1, bias});
-  for_range(pool, g.cout_g, [&](int64_t m0, int64_t m1) {
+  run_range(pool, g.cout_g, [&](int64_t m0, int64_t m1) {
     for (int64_t m = m0; m < m1; ++m) {
       float* ym = yg + m * out_h * out_w;
       copy_rows(grid + m * N, pitch, 1, ym, out_w, out_h, out_w);
@@ -276,7 +271,7 @@ void conv_into(KernelContext& ctx, const ConvGeom& g, float* yd, const StoreEpil
     }
     if (weights->on_channels && is_planar(g) && !pointwise) {
       FramedPlanes planes(g, g.cin_g, 0, ctx.allocator);
-      for_range(pool, g.cin_g, [&](int64_t c0, int64_t c1) {
+      run_range(pool, g.cin_g, [&](int64_t c0, int64_t c1) {
         for (int64_t c = c0; c < c1; ++c) planes.pack(c, xg + c * g.in_pixels());
       });
       return gemm_f32_packed_b(pool, P, framed_tap_panels(g, planes), weights->groups_t[grp],

@@ -413,13 +413,6 @@ const IsaKernels& kernels_for(CpuIsa isa, int64_t N) {
 /// The tile height of an ISA's kernels: A panels are packed this many rows high, whatever N is.
 int kernels_mr(CpuIsa isa) { return kernels_for(isa, 0).mr; }
 
-void run_range(ThreadPool* pool, int64_t n, const std::function<void(int64_t, int64_t)>& fn, int64_t grain,
-               int64_t chunks_per_thread = 4) {
-  if (n <= 0) return;
-  if (pool) pool->parallel_for(n, fn, grain, chunks_per_thread);
-  else fn(0, n);
-}
-
 int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
 /// Asks for the cache lines of `rows` rows of `len` floats, `stride` apart, ahead of their use: a fused node's

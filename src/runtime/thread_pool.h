@@ -57,4 +57,13 @@ class ThreadPool {
   std::mutex run_mutex_;  // one parallel_for at a time per pool
 };
 
+/// pool->parallel_for(n, fn, grain, chunks_per_thread), or fn(0, n) on the calling thread when pool is null (a
+/// kernel that already runs inside a pool task, e.g. one image of a batch). Nothing for n <= 0.
+inline void run_range(ThreadPool* pool, int64_t n, const std::function<void(int64_t, int64_t)>& fn,
+                      int64_t grain = 1, int64_t chunks_per_thread = 4) {
+  if (n <= 0) return;
+  if (pool) pool->parallel_for(n, fn, grain, chunks_per_thread);
+  else fn(0, n);
+}
+
 }  // namespace lockstep
