@@ -32,7 +32,7 @@ using arith::kDotChunk;
 /// the call asks into L2 spread over its k steps, so that their trip from memory overlaps its arithmetic
 /// (packed_product says which lines). The kernels take the two as scalar arguments: in a struct passed by value
 /// they were copied with one 16-byte load of two 8-byte stores, which waits for the store buffer to drain (the
-/// C tile the last call stored): attention's batched 197x197x64 products ran 13% slower.
+/// C tile the last call stored): attention's batched 197x197x64 products ran about 12% slower.
 struct AheadLines {
   const char* next = nullptr;
   int64_t count = 0;
@@ -61,7 +61,8 @@ class AheadWalk {
 
 /// Where a micro-kernel reads row k of its B panel: a packed panel (K x NR, k-major) ...
 struct PackedRows {
-  // Within a panel the hardware prefetchers follow the rows; the panel that comes next is asked for as `ahead`.
+  // Within a panel the hardware prefetchers follow the rows; what comes next is asked for through the kernels'
+  // ahead arguments (AheadLines).
   static constexpr bool kPrefetchNext = false;
   const float* pb;
   int nr;
@@ -733,16 +734,13 @@ void packed_product(ThreadPool* pool, const PackedA& a, int64_t N, const BSource
   // comes next is asked into L2 by the micro-kernels of this one, a share per call: 128x3072x768 from memory 66% ->
   // 80%, 128x768x3072 66% -> 73% (docs/performance.md, 2026-12-06, fifteenth session).
   // Only where the first pass is a fair share of a step's work (at most kAheadMostPasses passes): over 1024 rows
-  // the prefetches cost more than they saved (1024^3 1-2% slower). A step's lines are contiguous: it spans several
-  // panels only where K is one k-block.
-  auto step_lines = [&](int64_t p0, int64_t p1, int64_t kb) -> AheadLines {
-    if (!prepacked_b || m_panels > kAheadMostPasses || p0 >= std::min(p1, n_panels) || kb >= k_blocks) return {};
-    const float* first = panel(prepacked_b, p0) + kb * kc * NR;
-    const float* end = k_blocks == 1 ? panel(prepacked_b, std::min(p1, n_panels))
-                                     : panel(prepacked_b, p0) + std::min(K, (kb + 1) * kc) * NR;
-    return {reinterpret_cast<const char*>(first), (end - first) * int64_t(sizeof(float)) / 64};
+  // the prefetches cost more than they saved (1024^3 1-2% slower). The lines of B panel p in k-block kb:
+  auto slice_lines = [&](int64_t p, int64_t kb) -> AheadLines {
+    if (!prepacked_b || m_panels > kAheadMostPasses || p >= n_panels) return {};
+    const int64_t k0 = kb * kc, k1 = std::min(K, k0 + kc);
+    return {reinterpret_cast<const char*>(panel(prepacked_b, p) + k0 * NR), (k1 - k0) * NR * int64_t(sizeof(float)) / 64};
   };
-  // Share i of n of a step's lines, for the i-th of the n calls that run before it.
+  // Share i of n of a slice's lines, for the i-th of the n calls that run before it.
   auto share = [](AheadLines lines, int64_t i, int64_t n) -> AheadLines {
     const int64_t l0 = lines.count * i / n, l1 = lines.count * (i + 1) / n;
     return {lines.next + 64 * l0, l1 - l0};
@@ -795,17 +793,16 @@ void packed_product(ThreadPool* pool, const PackedA& a, int64_t N, const BSource
         if (!b_packed)
           for (int64_t np = g0; np < g1; ++np)
             (*b.panels)(np * NR, std::min<int64_t>(NR, N - np * NR), NR, own_b.data() + (np - g0) * K * NR);
-        for (int64_t kb = 0; kb < k_blocks; ++kb) {
-          // Next: this group's next k-block, else the next group's first.
-          const AheadLines next = kb + 1 < k_blocks ? step_lines(g0, g1, kb + 1)
-                                                    : step_lines(g1, std::min(t1, g1 + group), 0);
-          const int64_t calls = m_panels * (g1 - g0);
+        for (int64_t kb = 0; kb < k_blocks; ++kb)
           for (int64_t mp = 0; mp < m_panels; ++mp)
             for (int64_t np = g0; np < g1; ++np) {
-              const AheadLines part = share(next, mp * (g1 - g0) + np - g0, calls);
+              // What comes next in this panel's place: its next k-block, else the next group's panel in its place.
+              const bool last_kb = kb + 1 == k_blocks;
+              const int64_t q = last_kb ? np + (g1 - g0) : np;
+              const AheadLines next = q < t1 ? slice_lines(q, last_kb ? 0 : kb + 1) : AheadLines{};
+              const AheadLines part = share(next, mp, m_panels);
               block(mp, np, panel(pbs, np - g0), tile, init_tile, kb * kc, false, part.next, part.count);
             }
-        }
       }
     }, 1, task_chunks_per_thread(n_panels, threads));
     return;
@@ -827,8 +824,8 @@ void packed_product(ThreadPool* pool, const PackedA& a, int64_t N, const BSource
       // Next: this panel's next k-block, else the next task's panel (unless it is this one, read already).
       const int64_t np_next = t + 1 < t1 ? panel_of(t + 1) : n_panels;
       for (int64_t kb = 0; kb < k_blocks; ++kb) {
-        const AheadLines next = kb + 1 < k_blocks ? step_lines(np, np + 1, kb + 1)
-                                : np_next != np || k_blocks > 1 ? step_lines(np_next, np_next + 1, 0) : AheadLines{};
+        const AheadLines next = kb + 1 < k_blocks ? slice_lines(np, kb + 1)
+                                : np_next != np || k_blocks > 1 ? slice_lines(np_next, 0) : AheadLines{};
         for (int64_t mp = mp0; mp < mp1; ++mp) {
           const AheadLines part = share(next, mp - mp0, mp1 - mp0);
           block(mp, np, panel(prepacked_b, np), tile, init_tile, kb * kc, false, part.next, part.count);
