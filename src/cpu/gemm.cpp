@@ -40,12 +40,18 @@ struct AheadLines {
 
 /// Issues a call's ahead lines over its K steps: `burst` lines after every `spacing` steps. The kernels run their
 /// k loop in runs of `spacing` steps with step() between runs (a test per k step took an execution port from the
-/// fmas: 1024^3 1.5% slower); with no lines a run is the whole call.
+/// fmas: 1024^3 1.5% slower); with no lines a run is the whole call. Spacing and burst are powers of two that issue
+/// every line within the call, found without a division: two 64-bit divisions a call cost MobileNetV3-L's 1x1 convs
+/// (K = 16..120, a few hundred cycles a call) 2.5% of the model's time.
 class AheadWalk {
  public:
-  AheadWalk(const char* next, int64_t count, int64_t K)
-      : next_(next), left_(count), burst_(K > 0 ? (count + K - 1) / K : 0),
-        spacing_(count > 0 ? std::max<int64_t>(1, K / count) : std::max<int64_t>(1, K)) {}
+  AheadWalk(const char* next, int64_t count, int64_t K) : next_(next), left_(count), burst_(0), spacing_(std::max<int64_t>(1, K)) {
+    if (count <= 0 || K <= 0) return;
+    const int k_log = 63 - __builtin_clzll(uint64_t(K));  // 2^k_log <= K
+    const int count_log = 64 - __builtin_clzll(uint64_t(count - 1) | 1) - (count == 1);  // 2^count_log >= count
+    spacing_ = int64_t(1) << std::max(0, k_log - count_log);
+    burst_ = int64_t(1) << std::max(0, count_log - k_log);
+  }
   int64_t spacing() const { return spacing_; }
   void step() {
     if (left_ <= 0) return;
@@ -81,7 +87,7 @@ struct PointedRows {
 /// Adds the product of an A panel and a B panel to the first r rows of C (row i at c + i * ldc), chunk by chunk.
 /// With init, the running totals start from init (row i at init + i * ldi: the bias, or +0) instead of C's
 /// contents: the first chunk stores init + p, the operation a C filled with init would get, without the fill.
-/// ahead, ahead_lines: the AheadLines of the call (packed B only; a kernel may ignore them).
+/// ahead, ahead_lines: the AheadLines of the call (a kernel may ignore them).
 template <class B>
 using MicroFn = void (*)(int64_t K, const float* pa, B b, float* c, int64_t ldc, const float* init, int64_t ldi,
                          const char* ahead, int64_t ahead_lines);
@@ -146,7 +152,7 @@ __attribute__((target("avx2,fma"))) void micro_avx2_6x16(int64_t K, const float*
                                                          const float* init, int64_t ldi, const char* ahead_next,
                                                          int64_t ahead_lines) {
   constexpr int MR = 6;
-  AheadWalk ahead(ahead_next, B::kPrefetchNext ? 0 : ahead_lines, K);
+  AheadWalk ahead(ahead_next, ahead_lines, K);
   for (int64_t k0 = 0; k0 < K; k0 += kDotChunk) {
     int64_t k1 = std::min(K, k0 + kDotChunk);
     __m256 acc0[R], acc1[R];
@@ -201,7 +207,7 @@ __attribute__((target("avx512f"))) void micro_avx512_8rows(int64_t K, const floa
                                                            const float* init, int64_t ldi, const char* ahead_next,
                                                            int64_t ahead_lines) {
   constexpr int MR = 8;
-  AheadWalk ahead(ahead_next, B::kPrefetchNext ? 0 : ahead_lines, K);
+  AheadWalk ahead(ahead_next, ahead_lines, K);
   for (int64_t k0 = 0; k0 < K; k0 += kDotChunk) {
     int64_t k1 = std::min(K, k0 + kDotChunk);
     __m512 acc[R][NV];
@@ -704,7 +710,7 @@ void packed_product(ThreadPool* pool, const PackedA& a, int64_t N, const BSource
         k1 == K && K > 0 && out.epilogue.relu && !out.epilogue.addend && ker.micro_relu[r] && !narrow_fn;
     if (b.rows && nr == NR) {
       (relu_in_kernel ? ker.micro_rows_relu : ker.micro_rows)[r](k1 - k0, pa + k0 * MR, PointedRows{b.rows + k0, n0}, c,
-                                                                 ldc, init, ldi, nullptr, 0);
+                                                                 ldc, init, ldi, ahead_next, ahead_lines);
     } else {
       const float* pk = (b.rows ? edge_b.data() : pb) + k0 * NR;
       const MicroFn<PackedRows> fn = narrow_fn ? narrow_fn : (relu_in_kernel ? ker.micro_relu : ker.micro)[r];
@@ -739,6 +745,21 @@ void packed_product(ThreadPool* pool, const PackedA& a, int64_t N, const BSource
     if (!prepacked_b || m_panels > kAheadMostPasses || p >= n_panels) return {};
     const int64_t k0 = kb * kc, k1 = std::min(K, k0 + kc);
     return {reinterpret_cast<const char*>(panel(prepacked_b, p) + k0 * NR), (k1 - k0) * NR * int64_t(sizeof(float)) / 64};
+  };
+  // B read in place (Conv's taps) leaves A, the Conv's weights, as what comes from memory once per run: a task walks
+  // its A panels [mp0, mp1) k-block by k-block, each panel's slice of a block 73 KB from the next panel's (a 3x3 conv
+  // on 256 channels), which the hardware prefetchers follow only after the first misses of every slice. So the slice
+  // that follows (mp, kb) in that walk is asked into L2 by the calls that run on this one (3x3 convs on 256 channels
+  // of 14x14, 24 in a row: 1.50 -> 1.41 of onnxruntime's time at 1 thread, 1.79 -> 1.48 at 2).
+  auto a_slice_after = [&](int64_t mp, int64_t kb, int64_t mp0, int64_t mp1) -> AheadLines {
+    if (!b.rows) return {};
+    if (++mp == mp1) {
+      mp = mp0;
+      if (++kb == k_blocks) return {};
+    }
+    const int64_t k0 = kb * kc, k1 = std::min(K, k0 + kc);
+    return {reinterpret_cast<const char*>(a.data.data() + (mp * K + k0) * MR),
+            ceil_div((k1 - k0) * MR * int64_t(sizeof(float)), 64)};
   };
   // Share i of n of a slice's lines, for the i-th of the n calls that run before it.
   auto share = [](AheadLines lines, int64_t i, int64_t n) -> AheadLines {
@@ -779,34 +800,45 @@ void packed_product(ThreadPool* pool, const PackedA& a, int64_t N, const BSource
     }, 1, task_chunks_per_thread(n_panels * splits, threads));
     return;
   }
-  if (splits == 1) {
-    // Tasks are B panels. A thread takes its panels in groups whose k-block slices fit in L2 and runs each A panel
-    // over the whole group, so that C is written along its rows (one B panel at a time would touch every row of C
-    // per panel: with long rows, rows a power-of-two-ish stride apart fight for the same L1 sets).
+  // B read in place where its panels are few enough to be split (a Conv on a small plane): each thread takes one run
+  // of A panels, the Conv's weights, over all B panels, so that the weights come from memory once per run, where
+  // tasks of one B panel each read them once per B panel (1x1 convs 1024 -> 256 -> 1024 on 14x14, 24 in a row, at
+  // 2 threads: 1.53 -> 1.40 of onnxruntime's time; docs/performance.md, 2026-12-06, sixteenth session).
+  const bool a_runs = b.rows && splits > 1 && m_panels >= threads;
+  if (splits == 1 || a_runs) {
+    // Tasks are B panels, of one run of A panels per thread where a_runs. A thread takes its panels in groups whose
+    // k-block slices fit in L2 and runs each A panel over the whole group, so that C is written along its rows (one
+    // B panel at a time would touch every row of C per panel: with long rows, rows a power-of-two-ish stride apart
+    // fight for the same L1 sets).
     const int64_t group = std::clamp<int64_t>(kGroupBytes / (kc * NR * int64_t(sizeof(float)) + 1), 1, 64);
-    // Ranges of panels as task_chunks_per_thread says.
-    run_range(pool, n_panels, [&](int64_t t0, int64_t t1) {
+    const int64_t runs = a_runs ? threads : 1;
+    // Ranges of panels as task_chunks_per_thread says; one range per run where a_runs.
+    run_range(pool, runs * n_panels, [&](int64_t t0, int64_t t1) {
       PanelBuffer own_b(b_packed ? 0 : static_cast<size_t>(std::min(group, t1 - t0) * K * NR));
       alignas(64) float tile[kMaxTile];
       InitTile init_tile;
-      for (int64_t g0 = t0; g0 < t1; g0 += group) {
-        const int64_t g1 = std::min(t1, g0 + group);
-        const float* pbs = b_packed ? panel(prepacked_b, g0) : own_b.data();
+      for (int64_t g0 = t0, g1; g0 < t1; g0 = g1) {
+        const int64_t run = g0 / n_panels, mp0 = m_panels * run / runs, mp1 = m_panels * (run + 1) / runs;
+        g1 = std::min({t1, g0 + group, (run + 1) * n_panels});
+        const int64_t np0 = g0 - run * n_panels, np1 = g1 - run * n_panels;
+        const float* pbs = b_packed ? panel(prepacked_b, np0) : own_b.data();
         if (!b_packed)
-          for (int64_t np = g0; np < g1; ++np)
-            (*b.panels)(np * NR, std::min<int64_t>(NR, N - np * NR), NR, own_b.data() + (np - g0) * K * NR);
+          for (int64_t np = np0; np < np1; ++np)
+            (*b.panels)(np * NR, std::min<int64_t>(NR, N - np * NR), NR, own_b.data() + (np - np0) * K * NR);
         for (int64_t kb = 0; kb < k_blocks; ++kb)
-          for (int64_t mp = 0; mp < m_panels; ++mp)
-            for (int64_t np = g0; np < g1; ++np) {
-              // What comes next in this panel's place: its next k-block, else the next group's panel in its place.
+          for (int64_t mp = mp0; mp < mp1; ++mp)
+            for (int64_t np = np0; np < np1; ++np) {
+              // Prepacked B (runs = 1): what comes next in this panel's place is its next k-block, else the next
+              // group's panel in its place.
               const bool last_kb = kb + 1 == k_blocks;
-              const int64_t q = last_kb ? np + (g1 - g0) : np;
-              const AheadLines next = q < t1 ? slice_lines(q, last_kb ? 0 : kb + 1) : AheadLines{};
-              const AheadLines part = share(next, mp, m_panels);
-              block(mp, np, panel(pbs, np - g0), tile, init_tile, kb * kc, false, part.next, part.count);
+              const int64_t q = last_kb ? np + (np1 - np0) : np;
+              const AheadLines part = prepacked_b ? share(q < t1 ? slice_lines(q, last_kb ? 0 : kb + 1) : AheadLines{},
+                                                          mp, m_panels)
+                                                  : share(a_slice_after(mp, kb, mp0, mp1), np - np0, np1 - np0);
+              block(mp, np, panel(pbs, np - np0), tile, init_tile, kb * kc, false, part.next, part.count);
             }
       }
-    }, 1, task_chunks_per_thread(n_panels, threads));
+    }, 1, a_runs ? 1 : task_chunks_per_thread(n_panels, threads));
     return;
   }
   // Tasks split-major where a thread takes one range of them: its outputs are whole rows of C (contiguous when C is
@@ -829,7 +861,7 @@ void packed_product(ThreadPool* pool, const PackedA& a, int64_t N, const BSource
         const AheadLines next = kb + 1 < k_blocks ? slice_lines(np, kb + 1)
                                 : np_next != np || k_blocks > 1 ? slice_lines(np_next, 0) : AheadLines{};
         for (int64_t mp = mp0; mp < mp1; ++mp) {
-          const AheadLines part = share(next, mp - mp0, mp1 - mp0);
+          const AheadLines part = prepacked_b ? share(next, mp - mp0, mp1 - mp0) : a_slice_after(mp, kb, mp0, mp1);
           block(mp, np, panel(prepacked_b, np), tile, init_tile, kb * kc, false, part.next, part.count);
         }
       }

@@ -169,6 +169,8 @@ TEST(ConvCpu, MatchesDirectContractByteForByte) {
       {{1, 70, 30, 22}, {12, 70, 1, 1}, {ints_attr("strides", {2, 2})}, true},
       {{2, 8, 17, 17}, {12, 4, 3, 3}, {int_attr("group", 2), ints_attr("pads", {1, 1, 1, 1})}, true},
       {{1, 300, 9, 9}, {70, 300, 3, 3}, {ints_attr("pads", {1, 1, 1, 1})}, true},  // K = 2700: several k-blocks
+      // Few B panels: each thread takes one run of A panels over all of them (3 runs of 8 panels, the last partial).
+      {{1, 40, 10, 10}, {60, 40, 3, 3}, {ints_attr("pads", {1, 1, 1, 1})}, true},
       {{2, 6, 300}, {5, 6, 7}, {ints_attr("pads", {3, 2}), ints_attr("strides", {2})}, true},     // 1-D
       {{1, 2, 64, 64}, {33, 2, 3, 3}, {ints_attr("pads", {1, 1, 1, 1})}, false},  // full panels only (pitch 66)
   };
