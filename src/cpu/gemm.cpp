@@ -70,6 +70,7 @@ struct PackedRows {
   // Within a panel the hardware prefetchers follow the rows; what comes next is asked for through the kernels'
   // ahead arguments (AheadLines).
   static constexpr bool kPrefetchNext = false;
+  static constexpr bool kMaskedTail = false;
   const float* pb;
   int nr;
   const float* operator()(int64_t k) const { return pb + k * nr; }
@@ -79,8 +80,22 @@ struct PointedRows {
   // Rows scattered over planes, which the hardware does not follow: each row of the next panel (the next call's
   // B, whose columns follow these) is asked for while this one runs.
   static constexpr bool kPrefetchNext = true;
+  static constexpr bool kMaskedTail = false;
   const float* const* rows;
   int64_t n0;
+  const float* operator()(int64_t k) const { return rows[k] + n0; }
+};
+/// ... or the partial last panel of pointed rows, read only up to N: the kernel's last vector loads the lanes of
+/// `tail` alone (a masked load touches no memory outside its mask), and reads and writes C and init in those lanes
+/// alone, so that the panel needs no packed copy and accumulates in C k-block by k-block as full panels do (in a
+/// tile over all of K at once, it read its A panels whole, ahead of the prefetches: 22% of a 3x3 conv's time on
+/// 14x14 planes for 14% of its work). 16 bytes, so that it is passed in two registers as PointedRows is.
+struct PointedRowsTail {
+  static constexpr bool kPrefetchNext = true;
+  static constexpr bool kMaskedTail = true;
+  const float* const* rows;
+  int32_t n0;
+  uint16_t tail;
   const float* operator()(int64_t k) const { return rows[k] + n0; }
 };
 
@@ -116,6 +131,9 @@ struct IsaKernels {
   // For a partial last panel of at most (v + 1) * 16 columns, micro_narrow[v] computes only those (read from the
   // panel packed NR wide); null: the ISA computes the whole panel.
   std::array<std::array<MicroFn<PackedRows>, 9>, 2> micro_narrow = {};
+  // For pointed rows' partial last panel of at most (v + 1) * 16 columns, micro_rows_tail[v] reads those in place
+  // (PointedRowsTail); null: the ISA packs that panel first.
+  std::array<std::array<MicroFn<PointedRowsTail>, 9>, 3> micro_rows_tail = {};
 };
 
 // Contract: dot_chunked_f32 over k ascending, one chain per tile element; see docs/arithmetic.md#gemm.
@@ -188,6 +206,13 @@ __attribute__((target("avx2,fma"))) void micro_avx2_6x16(int64_t K, const float*
   }
 }
 
+/// The lanes of a pointed tail panel's last vector (only PointedRowsTail has any: the kernels read it only then).
+template <class B>
+__mmask16 tail_mask(const B& b) {
+  if constexpr (B::kMaskedTail) return b.tail;
+  else return 0xFFFF;
+}
+
 /// The fused Relu of relu_avx2 on 16 lanes: x < 0 ? +0 : x.
 __attribute__((target("avx512f"))) inline __m512 relu_avx512(__m512 x) {
   return _mm512_mask_mov_ps(x, _mm512_cmp_ps_mask(x, _mm512_setzero_ps(), _CMP_LT_OQ), _mm512_setzero_ps());
@@ -221,7 +246,8 @@ __attribute__((target("avx512f"))) void micro_avx512_8rows(int64_t K, const floa
         if constexpr (B::kPrefetchNext) _mm_prefetch(reinterpret_cast<const char*>(pb + 16 * NV), _MM_HINT_T0);
         __m512 bv[NV];
 #pragma GCC unroll 3
-        for (int v = 0; v < NV; ++v) bv[v] = _mm512_loadu_ps(pb + 16 * v);
+        for (int v = 0; v < NV; ++v)
+          bv[v] = B::kMaskedTail && v + 1 == NV ? _mm512_maskz_loadu_ps(tail_mask(b), pb + 16 * v) : _mm512_loadu_ps(pb + 16 * v);
         const float* a = pa + k * MR;
 #pragma GCC unroll 8
         for (int i = 0; i < R; ++i) {
@@ -238,6 +264,15 @@ __attribute__((target("avx512f"))) void micro_avx512_8rows(int64_t K, const floa
       const float* s = init && k0 == 0 ? init + i * ldi : t;
 #pragma GCC unroll 3
       for (int v = 0; v < NV; ++v) {
+        // A tail panel's last vector reads and writes C (and init) in its lanes only: the panel runs in place.
+        if constexpr (B::kMaskedTail) {
+          if (v + 1 == NV) {
+            __m512 x = _mm512_add_ps(_mm512_maskz_loadu_ps(tail_mask(b), s + 16 * v), acc[i][v]);
+            if (relu) x = relu_avx512(x);
+            _mm512_mask_storeu_ps(t + 16 * v, tail_mask(b), x);
+            continue;
+          }
+        }
         __m512 x = _mm512_add_ps(_mm512_loadu_ps(s + 16 * v), acc[i][v]);
         if (relu) x = relu_avx512(x);
         _mm512_storeu_ps(t + 16 * v, x);
@@ -352,7 +387,10 @@ constexpr IsaKernels kAvx512 = {8, 48, 42 * 1024, table_avx512<PackedRows>(std::
                                 table_avx512_relu<PackedRows>(std::make_integer_sequence<int, 8>()),
                                 table_avx512_relu<PointedRows>(std::make_integer_sequence<int, 8>()),
                                 {table_avx512<PackedRows, 1>(std::make_integer_sequence<int, 8>()),
-                                 table_avx512<PackedRows, 2>(std::make_integer_sequence<int, 8>())}};
+                                 table_avx512<PackedRows, 2>(std::make_integer_sequence<int, 8>())},
+                                {table_avx512<PointedRowsTail, 1>(std::make_integer_sequence<int, 8>()),
+                                 table_avx512<PointedRowsTail, 2>(std::make_integer_sequence<int, 8>()),
+                                 table_avx512<PointedRowsTail, 3>(std::make_integer_sequence<int, 8>())}};
 // The same kernels on 32-wide panels, for products whose 48-wide panels would end in a 16-wide one that is a large
 // share of the work (N = 64: attention's P V with 64-wide heads, one 48-wide panel and one 16-wide; the 8x16 kernel
 // makes 9 loads per 8 fmas). Chosen per product by kernels_for.
@@ -362,7 +400,9 @@ constexpr IsaKernels kAvx512Panels32 = {
     {nullptr, row_avx512<1, 2>, row_avx512<2, 2>, row_avx512<3, 2>, row_avx512<4, 2>},
     table_avx512_relu<PackedRows, 2>(std::make_integer_sequence<int, 8>()),
     table_avx512_relu<PointedRows, 2>(std::make_integer_sequence<int, 8>()),
-    {table_avx512<PackedRows, 1>(std::make_integer_sequence<int, 8>()), {}}};
+    {table_avx512<PackedRows, 1>(std::make_integer_sequence<int, 8>()), {}},
+    {table_avx512<PointedRowsTail, 1>(std::make_integer_sequence<int, 8>()),
+     table_avx512<PointedRowsTail, 2>(std::make_integer_sequence<int, 8>())}};
 constexpr int kMaxNr = 48;  // the widest panel of any ISA
 constexpr int kMaxTile = 8 * kMaxNr;
 // The +0 init of a row of any tile (read with row stride 0), or of a row of kRowPanels panels.
@@ -637,7 +677,7 @@ void packed_product(ThreadPool* pool, const PackedA& a, int64_t N, const BSource
   // (Split over the threads: a 3x3 conv's edge panel on a 14x14 plane is 2,304 rows, which one thread copied while
   // the others waited.)
   PanelBuffer edge_b;
-  if (b.rows && N % NR != 0) {
+  if (b.rows && N % NR != 0 && !(ker.micro_rows_tail[0][1] && N <= INT32_MAX)) {
     const int64_t n0 = (n_panels - 1) * NR;
     edge_b = PanelBuffer(static_cast<size_t>(K * NR));
     run_range(pool, K, [&](int64_t k0, int64_t k1) {
@@ -675,9 +715,13 @@ void packed_product(ThreadPool* pool, const PackedA& a, int64_t N, const BSource
     const int64_t m0 = mp * MR, n0 = np * NR, nr = std::min<int64_t>(NR, N - n0);
     const int r = static_cast<int>(std::min<int64_t>(MR, M - m0));
     const float* pa = a.data.data() + mp * MR * K;
-    // A full-width panel of a row-major C accumulates in C itself; others in a tile, copied out after: a kept tile
-    // block by block, any other over all of K at once.
-    const bool in_place = nr == NR && out.cs == 1, whole_k = !in_place && !kept;
+    // Which micro_narrow or micro_rows_tail a partial panel may take.
+    const int narrow = static_cast<int>(ceil_div(nr, 16)) - 1;
+    const MicroFn<PointedRowsTail> rows_tail_fn =
+        b.rows && nr < NR && edge_b.empty() ? ker.micro_rows_tail[narrow][r] : nullptr;
+    // A full-width panel of a row-major C, or pointed rows' tail panel (masked), accumulates in C itself; others in
+    // a tile, copied out after: a kept tile block by block, any other over all of K at once.
+    const bool in_place = (nr == NR || rows_tail_fn) && out.cs == 1, whole_k = !in_place && !kept;
     if (whole_k && k0 > 0) return;
     float* c = in_place ? out.data + m0 * out.rs + n0 : tile;
     const int64_t ldc = in_place ? out.rs : NR;
@@ -704,13 +748,16 @@ void packed_product(ThreadPool* pool, const PackedA& a, int64_t N, const BSource
       prefetch_rows(out.epilogue.addend + m0 * out.rs + n0, r, out.rs, nr);
     // A Relu alone is applied by the micro-kernel's last store where the ISA has that kernel (one pass over the tile
     // less: a fifth of a K = 16 conv's time on Zen 3); anything else by the epilogue pass below.
-    const int narrow = static_cast<int>(ceil_div(nr, 16)) - 1;  // which micro_narrow a partial panel may take
     const MicroFn<PackedRows> narrow_fn = narrow < 2 ? ker.micro_narrow[narrow][r] : nullptr;
-    const bool relu_in_kernel =
-        k1 == K && K > 0 && out.epilogue.relu && !out.epilogue.addend && ker.micro_relu[r] && !narrow_fn;
+    const bool relu_in_kernel = k1 == K && K > 0 && out.epilogue.relu && !out.epilogue.addend && ker.micro_relu[r] &&
+                                !narrow_fn && !rows_tail_fn;
     if (b.rows && nr == NR) {
       (relu_in_kernel ? ker.micro_rows_relu : ker.micro_rows)[r](k1 - k0, pa + k0 * MR, PointedRows{b.rows + k0, n0}, c,
                                                                  ldc, init, ldi, ahead_next, ahead_lines);
+    } else if (rows_tail_fn) {
+      const auto tail = static_cast<uint16_t>((uint32_t(1) << (nr - 16 * narrow)) - 1);
+      rows_tail_fn(k1 - k0, pa + k0 * MR, PointedRowsTail{b.rows + k0, static_cast<int32_t>(n0), tail}, c, ldc, init,
+                   ldi, ahead_next, ahead_lines);
     } else {
       const float* pk = (b.rows ? edge_b.data() : pb) + k0 * NR;
       const MicroFn<PackedRows> fn = narrow_fn ? narrow_fn : (relu_in_kernel ? ker.micro_relu : ker.micro)[r];
