@@ -439,6 +439,7 @@ constexpr int64_t kSmallProduct = int64_t(1) << 22;  // fmas of a product too sm
 constexpr int64_t kAheadMostPasses = 32;  // packed_product's prefetch of the next B step: A panels at most
 constexpr int64_t kAPanelBytes = 48 * 1024;  // the longest A panel slice that takes K in one k-block
 constexpr int64_t kSplitAPanelBytes = 16 * 1024;  // one A panel's slice of a k-block where K takes several
+constexpr int64_t kAInL2Bytes = 1024 * 1024;  // the most packed A that a thread's passes over its groups read from L2
 
 /// The kernels for a product of N columns. AVX-512 takes 48-wide panels, or 32-wide ones where they do the work in
 /// fewer register-weighted steps: a 16-lane vector of an 8x48 tile counts 1, of 8x32 1.1 and of 8x16 1.6 (their
@@ -859,31 +860,54 @@ void packed_product(ThreadPool* pool, const PackedA& a, int64_t N, const BSource
     // fight for the same L1 sets).
     const int64_t group = std::clamp<int64_t>(kGroupBytes / (kc * NR * int64_t(sizeof(float)) + 1), 1, 64);
     const int64_t runs = a_runs ? threads : 1;
+    // A thread runs its groups k-block by k-block where A is too large to stay in L2 while it passes over every group
+    // in turn (B packed ahead, K in several blocks): the second MLP layer of ViT-B/16 (K = 3072) read its 2.4 MB of
+    // packed A from L3 once per group of two B panels, 8 times a product; now each k-block's slice of A (400 KB)
+    // stays in L2 over all groups, and C is the operand passed over once per k-block. A small gain, 2 rounds of
+    // alternating builds: ViT-B/16 1.05 -> 1.04 of onnxruntime's time at 1 thread, 1.06 -> 1.04 at 2; BERT-base
+    // 0.98 -> 0.96 and 0.99 -> 0.98 (docs/performance.md, 2026-12-06, sixteenth session).
+    const bool k_blocks_outer = b_packed && k_blocks > 1 && m_panels * MR * K * int64_t(sizeof(float)) > kAInL2Bytes;
     // Ranges of panels as task_chunks_per_thread says; one range per run where a_runs.
     run_range(pool, runs * n_panels, [&](int64_t t0, int64_t t1) {
       PanelBuffer own_b(b_packed ? 0 : static_cast<size_t>(std::min(group, t1 - t0) * K * NR));
       alignas(64) float tile[kMaxTile];
       InitTile init_tile;
-      for (int64_t g0 = t0, g1; g0 < t1; g0 = g1) {
+      auto group_end = [&](int64_t g0) { return std::min({t1, g0 + group, (g0 / n_panels + 1) * n_panels}); };
+      // Group [g0, g1) over k-block kb; its prepacked panels' next step is in the group at next_g0 (-1: none), in
+      // k-block next_kb.
+      auto pass = [&](int64_t g0, int64_t g1, int64_t kb, const float* pbs, int64_t next_g0, int64_t next_kb) {
         const int64_t run = g0 / n_panels, mp0 = m_panels * run / runs, mp1 = m_panels * (run + 1) / runs;
-        g1 = std::min({t1, g0 + group, (run + 1) * n_panels});
         const int64_t np0 = g0 - run * n_panels, np1 = g1 - run * n_panels;
+        for (int64_t mp = mp0; mp < mp1; ++mp)
+          for (int64_t np = np0; np < np1; ++np) {
+            const int64_t q = next_g0 + (np - np0);  // prepacked B (runs = 1): the panel in this one's place
+            const AheadLines part = prepacked_b ? share(next_g0 >= 0 && q < t1 ? slice_lines(q, next_kb) : AheadLines{},
+                                                        mp, m_panels)
+                                                : share(a_slice_after(mp, kb, mp0, mp1), np - np0, np1 - np0);
+            block(mp, np, panel(pbs, np - np0), tile, init_tile, kb * kc, false, part.next, part.count);
+          }
+      };
+      if (k_blocks_outer) {
+        // B packed (all of it is at hand): k-block by k-block, every group in turn.
+        for (int64_t kb = 0; kb < k_blocks; ++kb)
+          for (int64_t g0 = t0, g1; g0 < t1; g0 = g1) {
+            g1 = group_end(g0);
+            const bool last_group = g1 == t1;
+            pass(g0, g1, kb, panel(prepacked_b, g0), last_group ? (kb + 1 < k_blocks ? t0 : -1) : g1,
+                 last_group ? kb + 1 : kb);
+          }
+        return;
+      }
+      for (int64_t g0 = t0, g1; g0 < t1; g0 = g1) {
+        g1 = group_end(g0);
+        const int64_t np0 = g0 % n_panels;
         const float* pbs = b_packed ? panel(prepacked_b, np0) : own_b.data();
         if (!b_packed)
-          for (int64_t np = np0; np < np1; ++np)
+          for (int64_t np = np0; np < np0 + (g1 - g0); ++np)
             (*b.panels)(np * NR, std::min<int64_t>(NR, N - np * NR), NR, own_b.data() + (np - np0) * K * NR);
+        // What comes next in a panel's place: its next k-block, else the next group's panel in its place.
         for (int64_t kb = 0; kb < k_blocks; ++kb)
-          for (int64_t mp = mp0; mp < mp1; ++mp)
-            for (int64_t np = np0; np < np1; ++np) {
-              // Prepacked B (runs = 1): what comes next in this panel's place is its next k-block, else the next
-              // group's panel in its place.
-              const bool last_kb = kb + 1 == k_blocks;
-              const int64_t q = last_kb ? np + (np1 - np0) : np;
-              const AheadLines part = prepacked_b ? share(q < t1 ? slice_lines(q, last_kb ? 0 : kb + 1) : AheadLines{},
-                                                          mp, m_panels)
-                                                  : share(a_slice_after(mp, kb, mp0, mp1), np - np0, np1 - np0);
-              block(mp, np, panel(pbs, np - np0), tile, init_tile, kb * kc, false, part.next, part.count);
-            }
+          pass(g0, g1, kb, pbs, kb + 1 < k_blocks ? g0 : g1, kb + 1 < k_blocks ? kb + 1 : 0);
       }
     }, 1, a_runs ? 1 : task_chunks_per_thread(n_panels, threads));
     return;

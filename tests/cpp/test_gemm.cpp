@@ -1,7 +1,7 @@
 // The CPU GEMM core (src/cpu/gemm.cpp) against dot_chunked_f32 evaluated per output, byte for byte (NaN equals
 // NaN), on every ISA this host has, inline and on a 3-thread pool: odd sizes, tails of every panel and chunk, K
-// long enough for several k-blocks, the transposed (narrow N) path, an init row, a B packed ahead, and one-row
-// products (the row kernels) with each kind of init.
+// long enough for several k-blocks (run inside or outside the groups of B panels), the transposed (narrow N) path,
+// an init row, a B packed ahead, and one-row products (the row kernels) with each kind of init.
 #include <gtest/gtest.h>
 
 #include <cstring>
@@ -47,7 +47,8 @@ bool same_bytes(const std::vector<float>& x, const std::vector<float>& y) {
 const Problem kProblems[] = {{1, 1, 1},     {7, 5, 3},     {8, 32, 64},   {9, 33, 65},   {17, 70, 200},
                              {130, 47, 130}, {3, 300, 129}, {100, 2, 77}, {64, 96, 1100}, {250, 260, 700},
                              {5, 40, 0},    {1, 200, 130}, {1, 3, 5},    {13, 37, 2300}, {9, 48, 65},
-                             {16, 49, 192}, {8, 193, 64}, {17, 64, 130}};
+                             {16, 49, 192}, {8, 193, 64}, {17, 64, 130},
+                             {100, 200, 3000}};  // packed A over 1 MB, B packed ahead: k-blocks outside the groups
 
 }  // namespace
 
