@@ -85,11 +85,12 @@ struct PointedRows {
   int64_t n0;
   const float* operator()(int64_t k) const { return rows[k] + n0; }
 };
-/// ... or the partial last panel of pointed rows, read only up to N: the kernel's last vector loads the lanes of
-/// `tail` alone (a masked load touches no memory outside its mask), and reads and writes C and init in those lanes
-/// alone, so that the panel needs no packed copy and accumulates in C k-block by k-block as full panels do (in a
-/// tile over all of K at once, it read its A panels whole, ahead of the prefetches: 22% of a 3x3 conv's time on
-/// 14x14 planes for 14% of its work). 16 bytes, so that it is passed in two registers as PointedRows is.
+/// ... or the partial last panel of pointed rows, read only up to N: `tail` holds the lanes of the panel's last 16
+/// columns that lie before N, which the kernel's last 16 lanes load alone (a masked load touches no memory outside
+/// its mask), and whose C and init it reads and writes alone, so that the panel needs no packed copy and accumulates
+/// in C k-block by k-block as full panels do (in a tile over all of K at once, it read its A panels whole, ahead of
+/// the prefetches: 22% of a 3x3 conv's time on 14x14 planes for 14% of its work). 16 bytes, so that it is passed in
+/// two registers as PointedRows is.
 struct PointedRowsTail {
   static constexpr bool kPrefetchNext = true;
   static constexpr bool kMaskedTail = true;
@@ -162,6 +163,18 @@ __attribute__((target("avx2"))) inline __m256 relu_avx2(__m256 x) {
   return _mm256_blendv_ps(x, _mm256_setzero_ps(), _mm256_cmp_ps(x, _mm256_setzero_ps(), _CMP_LT_OQ));
 }
 
+/// A vector of B or C in an AVX2 kernel: whole, or the lanes of mask alone for a pointed tail panel.
+template <class B>
+__attribute__((target("avx2"))) inline __m256 load_lanes_avx2(const float* p, __m256i mask) {
+  if constexpr (B::kMaskedTail) return _mm256_maskload_ps(p, mask);
+  else return _mm256_loadu_ps(p);
+}
+template <class B>
+__attribute__((target("avx2"))) inline void store_lanes_avx2(float* p, __m256 v, __m256i mask) {
+  if constexpr (B::kMaskedTail) _mm256_maskstore_ps(p, mask, v);
+  else _mm256_storeu_ps(p, v);
+}
+
 // Contract: dot_chunked_f32 over k ascending, one chain per lane; see docs/arithmetic.md#gemm.
 // With kRelu, the last chunk's store applies a fused Relu (relu_avx2, as epilogue_tile_avx2 does) to the totals:
 // the caller picks it only for a call that ends K, so the stored values are final.
@@ -171,6 +184,14 @@ __attribute__((target("avx2,fma"))) void micro_avx2_6x16(int64_t K, const float*
                                                          int64_t ahead_lines) {
   constexpr int MR = 6;
   AheadWalk ahead(ahead_next, ahead_lines, K);
+  // A pointed tail panel's lanes (PointedRowsTail) as the two vectors' masks for maskload and maskstore.
+  __m256i mask0 = _mm256_set1_epi32(-1), mask1 = mask0;
+  if constexpr (B::kMaskedTail) {
+    const __m256i lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+    const int lanes = __builtin_popcount(b.tail);
+    mask0 = _mm256_cmpgt_epi32(_mm256_set1_epi32(lanes), lane);
+    mask1 = _mm256_cmpgt_epi32(_mm256_set1_epi32(lanes - 8), lane);
+  }
   for (int64_t k0 = 0; k0 < K; k0 += kDotChunk) {
     int64_t k1 = std::min(K, k0 + kDotChunk);
     __m256 acc0[R], acc1[R];
@@ -180,7 +201,7 @@ __attribute__((target("avx2,fma"))) void micro_avx2_6x16(int64_t K, const float*
       for (const int64_t k_end = std::min(k1, k + ahead.spacing()); k < k_end; ++k) {
         const float* pb = b(k);
         if constexpr (B::kPrefetchNext) _mm_prefetch(reinterpret_cast<const char*>(pb + 16), _MM_HINT_T0);
-        __m256 b0 = _mm256_loadu_ps(pb), b1 = _mm256_loadu_ps(pb + 8);
+        const __m256 b0 = load_lanes_avx2<B>(pb, mask0), b1 = load_lanes_avx2<B>(pb + 8, mask1);
         const float* a = pa + k * MR;
 #pragma GCC unroll 8
         for (int i = 0; i < R; ++i) {
@@ -195,13 +216,14 @@ __attribute__((target("avx2,fma"))) void micro_avx2_6x16(int64_t K, const float*
     for (int i = 0; i < R; ++i) {
       float* t = c + i * ldc;
       const float* s = init && k0 == 0 ? init + i * ldi : t;
-      __m256 lo = _mm256_add_ps(_mm256_loadu_ps(s), acc0[i]), hi = _mm256_add_ps(_mm256_loadu_ps(s + 8), acc1[i]);
+      __m256 lo = _mm256_add_ps(load_lanes_avx2<B>(s, mask0), acc0[i]),
+             hi = _mm256_add_ps(load_lanes_avx2<B>(s + 8, mask1), acc1[i]);
       if (relu) {
         lo = relu_avx2(lo);
         hi = relu_avx2(hi);
       }
-      _mm256_storeu_ps(t, lo);
-      _mm256_storeu_ps(t + 8, hi);
+      store_lanes_avx2<B>(t, lo, mask0);
+      store_lanes_avx2<B>(t + 8, hi, mask1);
     }
   }
 }
@@ -380,7 +402,9 @@ constexpr IsaKernels kAvx2 = {6, 16, 12 * 1024, table_avx2<PackedRows>(std::make
                               table_avx2<PointedRows>(std::make_integer_sequence<int, 6>()),
                               {nullptr, row_avx2_16<1>, row_avx2_16<2>, row_avx2_16<3>, row_avx2_16<4>},
                               table_avx2_relu<PackedRows>(std::make_integer_sequence<int, 6>()),
-                              table_avx2_relu<PointedRows>(std::make_integer_sequence<int, 6>())};
+                              table_avx2_relu<PointedRows>(std::make_integer_sequence<int, 6>()),
+                              {},
+                              {table_avx2<PointedRowsTail>(std::make_integer_sequence<int, 6>())}};
 constexpr IsaKernels kAvx512 = {8, 48, 42 * 1024, table_avx512<PackedRows>(std::make_integer_sequence<int, 8>()),
                                 table_avx512<PointedRows>(std::make_integer_sequence<int, 8>()),
                                 {nullptr, row_avx512<1>, row_avx512<2>, row_avx512<3>, row_avx512<4>},
