@@ -40,17 +40,22 @@ struct AheadLines {
 
 /// Issues a call's ahead lines over its K steps: `burst` lines after every `spacing` steps. The kernels run their
 /// k loop in runs of `spacing` steps with step() between runs (a test per k step took an execution port from the
-/// fmas: 1024^3 1.5% slower); with no lines a run is the whole call. Spacing and burst are powers of two that issue
-/// every line within the call, found without a division: two 64-bit divisions a call cost MobileNetV3-L's 1x1 convs
-/// (K = 16..120, a few hundred cycles a call) 2.5% of the model's time.
+/// fmas: 1024^3 1.5% slower); with no lines a run is the whole call. The spacing comes from a float division (K
+/// below 2^24: its floor is exact): two 64-bit integer divisions a call cost MobileNetV3-L's 1x1 convs (K = 16..120,
+/// a few hundred cycles a call) 2.5% of the model's time, and spacings rounded down to powers of two, which bunch the
+/// lines at the start of the call, cost BERT-base 2-3% (docs/performance.md, 2026-12-06, sixteenth session).
 class AheadWalk {
  public:
-  AheadWalk(const char* next, int64_t count, int64_t K) : next_(next), left_(count), burst_(0), spacing_(std::max<int64_t>(1, K)) {
+  AheadWalk(const char* next, int64_t count, int64_t K)
+      : next_(next), left_(count), burst_(0), spacing_(std::max<int64_t>(1, K)) {
     if (count <= 0 || K <= 0) return;
-    const int k_log = 63 - __builtin_clzll(uint64_t(K));  // 2^k_log <= K
-    const int count_log = 64 - __builtin_clzll(uint64_t(count - 1) | 1) - (count == 1);  // 2^count_log >= count
-    spacing_ = int64_t(1) << std::max(0, k_log - count_log);
-    burst_ = int64_t(1) << std::max(0, count_log - k_log);
+    if (count > K) {
+      burst_ = (count + K - 1) / K;
+      spacing_ = 1;
+      return;
+    }
+    burst_ = 1;
+    spacing_ = static_cast<int64_t>(float(K) / float(count));
   }
   int64_t spacing() const { return spacing_; }
   void step() {
