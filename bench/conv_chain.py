@@ -45,7 +45,8 @@ def main():
     model = chain_model(channels, args.hw, args.kernel, args.count)
     x = np.random.default_rng(1).standard_normal((1, channels[0], args.hw, args.hw)).astype(np.float32)
     for threads in (int(t) for t in args.threads.split(",")):
-        r = bench.measure(model, lambda _: {"x": x}, threads=threads, runs=args.runs, warmup=3, against_onnxruntime=True)
+        r = bench.measure(model, lambda _: {"x": x}, threads=threads, runs=args.runs, warmup=3,
+                          against_onnxruntime=True)
         ours, theirs = r["lockstep"]["p50_ms"] / args.count, r["onnxruntime"]["p50_ms"] / args.count
         print(f"{args.kernel}x{args.kernel} {args.channels} on {args.hw}x{args.hw}, {args.count} in a row, "
               f"{threads} thread(s): lockstep {ours:.3f} ms, onnxruntime {theirs:.3f} ms a conv, "

@@ -97,7 +97,7 @@ struct PointedRows {
 /// the prefetches: 22% of a 3x3 conv's time on 14x14 planes for 14% of its work). 16 bytes, so that it is passed in
 /// two registers as PointedRows is.
 struct PointedRowsTail {
-  static constexpr bool kPrefetchNext = true;
+  static constexpr bool kPrefetchNext = false;  // the last panel: no next one
   static constexpr bool kMaskedTail = true;
   const float* const* rows;
   int32_t n0;
@@ -274,7 +274,8 @@ __attribute__((target("avx512f"))) void micro_avx512_8rows(int64_t K, const floa
         __m512 bv[NV];
 #pragma GCC unroll 3
         for (int v = 0; v < NV; ++v)
-          bv[v] = B::kMaskedTail && v + 1 == NV ? _mm512_maskz_loadu_ps(tail_mask(b), pb + 16 * v) : _mm512_loadu_ps(pb + 16 * v);
+          bv[v] = B::kMaskedTail && v + 1 == NV ? _mm512_maskz_loadu_ps(tail_mask(b), pb + 16 * v)
+                                                : _mm512_loadu_ps(pb + 16 * v);
         const float* a = pa + k * MR;
 #pragma GCC unroll 8
         for (int i = 0; i < R; ++i) {
@@ -703,11 +704,13 @@ void packed_product(ThreadPool* pool, const PackedA& a, int64_t N, const BSource
   splits = ceil_div(m_panels, per_split);
   // Split B panels would be packed once per task that reads them: pack each once, in parallel, up front.
   // (Whether B is packed is kept apart from the pointer: with K = 0 a packed B has no data.)
-  // Pointed rows are readable up to N only: a partial last panel is packed once, up front.
+  // Pointed rows are readable up to N only: a partial last panel is read in place by the ISA's tail kernels
+  // (PointedRowsTail), or, where it has none (scalar), packed once, up front.
   // (Split over the threads: a 3x3 conv's edge panel on a 14x14 plane is 2,304 rows, which one thread copied while
   // the others waited.)
+  const bool tail_in_place = b.rows && ker.micro_rows_tail[0][1] && N <= INT32_MAX;
   PanelBuffer edge_b;
-  if (b.rows && N % NR != 0 && !(ker.micro_rows_tail[0][1] && N <= INT32_MAX)) {
+  if (b.rows && N % NR != 0 && !tail_in_place) {
     const int64_t n0 = (n_panels - 1) * NR;
     edge_b = PanelBuffer(static_cast<size_t>(K * NR));
     run_range(pool, K, [&](int64_t k0, int64_t k1) {
@@ -747,8 +750,7 @@ void packed_product(ThreadPool* pool, const PackedA& a, int64_t N, const BSource
     const float* pa = a.data.data() + mp * MR * K;
     // Which micro_narrow or micro_rows_tail a partial panel may take.
     const int narrow = static_cast<int>(ceil_div(nr, 16)) - 1;
-    const MicroFn<PointedRowsTail> rows_tail_fn =
-        b.rows && nr < NR && edge_b.empty() ? ker.micro_rows_tail[narrow][r] : nullptr;
+    const MicroFn<PointedRowsTail> rows_tail_fn = tail_in_place && nr < NR ? ker.micro_rows_tail[narrow][r] : nullptr;
     // A full-width panel of a row-major C, or pointed rows' tail panel (masked), accumulates in C itself; others in
     // a tile, copied out after: a kept tile block by block, any other over all of K at once.
     const bool in_place = (nr == NR || rows_tail_fn) && out.cs == 1, whole_k = !in_place && !kept;
