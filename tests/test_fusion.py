@@ -51,25 +51,31 @@ def run_model(model, feeds, provider, level):
     return outputs, op_types
 
 
-def run(provider, level):
-    return run_model(silu_patterns(), feed(), provider, level)
+UNFUSED, FUSED = lockstep.GraphOptimizationLevel.ORT_DISABLE_ALL, lockstep.GraphOptimizationLevel.ORT_ENABLE_ALL
+
+
+def unfused_and_fused(model, feeds, provider, same_as_cpu=True):
+    """run_model at both levels, ((outputs, op types) unfused, (outputs, op types) fused), after checking that every
+    output has the same shape and bytes either way, and (on another provider, where same_as_cpu) the CPU's fused
+    bytes."""
+    unfused, fused = run_model(model, feeds, provider, UNFUSED), run_model(model, feeds, provider, FUSED)
+    for i, (a, b) in enumerate(zip(unfused[0], fused[0])):
+        assert a.shape == b.shape and same_bits(a, b), f"output {i} differs between the fused and the unfused graph"
+    if same_as_cpu and provider != lockstep.CPU:
+        for i, (a, b) in enumerate(zip(fused[0], run_model(model, feeds, lockstep.CPU, FUSED)[0])):
+            assert same_bits(a, b), f"output {i} differs from the CPU's"
+    return unfused, fused
 
 
 @pytest.mark.parametrize("provider", PROVIDERS)
 def test_silu_fusion_keeps_the_bits(provider, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
-    unfused, unfused_ops = run(provider, lockstep.GraphOptimizationLevel.ORT_DISABLE_ALL)
-    fused, fused_ops = run(provider, lockstep.GraphOptimizationLevel.ORT_ENABLE_ALL)
+    (_, unfused_ops), (fused, fused_ops) = unfused_and_fused(silu_patterns(), feed(), provider)
     assert "Silu" not in unfused_ops
     assert fused_ops.count("Silu") == 2  # y1 and y2; the others keep their Sigmoid and Mul
     assert fused_ops.count("Sigmoid") == 3 and unfused_ops.count("Sigmoid") == 5
-    for i, (a, b) in enumerate(zip(unfused, fused)):
-        assert same_bits(a, b), f"output {i} differs between the fused and the unfused graph"
     assert same_bits(fused[0], fused[1])  # Mul(h, s) and Mul(s, h) agree
     assert np.isnan(fused[0][1]).any()
-    if provider != lockstep.CPU:
-        for a, b in zip(fused, run(lockstep.CPU, lockstep.GraphOptimizationLevel.ORT_ENABLE_ALL)[0]):
-            assert same_bits(a, b)
 
 
 def test_a_models_own_node_in_locksteps_domain_is_refused():
@@ -77,7 +83,7 @@ def test_a_models_own_node_in_locksteps_domain_is_refused():
                               [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2])],
                               [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2])])
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17), helper.make_opsetid("lockstep", 1)])
-    for level in (lockstep.GraphOptimizationLevel.ORT_DISABLE_ALL, lockstep.GraphOptimizationLevel.ORT_ENABLE_ALL):
+    for level in (UNFUSED, FUSED):
         options = lockstep.SessionOptions()
         options.graph_optimization_level = level
         with pytest.raises(lockstep.NotImplemented, match="Node 'mine' \\(Silu\\): ops of domain 'lockstep'"):
@@ -131,27 +137,17 @@ def product_feed():
             "a_bias": rng.standard_normal(9).astype(np.float32)}
 
 
-def run_products(provider, level):
-    return run_model(product_patterns(), product_feed(), provider, level)
-
-
 @pytest.mark.parametrize("provider", PROVIDERS)
 def test_conv_and_matmul_epilogue_fusion_keeps_the_bits(provider, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
-    unfused, unfused_ops = run_products(provider, lockstep.GraphOptimizationLevel.ORT_DISABLE_ALL)
-    fused, fused_ops = run_products(provider, lockstep.GraphOptimizationLevel.ORT_ENABLE_ALL)
+    (_, unfused_ops), (fused, fused_ops) = unfused_and_fused(product_patterns(), product_feed(), provider)
     assert "FusedConv" not in unfused_ops and "FusedMatMul" not in unfused_ops
     assert fused_ops.count("FusedConv") == 4  # c1..c4; c5's conv has two readers
     assert fused_ops.count("FusedMatMul") == 2  # m1, m2; m3's addend is not a constant
     assert fused_ops.count("Conv") == 1 and fused_ops.count("MatMul") == 1 and fused_ops.count("Relu") == 1
-    for i, (a, b) in enumerate(zip(unfused, fused)):
-        assert a.shape == b.shape and same_bits(a, b), f"output {i} differs between the fused and the unfused graph"
     assert fused[3].shape == (2, 4, 5, 5)  # the addend broadcast the output up
     numbers = fused[0][~np.isnan(fused[0])]
     assert np.isnan(fused[0]).any() and (numbers >= 0).all() and (numbers > 0).any()  # Relu ran, NaN kept
-    if provider != lockstep.CPU:
-        for a, b in zip(fused, run_products(lockstep.CPU, lockstep.GraphOptimizationLevel.ORT_ENABLE_ALL)[0]):
-            assert same_bits(a, b)
 
 
 def gelu_chain(order_ok=True):
@@ -180,18 +176,10 @@ def test_gelu_chain_fusion_keeps_the_bits(provider, tmp_path, monkeypatch):
     x = np.random.default_rng(6).standard_normal((40, 8)).astype(np.float32) * 4
     x[0, :5] = [np.nan, np.inf, -np.inf, -0.0, 1e-40]
     x[1] *= np.float32(1e30)
-    results = {}
-    for order_ok in (True, False):
-        for level in (lockstep.GraphOptimizationLevel.ORT_DISABLE_ALL, lockstep.GraphOptimizationLevel.ORT_ENABLE_ALL):
-            outputs, ops = run_model(gelu_chain(order_ok), {"x": x}, provider, level)
-            results[order_ok, level] = (outputs[0], ops)
-    fused, fused_ops = results[True, lockstep.GraphOptimizationLevel.ORT_ENABLE_ALL]
-    unfused, _ = results[True, lockstep.GraphOptimizationLevel.ORT_DISABLE_ALL]
+    _, ((fused,), fused_ops) = unfused_and_fused(gelu_chain(True), {"x": x}, provider, same_as_cpu=False)
     assert fused_ops == ["FusedMatMul", "GeluErfChain"]
-    assert same_bits(fused, unfused)
-    other, other_ops = results[False, lockstep.GraphOptimizationLevel.ORT_ENABLE_ALL]
+    _, (_, other_ops) = unfused_and_fused(gelu_chain(False), {"x": x}, provider, same_as_cpu=False)
     assert "GeluErfChain" not in other_ops and "Erf" in other_ops
-    assert same_bits(other, results[False, lockstep.GraphOptimizationLevel.ORT_DISABLE_ALL][0])
     assert np.isnan(fused).any() and np.isfinite(fused).any()
 
 
@@ -235,12 +223,8 @@ def residual_conv(c_in, side, c_out, kernel, stride, group, addend_first):
 def test_fused_conv_epilogue_on_every_conv_path_keeps_the_bits(provider, shape, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     for addend_first in (False, True):
-        model, feeds = residual_conv(*shape, addend_first)
-        unfused, _ = run_model(model, feeds, provider, lockstep.GraphOptimizationLevel.ORT_DISABLE_ALL)
-        fused, ops = run_model(model, feeds, provider, lockstep.GraphOptimizationLevel.ORT_ENABLE_ALL)
+        _, (fused, ops) = unfused_and_fused(*residual_conv(*shape, addend_first), provider, same_as_cpu=False)
         assert ops == ["FusedConv", "FusedConv"]
-        for a, b in zip(unfused, fused):
-            assert same_bits(a, b)
         assert np.isnan(fused[0]).any() and (fused[0] == 0).any() and (fused[0] > 0).any()
 
 
@@ -267,13 +251,10 @@ def test_softmax_nan_replacement_fusion_keeps_the_bits(provider, opset, axis, tm
     x = np.random.default_rng(8).standard_normal((3, 5, 37)).astype(np.float32) * 30
     x[0, 1, :] = -np.inf  # a fully masked row: Softmax returns NaN there
     x[1, 2, :3] = [np.nan, np.inf, -0.0]
-    model = softmax_nan_patterns(opset, axis)
-    fused, fused_ops = run_model(model, {"x": x}, provider, lockstep.GraphOptimizationLevel.ORT_ENABLE_ALL)
-    unfused, unfused_ops = run_model(model, {"x": x}, provider, lockstep.GraphOptimizationLevel.ORT_DISABLE_ALL)
+    (_, unfused_ops), (fused, fused_ops) = unfused_and_fused(softmax_nan_patterns(opset, axis), {"x": x}, provider,
+                                                             same_as_cpu=False)
     assert fused_ops.count("SoftmaxReplacingNaN") == 1 and fused_ops.count("IsNaN") == 1
     assert "SoftmaxReplacingNaN" not in unfused_ops
-    for a, b in zip(fused, unfused):
-        assert same_bits(a, b)
     assert (fused[0] == np.float32(0.25)).any() and np.isnan(fused[2]).any()
 
 
@@ -309,21 +290,8 @@ def test_gelu_tanh_chain_fusion_keeps_the_bits(provider, swapped, tmp_path, monk
     x = np.random.default_rng(8).standard_normal((40, 8)).astype(np.float32) * 4
     x[0, :5] = [np.nan, np.inf, -np.inf, -0.0, 1e-40]
     x[1] *= np.float32(1e12)
-    results = {}
-    for exponent in (3.0, 2.5):
-        for level in (lockstep.GraphOptimizationLevel.ORT_DISABLE_ALL, lockstep.GraphOptimizationLevel.ORT_ENABLE_ALL):
-            results[exponent, level] = run_model(gelu_tanh_chain(swapped, exponent), {"x": x}, provider, level)
-    (fused,), fused_ops = results[3.0, lockstep.GraphOptimizationLevel.ORT_ENABLE_ALL]
-    (unfused,), unfused_ops = results[3.0, lockstep.GraphOptimizationLevel.ORT_DISABLE_ALL]
+    (_, unfused_ops), ((fused,), fused_ops) = unfused_and_fused(gelu_tanh_chain(swapped, 3.0), {"x": x}, provider)
     assert fused_ops == ["FusedMatMul", "GeluTanhChain"] and "Tanh" in unfused_ops
-    assert same_bits(fused, unfused)
     assert np.isnan(fused).any() and np.isfinite(fused[1]).all()  # row 1: x^3 overflows, tanh saturates
-    (other,), other_ops = results[2.5, lockstep.GraphOptimizationLevel.ORT_ENABLE_ALL]
+    _, (_, other_ops) = unfused_and_fused(gelu_tanh_chain(swapped, 2.5), {"x": x}, provider, same_as_cpu=False)
     assert "GeluTanhChain" not in other_ops and "Pow" in other_ops
-    assert same_bits(other, results[2.5, lockstep.GraphOptimizationLevel.ORT_DISABLE_ALL][0][0])
-    if provider != lockstep.CPU:
-        assert same_bits(fused, results_on_cpu(gelu_tanh_chain(swapped), x))
-
-
-def results_on_cpu(model, x):
-    return run_model(model, {"x": x}, lockstep.CPU, lockstep.GraphOptimizationLevel.ORT_ENABLE_ALL)[0][0]
