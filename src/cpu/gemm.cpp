@@ -820,10 +820,15 @@ void packed_product(ThreadPool* pool, const PackedA& a, int64_t N, const BSource
   // 80%, 128x768x3072 66% -> 73% (docs/performance.md, 2026-12-06, fifteenth session).
   // Only where the first pass is a fair share of a step's work (at most kAheadMostPasses passes): over 1024 rows
   // the prefetches cost more than they saved (1024^3 1-2% slower). The lines of B panel p in k-block kb:
+  // The cache lines of k-block kb's slice of the panel `width` floats wide that starts at `panel_start`.
+  auto block_slice = [&](const float* panel_start, int width, int64_t kb) -> AheadLines {
+    const int64_t k0 = kb * kc, k1 = std::min(K, k0 + kc);
+    return {reinterpret_cast<const char*>(panel_start + k0 * width),
+            ceil_div((k1 - k0) * width * int64_t(sizeof(float)), 64)};
+  };
   auto slice_lines = [&](int64_t p, int64_t kb) -> AheadLines {
     if (!prepacked_b || m_panels > kAheadMostPasses || p >= n_panels) return {};
-    const int64_t k0 = kb * kc, k1 = std::min(K, k0 + kc);
-    return {reinterpret_cast<const char*>(panel(prepacked_b, p) + k0 * NR), (k1 - k0) * NR * int64_t(sizeof(float)) / 64};
+    return block_slice(panel(prepacked_b, p), NR, kb);
   };
   // B read in place (Conv's taps) leaves A, the Conv's weights, as what comes from memory once per run: a task walks
   // its A panels [mp0, mp1) k-block by k-block, each panel's slice of a block 73 KB from the next panel's (a 3x3 conv
@@ -836,9 +841,7 @@ void packed_product(ThreadPool* pool, const PackedA& a, int64_t N, const BSource
       mp = mp0;
       if (++kb == k_blocks) return {};
     }
-    const int64_t k0 = kb * kc, k1 = std::min(K, k0 + kc);
-    return {reinterpret_cast<const char*>(a.data.data() + (mp * K + k0) * MR),
-            ceil_div((k1 - k0) * MR * int64_t(sizeof(float)), 64)};
+    return block_slice(a.data.data() + mp * MR * K, MR, kb);
   };
   // Share i of n of a slice's lines, for the i-th of the n calls that run before it.
   auto share = [](AheadLines lines, int64_t i, int64_t n) -> AheadLines {
