@@ -4,8 +4,8 @@
 // read them in place from phase planes of X, computing a grid of out_h x pitch pixels and dropping the columns past
 // out_w (conv_on_grid); 3-D convs gather B panel by panel (im2col without the full matrix). Padding taps are +0
 // terms fma'd like any other. Below 64 output pixels the product may run transposed (lanes along output channels,
-// the weights as B, the bias as the column init). Packing and gathering only move values: the k order stays the
-// contract's.
+// the weights as B, the bias as the column init; a pointwise conv's input planes are then A's columns, read in
+// place). Packing and gathering only move values: the k order stays the contract's.
 
 #include <algorithm>
 #include <functional>
@@ -277,6 +277,9 @@ void conv_into(KernelContext& ctx, const ConvGeom& g, float* yd, const StoreEpil
       return gemm_f32_packed_b(pool, P, framed_tap_panels(g, planes), weights->groups_t[grp],
                                GemmOut{yg, 1, P, nullptr, bias_g, epilogue_g});
     }
+    if (weights->on_channels && pointwise)  // the input planes are A's columns already
+      return gemm_f32_a_columns_packed_b(pool, P, xg, P, weights->groups_t[grp],
+                                         GemmOut{yg, 1, P, nullptr, bias_g, epilogue_g});
     PanelFn taps = pointwise ? strided_panels({xg, 1, g.in_pixels()}, K) : conv_tap_panels(g, cols, xg);
     if (weights->on_channels)
       gemm_f32_packed_b(pool, P, taps, weights->groups_t[grp], GemmOut{yg, 1, P, nullptr, bias_g, epilogue_g});

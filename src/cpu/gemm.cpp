@@ -106,12 +106,14 @@ struct PointedRowsTail {
 };
 
 /// Adds the product of an A panel and a B panel to the first r rows of C (row i at c + i * ldc), chunk by chunk.
+/// Row k of the A panel (its r elements side by side) is at pa + k * a_step: a_step = the tile height for a packed
+/// panel, or the row stride of an A read in place (lda: Conv's input planes as the taps of its transposed product).
 /// With init, the running totals start from init (row i at init + i * ldi: the bias, or +0) instead of C's
 /// contents: the first chunk stores init + p, the operation a C filled with init would get, without the fill.
 /// ahead, ahead_lines: the AheadLines of the call (a kernel may ignore them).
 template <class B>
-using MicroFn = void (*)(int64_t K, const float* pa, B b, float* c, int64_t ldc, const float* init, int64_t ldi,
-                         const char* ahead, int64_t ahead_lines);
+using MicroFn = void (*)(int64_t K, const float* pa, int64_t a_step, B b, float* c, int64_t ldc, const float* init,
+                         int64_t ldi, const char* ahead, int64_t ahead_lines);
 
 /// One ISA's micro-kernels: micro[r] computes the first r rows of an mr x nr tile (1 <= r <= mr), reading B from
 /// a packed panel; micro_rows[r] the same from pointed rows.
@@ -143,15 +145,16 @@ struct IsaKernels {
 };
 
 // Contract: dot_chunked_f32 over k ascending, one chain per tile element; see docs/arithmetic.md#gemm.
-template <int MR, int NR, int R, class B>
-void micro_scalar(int64_t K, const float* pa, B b, float* c, int64_t ldc, const float* init, int64_t ldi) {
+template <int NR, int R, class B>
+void micro_scalar(int64_t K, const float* pa, int64_t a_step, B b, float* c, int64_t ldc, const float* init,
+                  int64_t ldi) {
   for (int64_t k0 = 0; k0 < K; k0 += kDotChunk) {
     int64_t k1 = std::min(K, k0 + kDotChunk);
     float acc[R][NR] = {};
     for (int64_t k = k0; k < k1; ++k) {
       const float* pb = b(k);
       for (int i = 0; i < R; ++i) {
-        float a = pa[k * MR + i];
+        float a = pa[k * a_step + i];
         for (int j = 0; j < NR; ++j) acc[i][j] = arith::fma_f32(a, pb[j], acc[i][j]);
       }
     }
@@ -184,10 +187,9 @@ __attribute__((target("avx2"))) inline void store_lanes_avx2(float* p, __m256 v,
 // With kRelu, the last chunk's store applies a fused Relu (relu_avx2, as epilogue_tile_avx2 does) to the totals:
 // the caller picks it only for a call that ends K, so the stored values are final.
 template <int R, class B, bool kRelu = false>
-__attribute__((target("avx2,fma"))) void micro_avx2_6x16(int64_t K, const float* pa, B b, float* c, int64_t ldc,
-                                                         const float* init, int64_t ldi, const char* ahead_next,
-                                                         int64_t ahead_lines) {
-  constexpr int MR = 6;
+__attribute__((target("avx2,fma"))) void micro_avx2_6x16(int64_t K, const float* pa, int64_t a_step, B b, float* c,
+                                                         int64_t ldc, const float* init, int64_t ldi,
+                                                         const char* ahead_next, int64_t ahead_lines) {
   AheadWalk ahead(ahead_next, ahead_lines, K);
   // A pointed tail panel's lanes (PointedRowsTail) as the two vectors' masks for maskload and maskstore.
   __m256i mask0 = _mm256_set1_epi32(-1), mask1 = mask0;
@@ -207,7 +209,7 @@ __attribute__((target("avx2,fma"))) void micro_avx2_6x16(int64_t K, const float*
         const float* pb = b(k);
         if constexpr (B::kPrefetchNext) _mm_prefetch(reinterpret_cast<const char*>(pb + 16), _MM_HINT_T0);
         const __m256 b0 = load_lanes_avx2<B>(pb, mask0), b1 = load_lanes_avx2<B>(pb + 8, mask1);
-        const float* a = pa + k * MR;
+        const float* a = pa + k * a_step;
 #pragma GCC unroll 8
         for (int i = 0; i < R; ++i) {
           __m256 av = _mm256_broadcast_ss(a + i);
@@ -255,10 +257,9 @@ __attribute__((target("avx512f"))) inline __m512 relu_avx512(__m512 x) {
 // product (its first 16 * NV columns), so that a plane of 14x14 pixels (4 panels and 4 columns) does not compute a
 // whole 48-wide panel for 4 columns.
 template <int R, class B, bool kRelu = false, int NV = 3>
-__attribute__((target("avx512f"))) void micro_avx512_8rows(int64_t K, const float* pa, B b, float* c, int64_t ldc,
-                                                           const float* init, int64_t ldi, const char* ahead_next,
-                                                           int64_t ahead_lines) {
-  constexpr int MR = 8;
+__attribute__((target("avx512f"))) void micro_avx512_8rows(int64_t K, const float* pa, int64_t a_step, B b, float* c,
+                                                           int64_t ldc, const float* init, int64_t ldi,
+                                                           const char* ahead_next, int64_t ahead_lines) {
   AheadWalk ahead(ahead_next, ahead_lines, K);
   for (int64_t k0 = 0; k0 < K; k0 += kDotChunk) {
     int64_t k1 = std::min(K, k0 + kDotChunk);
@@ -276,7 +277,7 @@ __attribute__((target("avx512f"))) void micro_avx512_8rows(int64_t K, const floa
         for (int v = 0; v < NV; ++v)
           bv[v] = B::kMaskedTail && v + 1 == NV ? _mm512_maskz_loadu_ps(tail_mask(b), pb + 16 * v)
                                                 : _mm512_loadu_ps(pb + 16 * v);
-        const float* a = pa + k * MR;
+        const float* a = pa + k * a_step;
 #pragma GCC unroll 8
         for (int i = 0; i < R; ++i) {
           __m512 av = _mm512_set1_ps(a[i]);
@@ -378,9 +379,9 @@ void row_scalar_8(int64_t K, const float* a, int64_t a_step, const float* pb, in
 }
 
 template <int R, class B>
-void scalar_4x8(int64_t K, const float* pa, B b, float* c, int64_t ldc, const float* init, int64_t ldi, const char*,
-                int64_t) {
-  micro_scalar<4, 8, R>(K, pa, b, c, ldc, init, ldi);
+void scalar_4x8(int64_t K, const float* pa, int64_t a_step, B b, float* c, int64_t ldc, const float* init,
+                int64_t ldi, const char*, int64_t) {
+  micro_scalar<8, R>(K, pa, a_step, b, c, ldc, init, ldi);
 }
 
 // Tables of one micro-kernel template for rows 1..mr: {nullptr, kernel<1, B>, ..., kernel<mr, B>}.
@@ -690,7 +691,23 @@ void row_times_panels(ThreadPool* pool, const IsaKernels& ker, int64_t K, const 
   }, 1);
 }
 
-void packed_product(ThreadPool* pool, const PackedA& a, int64_t N, const BSource& b, const GemmOut& out) {
+/// Where packed_product reads A: packed panels (pack_a, for a.isa), or in place with its columns contiguous, element
+/// (m, k) at data[m + k * k_step] (a transposed Conv's input planes, pixels along m): the micro-kernels broadcast a
+/// panel's row k from wherever it lies, so that A needs no packed copy (packing the taps of a 1x1 conv on a 7x7
+/// plane took 13% of its time).
+struct ASource {
+  CpuIsa isa;
+  int64_t M, K;
+  const float* data;
+  int64_t k_step;  // from row k of a panel to row k + 1: the tile height when packed
+  bool packed;
+  /// Where A panel mp (rows mp * mr ..) starts.
+  const float* panel(int64_t mp, int mr) const { return data + mp * mr * (packed ? K : 1); }
+};
+
+ASource packed_source(const PackedA& a) { return {a.isa, a.M, a.K, a.data.data(), kernels_mr(a.isa), true}; }
+
+void packed_product(ThreadPool* pool, const ASource& a, int64_t N, const BSource& b, const GemmOut& out) {
   const int64_t M = a.M, K = a.K;
   if (M <= 0 || N <= 0) return;
   const IsaKernels& ker = kernels_for(a.isa, N);
@@ -747,7 +764,7 @@ void packed_product(ThreadPool* pool, const PackedA& a, int64_t N, const BSource
                    bool kept = false, const char* ahead_next = nullptr, int64_t ahead_lines = 0) {
     const int64_t m0 = mp * MR, n0 = np * NR, nr = std::min<int64_t>(NR, N - n0);
     const int r = static_cast<int>(std::min<int64_t>(MR, M - m0));
-    const float* pa = a.data.data() + mp * MR * K;
+    const float* pa = a.panel(mp, MR) + k0 * a.k_step;
     // Which micro_narrow or micro_rows_tail a partial panel may take.
     const int narrow = static_cast<int>(ceil_div(nr, 16)) - 1;
     const MicroFn<PointedRowsTail> rows_tail_fn = tail_in_place && nr < NR ? ker.micro_rows_tail[narrow][r] : nullptr;
@@ -784,16 +801,16 @@ void packed_product(ThreadPool* pool, const PackedA& a, int64_t N, const BSource
     const bool relu_in_kernel = k1 == K && K > 0 && out.epilogue.relu && !out.epilogue.addend && ker.micro_relu[r] &&
                                 !narrow_fn && !rows_tail_fn;
     if (b.rows && nr == NR) {
-      (relu_in_kernel ? ker.micro_rows_relu : ker.micro_rows)[r](k1 - k0, pa + k0 * MR, PointedRows{b.rows + k0, n0}, c,
+      (relu_in_kernel ? ker.micro_rows_relu : ker.micro_rows)[r](k1 - k0, pa, a.k_step, PointedRows{b.rows + k0, n0}, c,
                                                                  ldc, init, ldi, ahead_next, ahead_lines);
     } else if (rows_tail_fn) {
       const auto tail = static_cast<uint16_t>((uint32_t(1) << (nr - 16 * narrow)) - 1);
-      rows_tail_fn(k1 - k0, pa + k0 * MR, PointedRowsTail{b.rows + k0, static_cast<int32_t>(n0), tail}, c, ldc, init,
-                   ldi, ahead_next, ahead_lines);
+      rows_tail_fn(k1 - k0, pa, a.k_step, PointedRowsTail{b.rows + k0, static_cast<int32_t>(n0), tail}, c, ldc,
+                   init, ldi, ahead_next, ahead_lines);
     } else {
       const float* pk = (b.rows ? edge_b.data() : pb) + k0 * NR;
       const MicroFn<PackedRows> fn = narrow_fn ? narrow_fn : (relu_in_kernel ? ker.micro_relu : ker.micro)[r];
-      fn(k1 - k0, pa + k0 * MR, PackedRows{pk, NR}, c, ldc, init, ldi, ahead_next, ahead_lines);
+      fn(k1 - k0, pa, a.k_step, PackedRows{pk, NR}, c, ldc, init, ldi, ahead_next, ahead_lines);
     }
 #if defined(__x86_64__) || defined(__i386__)
     if (!in_place && k1 == K && out.rs == 1 && out.cs != 1 && a.isa != CpuIsa::Scalar) {
@@ -836,12 +853,12 @@ void packed_product(ThreadPool* pool, const PackedA& a, int64_t N, const BSource
   // that follows (mp, kb) in that walk is asked into L2 by the calls that run on this one (3x3 convs on 256 channels
   // of 14x14, 24 in a row: 1.50 -> 1.41 of onnxruntime's time at 1 thread, 1.79 -> 1.48 at 2).
   auto a_slice_after = [&](int64_t mp, int64_t kb, int64_t mp0, int64_t mp1) -> AheadLines {
-    if (!b.rows) return {};
+    if (!b.rows || !a.packed) return {};
     if (++mp == mp1) {
       mp = mp0;
       if (++kb == k_blocks) return {};
     }
-    return block_slice(a.data.data() + mp * MR * K, MR, kb);
+    return block_slice(a.panel(mp, MR), MR, kb);
   };
   // Share i of n of a slice's lines, for the i-th of the n calls that run before it.
   auto share = [](AheadLines lines, int64_t i, int64_t n) -> AheadLines {
@@ -849,7 +866,7 @@ void packed_product(ThreadPool* pool, const PackedA& a, int64_t N, const BSource
     return {lines.next + 64 * l0, l1 - l0};
   };
   if (M == 1 && prepacked_b && !b.rows && out.cs == 1 && K > 0)
-    return row_times_panels(pool, ker, K, a.data.data(), MR, N, prepacked_b, out);
+    return row_times_panels(pool, ker, K, a.data, a.k_step, N, prepacked_b, out);
   if (kept_tiles) {
     // Tasks as below (B panels, or B panels times runs of A panels), k-block by k-block: the B panel's slice stays
     // in L1 while the A panels' slices stream past it, each into its own kept tile.
@@ -1002,12 +1019,12 @@ void gemm_f32(ThreadPool* pool, int64_t M, int64_t N, int64_t K, const PanelFn& 
 }
 
 void gemm_f32_packed(ThreadPool* pool, const PackedA& a, int64_t N, const PanelFn& b_panels, const GemmOut& out) {
-  packed_product(pool, a, N, BSource{&b_panels}, out);
+  packed_product(pool, packed_source(a), N, BSource{&b_panels}, out);
 }
 
 void gemm_f32_packed_rows(ThreadPool* pool, const PackedA& a, int64_t N, const float* const* b_rows,
                           const GemmOut& out) {
-  packed_product(pool, a, N, BSource{nullptr, nullptr, b_rows}, out);
+  packed_product(pool, packed_source(a), N, BSource{nullptr, nullptr, b_rows}, out);
 }
 
 void gemm_f32_packed_b(ThreadPool* pool, int64_t M, const PanelFn& a_panels, const PackedB& b, const GemmOut& out) {
@@ -1016,7 +1033,14 @@ void gemm_f32_packed_b(ThreadPool* pool, int64_t M, const PanelFn& a_panels, con
     const PanelBuffer row = pack_panels(nullptr, 1, b.K, 1, a_panels);
     return gemm_f32_row_packed_b(pool, row.data(), b, out);
   }
-  packed_product(pool, pack_a_for(b.isa, pool, M, b.K, a_panels), b.N, BSource{nullptr, b.data.data()}, out);
+  packed_product(pool, packed_source(pack_a_for(b.isa, pool, M, b.K, a_panels)), b.N, BSource{nullptr, b.data.data()},
+                 out);
+}
+
+void gemm_f32_a_columns_packed_b(ThreadPool* pool, int64_t M, const float* a, int64_t lda, const PackedB& b,
+                                 const GemmOut& out) {
+  if (M <= 0 || b.N <= 0) return;
+  packed_product(pool, ASource{b.isa, M, b.K, a, lda, false}, b.N, BSource{nullptr, b.data.data()}, out);
 }
 
 void gemm_f32_row_packed_b(ThreadPool* pool, const float* a, const PackedB& b, const GemmOut& out) {

@@ -232,6 +232,12 @@ PackedB pack_b(ThreadPool* pool, int64_t N, int64_t K, const PanelFn& b_panels);
 // Contract: dot_chunked_f32 over k ascending; see docs/arithmetic.md#gemm.
 void gemm_f32_packed_b(ThreadPool* pool, int64_t M, const PanelFn& a_panels, const PackedB& b, const GemmOut& out);
 
+/// gemm_f32_packed_b with A read in place, element (m, k) at a[m + k * lda] (its columns contiguous: Conv's input
+/// planes as the taps of its transposed product, pixels along m), so that A is not packed.
+// Contract: dot_chunked_f32 over k ascending; see docs/arithmetic.md#gemm.
+void gemm_f32_a_columns_packed_b(ThreadPool* pool, int64_t M, const float* a, int64_t lda, const PackedB& b,
+                                 const GemmOut& out);
+
 /// gemm_f32_packed_b for one row of A, read in place (element k at a[k]): a GEMV without packing A.
 // Contract: dot_chunked_f32 over k ascending; see docs/arithmetic.md#gemm.
 void gemm_f32_row_packed_b(ThreadPool* pool, const float* a, const PackedB& b, const GemmOut& out);

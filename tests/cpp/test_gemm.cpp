@@ -1,7 +1,8 @@
 // The CPU GEMM core (src/cpu/gemm.cpp) against dot_chunked_f32 evaluated per output, byte for byte (NaN equals
 // NaN), on every ISA this host has, inline and on a 3-thread pool: odd sizes, tails of every panel and chunk, K
 // long enough for several k-blocks (run inside or outside the groups of B panels), the transposed (narrow N) path,
-// an init row, a B packed ahead, and one-row products (the row kernels) with each kind of init.
+// an init row, a B packed ahead, A read in place by columns, and one-row products (the row kernels) with each kind
+// of init.
 #include <gtest/gtest.h>
 
 #include <cstring>
@@ -74,6 +75,43 @@ TEST(GemmCore, MatchesDotChunkedOnEveryIsaAndThreadCount) {
         std::fill(c.begin(), c.end(), 12345.0f);
         cpu::gemm_f32_packed_b(threads, p.M, a_panels, cpu::pack_b(threads, p.N, p.K, b_panels), {c.data(), p.N, 1});
         EXPECT_TRUE(same_bytes(c, want)) << where << " B packed ahead";
+      }
+    }
+    cpu::reset_cpu_isa();
+  }
+}
+
+// A read in place by its columns (element (m, k) at a[m + k * lda]: a transposed Conv's input planes, pixels along
+// m), with B packed ahead: row-major C, and C written transposed from per-column inits as Conv writes its output
+// (kept tiles on small M, whole-K tiles on large M), on every ISA, inline and on 3 threads.
+TEST(GemmCore, AReadByColumnsMatchesDotChunked) {
+  ThreadPool pool(3);
+  for (const Problem& p : kProblems) {
+    const int64_t lda = p.M + 3;  // columns apart by more than M: nothing assumes they abut
+    const auto a_cols = random_values(lda * p.K, 7), b = random_values(p.K * p.N, 8), cols = random_values(p.N, 9);
+    std::vector<float> a(p.M * p.K);  // the same A row-major, for the reference
+    for (int64_t m = 0; m < p.M; ++m)
+      for (int64_t k = 0; k < p.K; ++k) a[m * p.K + k] = a_cols[m + k * lda];
+    const auto want = reference(p, a, b, nullptr);
+    std::vector<float> want_t(p.M * p.N);  // C transposed (n-major), from cols[n]
+    for (int64_t m = 0; m < p.M; ++m)
+      for (int64_t n = 0; n < p.N; ++n)
+        want_t[n * p.M + m] = arith::dot_chunked_f32(p.K, cols[n], [&](int64_t k) { return a[m * p.K + k]; },
+                                                     [&](int64_t k) { return b[k * p.N + n]; });
+    for (int isa = 0; isa <= static_cast<int>(cpu::cpu_best_isa()); ++isa) {
+      cpu::force_cpu_isa(static_cast<cpu::CpuIsa>(isa));
+      const cpu::PackedB packed = cpu::pack_b(nullptr, p.N, p.K, cpu::strided_panels({b.data(), 1, p.N}, p.K));
+      for (ThreadPool* threads : {static_cast<ThreadPool*>(nullptr), &pool}) {
+        const std::string where = std::to_string(p.M) + "x" + std::to_string(p.N) + "x" + std::to_string(p.K) +
+                                  " isa " + cpu::cpu_isa_name(static_cast<cpu::CpuIsa>(isa)) +
+                                  (threads ? " 3 threads" : " inline");
+        std::vector<float> c(p.M * p.N, 12345.0f);
+        cpu::gemm_f32_a_columns_packed_b(threads, p.M, a_cols.data(), lda, packed, {c.data(), p.N, 1});
+        EXPECT_TRUE(same_bytes(c, want)) << where;
+        std::fill(c.begin(), c.end(), 12345.0f);
+        cpu::gemm_f32_a_columns_packed_b(threads, p.M, a_cols.data(), lda, packed,
+                                         {c.data(), 1, p.M, nullptr, cols.data()});
+        EXPECT_TRUE(same_bytes(c, want_t)) << where << " C transposed";
       }
     }
     cpu::reset_cpu_isa();
