@@ -713,10 +713,19 @@ void packed_product(ThreadPool* pool, const ASource& a, int64_t N, const BSource
   const IsaKernels& ker = kernels_for(a.isa, N);
   const int MR = ker.mr, NR = ker.nr;
   const int64_t m_panels = ceil_div(M, MR), n_panels = ceil_div(N, NR);
+  // A C whose rows are not contiguous (cs != 1: Conv's transposed product on 7x7 planes) cannot accumulate in place.
+  // Its tiles, one per A panel, are kept from one k-block to the next, K taken in blocks whose B slice stays in L1
+  // (kKeptSliceBytes), where one tile over all of K streamed both panels from L2 or memory for every tile:
+  // ResNet-50's layer4 convs and 7x7 pointwise convs took 24% less at 1 thread, 17% less at 2 (Sapphire Rapids,
+  // AVX-512; 12% less with AVX2 forced; docs/performance.md, 2026-12-05, sixth session).
+  const bool kept_tiles = out.cs != 1 && !b.rows && m_panels * MR * NR * int64_t(sizeof(float)) <= kKeptTilesBytes;
   // Tasks: one B panel times a run of A panels. Splitting the A panels only when B panels are few keeps every
-  // thread busy; the split never changes an element's sequence.
+  // thread busy; the split never changes an element's sequence. Kept tiles' B (a Conv's weights, read from memory
+  // once per run) is not split where there are panels enough for every thread: each split read the weights again
+  // (1x1 1024 -> 256 on 7x7 at 2 threads: 1.48 -> 1.35 of onnxruntime's time; docs/performance.md, 2026-12-07).
   const int64_t threads = pool ? pool->size() : 1;
-  int64_t splits = std::clamp<int64_t>(ceil_div(4 * threads, n_panels), 1, m_panels);
+  int64_t splits =
+      kept_tiles && n_panels >= threads ? 1 : std::clamp<int64_t>(ceil_div(4 * threads, n_panels), 1, m_panels);
   const int64_t per_split = ceil_div(m_panels, splits);
   splits = ceil_div(m_panels, per_split);
   // Split B panels would be packed once per task that reads them: pack each once, in parallel, up front.
@@ -745,12 +754,6 @@ void packed_product(ThreadPool* pool, const ASource& a, int64_t N, const BSource
     prepacked_b = shared_b.data();
     b_packed = true;
   }
-  // A C whose rows are not contiguous (cs != 1: Conv's transposed product on 7x7 planes) cannot accumulate in place.
-  // Its tiles, one per A panel, are kept from one k-block to the next, K taken in blocks whose B slice stays in L1
-  // (kKeptSliceBytes), where one tile over all of K streamed both panels from L2 or memory for every tile:
-  // ResNet-50's layer4 convs and 7x7 pointwise convs took 24% less at 1 thread, 17% less at 2 (Sapphire Rapids,
-  // AVX-512; 12% less with AVX2 forced; docs/performance.md, 2026-12-05, sixth session).
-  const bool kept_tiles = out.cs != 1 && !b.rows && m_panels * MR * NR * int64_t(sizeof(float)) <= kKeptTilesBytes;
   // Kept k-blocks end on chunk boundaries, so that the tile holds whole running totals between them.
   const int64_t kept_kc = std::max(kDotChunk, kKeptSliceBytes / (NR * int64_t(sizeof(float))) / kDotChunk * kDotChunk);
   const int64_t kc = kept_tiles ? std::min<int64_t>(std::max<int64_t>(1, K), kept_kc)
