@@ -60,6 +60,10 @@ OPS = {
     "hardswish_240x28x28": lambda: _unary("HardSwish", (1, 240, 28, 28)),
     "relu_64x56x56": lambda: _unary("Relu", (1, 64, 56, 56)),
     "softmax_12x128x128": lambda: _unary("Softmax", (1, 12, 128, 128), axis=-1),
+    "softmax_12x197x197": lambda: _unary("Softmax", (1, 12, 197, 197), axis=-1),
+    "gap_1152x7x7": lambda: _unary("GlobalAveragePool", (1, 1152, 7, 7)),
+    "gap_672x14x14": lambda: _unary("GlobalAveragePool", (1, 672, 14, 14)),
+    "gap_144x56x56": lambda: _unary("GlobalAveragePool", (1, 144, 56, 56)),
     "logsoftmax_12x128x128": lambda: _unary("LogSoftmax", (1, 12, 128, 128), axis=-1),
 }
 

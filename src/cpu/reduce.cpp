@@ -20,18 +20,21 @@ namespace lockstep::cpu {
 
 namespace {
 
-/// The term transforms a contiguous canonical reduction can apply, in scalar and 8-wide form.
+/// The term transforms a contiguous canonical reduction can apply, in scalar, 8-wide and 16-wide form.
 struct TermIdentity {
   static float s(float x) { return x; }
   __attribute__((target("avx2"))) static __m256 v(__m256 x) { return x; }
+  __attribute__((target("avx512f"))) static __m512 w(__m512 x) { return x; }
 };
 struct TermSquare {
   static float s(float x) { return x * x; }
   __attribute__((target("avx2"))) static __m256 v(__m256 x) { return _mm256_mul_ps(x, x); }
+  __attribute__((target("avx512f"))) static __m512 w(__m512 x) { return _mm512_mul_ps(x, x); }
 };
 struct TermAbs {
   static float s(float x) { return arith::l1_term_f32(x); }
   __attribute__((target("avx2"))) static __m256 v(__m256 x) { return _mm256_andnot_ps(_mm256_set1_ps(-0.0f), x); }
+  __attribute__((target("avx512f"))) static __m512 w(__m512 x) { return _mm512_abs_ps(x); }
 };
 
 /// The AVX2 forms run unless the kernels' ISA (cpu/isa.h: the CPU's, or LOCKSTEP_CPU_ISA) is scalar.
@@ -66,6 +69,39 @@ __attribute__((target("avx2"))) float reduce_contiguous_avx2(const float* x, int
   return arith::tree_over_lanes_f32(lane, arith::AddF32{});
 }
 
+// Contract: canonical reduction, lane j = elements j, j+32, ... ascending, then the 16-8-4-2-1 tree.
+// Lanes 0..15 in lo, 16..31 in hi. The tail (< 32 elements) is combined into its lanes alone (merge masking leaves
+// the others as they are: adding +0 would turn a -0 into +0), and each level of the tree combines lane j with lane
+// j + w, in that operand order: the reference's operations, 16 lanes at once. The scalar tail and tree took most of
+// a short row's time (GlobalAveragePool over 7x7 planes: 2.0 -> 0.9 of onnxruntime's time).
+template <bool Product>
+__attribute__((target("avx512f"))) inline __m512 combine16(__m512 a, __m512 b) {
+  return Product ? _mm512_mul_ps(a, b) : _mm512_add_ps(a, b);
+}
+
+template <typename Term, bool Product>
+__attribute__((target("avx512f"))) float reduce_contiguous_avx512(const float* x, int64_t n) {
+  __m512 lo = _mm512_set1_ps(Product ? 1.0f : 0.0f), hi = lo;
+  int64_t i = 0;
+  for (; i + 32 <= n; i += 32) {
+    lo = combine16<Product>(lo, Term::w(_mm512_loadu_ps(x + i)));
+    hi = combine16<Product>(hi, Term::w(_mm512_loadu_ps(x + i + 16)));
+  }
+  const int64_t tail = n - i;
+  const __mmask16 lo_tail = static_cast<__mmask16>(tail >= 16 ? 0xFFFF : (1u << tail) - 1);
+  const __mmask16 hi_tail = static_cast<__mmask16>(tail > 16 ? (1u << (tail - 16)) - 1 : 0);
+  const __m512 t_lo = Term::w(_mm512_maskz_loadu_ps(lo_tail, x + i));
+  const __m512 t_hi = Term::w(_mm512_maskz_loadu_ps(hi_tail, x + i + 16));
+  lo = Product ? _mm512_mask_mul_ps(lo, lo_tail, lo, t_lo) : _mm512_mask_add_ps(lo, lo_tail, lo, t_lo);
+  hi = Product ? _mm512_mask_mul_ps(hi, hi_tail, hi, t_hi) : _mm512_mask_add_ps(hi, hi_tail, hi, t_hi);
+  // Each level's lane j + w moved down to lane j by a shuffle; lanes past w are not read again.
+  const __m512 w16 = combine16<Product>(lo, hi);
+  const __m512 w8 = combine16<Product>(w16, _mm512_maskz_shuffle_f32x4(0xFFFF, w16, w16, _MM_SHUFFLE(3, 2, 3, 2)));
+  const __m512 w4 = combine16<Product>(w8, _mm512_maskz_shuffle_f32x4(0xFFFF, w8, w8, _MM_SHUFFLE(1, 1, 1, 1)));
+  const __m512 w2 = combine16<Product>(w4, _mm512_maskz_permute_ps(0xFFFF, w4, _MM_SHUFFLE(3, 2, 3, 2)));
+  return _mm512_cvtss_f32(combine16<Product>(w2, _mm512_maskz_permute_ps(0xFFFF, w2, _MM_SHUFFLE(1, 1, 1, 1))));
+}
+
 // Contract: canonical reduction (scalar fallback with the same bits).
 template <typename Term, bool Product>
 float reduce_contiguous_scalar(const float* x, int64_t n) {
@@ -77,6 +113,7 @@ float reduce_contiguous_scalar(const float* x, int64_t n) {
 /// Canonical sum (or product) of Term(x[0..n)), the bits of the reference on every host.
 template <typename Term, bool Product = false>
 float reduce_contiguous_f32(const float* x, int64_t n) {
+  if (cpu_isa() == CpuIsa::Avx512) return reduce_contiguous_avx512<Term, Product>(x, n);
   if (use_avx2()) return reduce_contiguous_avx2<Term, Product>(x, n);
   return reduce_contiguous_scalar<Term, Product>(x, n);
 }

@@ -1,5 +1,5 @@
-// Unit tests of the reduce family's shared pieces: the AVX2 canonical reduction and the warp emulations must give
-// the reference bits of src/arith/reduce.h (docs/arithmetic.md#reduce).
+// Unit tests of the reduce family's shared pieces: the SIMD canonical reductions (AVX2, AVX-512) and the warp
+// emulations must give the reference bits of src/arith/reduce.h (docs/arithmetic.md#reduce).
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -10,6 +10,7 @@
 
 #include "arith/reduce.h"
 #include "arith/reduce_ops.h"
+#include "cpu/isa.h"
 #include "ops/reduce.h"
 
 namespace lockstep {
@@ -31,8 +32,11 @@ std::vector<float> salted(int64_t n, uint32_t seed) {
   return x;
 }
 
-TEST(ReduceCanonical, Avx2MatchesReference) {
-  for (int64_t n : {0, 1, 5, 31, 32, 33, 63, 64, 65, 100, 257, 1000, 4099}) {
+// Every ISA the host has, every tail length (the AVX-512 tail is two masked registers: lengths on both sides of 16).
+TEST(ReduceCanonical, ContiguousMatchesReferenceOnEveryIsa) {
+  for (int isa = 0; isa <= static_cast<int>(cpu::cpu_best_isa()); ++isa)
+  for (int64_t n : {0, 1, 5, 15, 16, 17, 31, 32, 33, 49, 63, 64, 65, 100, 196, 257, 1000, 4099}) {
+    cpu::force_cpu_isa(static_cast<cpu::CpuIsa>(isa));
     std::vector<float> x = salted(n, static_cast<uint32_t>(n));
     const float* p = x.data();
     auto id = [p](int64_t i) { return p[i]; };
@@ -47,6 +51,7 @@ TEST(ReduceCanonical, Avx2MatchesReference) {
     EXPECT_TRUE(same(cpu::product_contiguous_f32(q, n),
                      arith::product_canonical_f32(n, [q](int64_t i) { return q[i]; })))
         << n;
+    cpu::reset_cpu_isa();
   }
 }
 
