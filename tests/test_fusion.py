@@ -193,21 +193,20 @@ CONV_PATHS = [(16, 40, 64, 1, 1, 1), (8, 23, 40, 3, 1, 1), (64, 14, 512, 3, 1, 1
               (10, 12, 10, 7, 1, 10)]
 
 
-def residual_conv(c_in, side, c_out, kernel, stride, group, addend_first):
-    """Conv -> Add(residual) -> Relu, and the same conv -> Relu alone."""
+def conv_with_epilogues(c_in, side, c_out, kernel, stride, group, tails, bias_scale=1.0):
+    """Conv(x, w, b) -> p and Conv(x, w) -> q, then the nodes `tails` (reading p, q and the input r, which has the
+    conv's output shape; writing the outputs y and z); x and r hold special values."""
     f = TensorProto.FLOAT
     rng = np.random.default_rng(7)
     w = numpy_helper.from_array(rng.standard_normal((c_out, c_in // group, kernel, kernel)).astype(np.float32), "w")
-    b = numpy_helper.from_array(rng.standard_normal(c_out).astype(np.float32), "b")
+    b = numpy_helper.from_array(rng.standard_normal(c_out).astype(np.float32) * bias_scale, "b")
     conv = dict(pads=[kernel // 2] * 4, strides=[stride] * 2, group=group)
     nodes = [helper.make_node("Conv", ["x", "w", "b"], ["p"], **conv),
-             helper.make_node("Add", ["r", "p"] if addend_first else ["p", "r"], ["s"]),
-             helper.make_node("Relu", ["s"], ["y"]),
-             helper.make_node("Conv", ["x", "w"], ["q"], **conv), helper.make_node("Relu", ["q"], ["z"])]
+             helper.make_node("Conv", ["x", "w"], ["q"], **conv)] + tails
     out = (side + 2 * (kernel // 2) - kernel) // stride + 1
     inputs = [helper.make_tensor_value_info("x", f, [1, c_in, side, side]),
               helper.make_tensor_value_info("r", f, [1, c_out, out, out])]
-    graph = helper.make_graph(nodes, "residual", inputs, [helper.make_tensor_value_info(n, f, None) for n in "yz"],
+    graph = helper.make_graph(nodes, "epilogues", inputs, [helper.make_tensor_value_info(n, f, None) for n in "yz"],
                               initializer=[w, b])
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
     model.ir_version = 9
@@ -218,14 +217,39 @@ def residual_conv(c_in, side, c_out, kernel, stride, group, addend_first):
     return model.SerializeToString(), {"x": x, "r": r}
 
 
+def residual_tails(addend_first):
+    """p -> Add(residual) -> Relu, and q -> Relu alone."""
+    return [helper.make_node("Add", ["r", "p"] if addend_first else ["p", "r"], ["s"]),
+            helper.make_node("Relu", ["s"], ["y"]), helper.make_node("Relu", ["q"], ["z"])]
+
+
 @pytest.mark.parametrize("provider", PROVIDERS)
 @pytest.mark.parametrize("shape", CONV_PATHS, ids=lambda s: "x".join(map(str, s)))
 def test_fused_conv_epilogue_on_every_conv_path_keeps_the_bits(provider, shape, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     for addend_first in (False, True):
-        _, (fused, ops) = unfused_and_fused(*residual_conv(*shape, addend_first), provider, same_as_cpu=False)
+        model = conv_with_epilogues(*shape, residual_tails(addend_first))
+        _, (fused, ops) = unfused_and_fused(*model, provider, same_as_cpu=False)
         assert ops == ["FusedConv", "FusedConv"]
         assert np.isnan(fused[0]).any() and (fused[0] == 0).any() and (fused[0] > 0).any()
+
+
+# p -> HardSwish (MobileNetV3's), which fuses; q -> Add(residual) -> HardSwish, whose HardSwish stays a node of its
+# own (the Add fuses into the conv).
+HARD_SWISH_TAILS = [helper.make_node("HardSwish", ["p"], ["y"]), helper.make_node("Add", ["q", "r"], ["s"]),
+                    helper.make_node("HardSwish", ["s"], ["z"])]
+
+
+@pytest.mark.parametrize("provider", PROVIDERS)
+@pytest.mark.parametrize("shape", CONV_PATHS, ids=lambda s: "x".join(map(str, s)))
+def test_fused_conv_hard_swish_on_every_conv_path_keeps_the_bits(provider, shape, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    model = conv_with_epilogues(*shape, HARD_SWISH_TAILS, bias_scale=3.0)
+    _, (fused, ops) = unfused_and_fused(*model, provider, same_as_cpu=False)
+    assert ops == ["FusedConv", "FusedConv", "HardSwish"]
+    y = fused[0]
+    # Every branch of HardSwish ran: NaN kept, zeros below -3, the identity above 3, and the curve between.
+    assert np.isnan(y).any() and (y == 0).any() and (y > 3).any() and ((y > -0.375) & (y < 0) | (y > 0) & (y < 3)).any()
 
 
 def softmax_nan_patterns(opset, axis):

@@ -1,5 +1,5 @@
 // CPU kernels of the fused product nodes (src/ops/fused.h). Where the addend is read at the output's element or
-// column, the Add and Relu are applied to each finished tile by the GEMM core (the conv) or in one pass over the
+// column, the Add and activation are applied to each finished tile by the GEMM core (the conv) or in one pass over the
 // rows (the MatMul); other broadcasts take the general pass, from a temporary product where the addend broadcasts
 // the output up.
 #include "ops/fused.h"

@@ -112,7 +112,7 @@ struct ConvProblem {
   // 16-byte runs of 4 pixels of one image instead of through the taps.
   bool vector;
   Walk w_walk;  // the weights as the strided operand A(k, m) = w[m * K + k]
-  StoreEpilogue epilogue;  // FusedConv's absorbed Add and Relu
+  StoreEpilogue epilogue;  // FusedConv's absorbed Add and activation (Relu or HardSwish)
 
   static constexpr bool kCostlyColumnLoads = true;  // B's tile is gathered through the taps, or read per image
   bool gathers() const { return !vector; }

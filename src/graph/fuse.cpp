@@ -255,9 +255,10 @@ bool is_row_bias(const onnx::Graph& g, const onnx::Node& matmul, const std::stri
          c->dim(0) == b->dim(1);
 }
 
-// Conv or MatMul -> p, then Add(p, r) or Add(r, p) -> s and/or Relu -> y, each intermediate read by nothing else:
-// one lockstep.FusedConv (inputs X, W, B, r) or FusedMatMul (A, B, r) -> y, with attributes activation = "Relu"
-// and addend_first = 1 for Add(r, p). It takes the place of its last absorbed node, where r exists already.
+// Conv or MatMul -> p, then Add(p, r) or Add(r, p) -> s and/or Relu -> y, or Conv -> p, HardSwish -> y, each
+// intermediate read by nothing else: one lockstep.FusedConv (inputs X, W, B, r) or FusedMatMul (A, B, r) -> y, with
+// attributes activation = "Relu" or "HardSwish" and addend_first = 1 for Add(r, p). It takes the place of its last
+// absorbed node, where r exists already.
 void fuse_product_epilogues(onnx::Graph& graph) {
   std::map<std::string, int> readers = reader_counts(graph);
   std::map<std::string, size_t> reader_of;  // value name -> the index of the node reading it (sole readers only)
@@ -286,18 +287,24 @@ void fuse_product_epilogues(onnx::Graph& graph) {
     }
     if (matmul && !add) continue;  // a MatMul alone gains nothing
     onnx::Node* relu = sole_reader(add ? *add : product, "Relu");
-    if (!add && !relu) continue;
-    onnx::Node& last = relu ? *relu : *add;
+    // A HardSwish only straight after a Conv (MobileNetV3's): the kernels apply it to finished outputs, after no Add.
+    onnx::Node* hard_swish = conv && !add && !relu ? sole_reader(product, "HardSwish") : nullptr;
+    onnx::Node* activation = relu ? relu : hard_swish;
+    if (!add && !activation) continue;
+    onnx::Node& last = activation ? *activation : *add;
     onnx::Node fused = product;
     fused.domain = kFusedDomain;
     fused.op_type = conv ? "FusedConv" : "FusedMatMul";
     if (conv) fused.inputs.resize(3);  // an absent B stays ""
     fused.inputs.push_back(addend);
     fused.outputs = last.outputs;
-    if (relu) (fused.attributes["activation"] = attribute("activation", onnx::Attribute::String)).s = "Relu";
+    if (activation) {
+      onnx::Attribute& name = fused.attributes["activation"] = attribute("activation", onnx::Attribute::String);
+      name.s = relu ? "Relu" : "HardSwish";
+    }
     if (addend_first) (fused.attributes["addend_first"] = attribute("addend_first", onnx::Attribute::Int)).i = 1;
     removed.insert(&product);
-    if (add && relu) removed.insert(add);
+    if (add && activation) removed.insert(add);
     last = std::move(fused);
   }
   erase_nodes(graph, removed);

@@ -1,7 +1,8 @@
 // The product epilogues of the graph rewrites (src/graph/fuse.cpp): a Conv or MatMul whose output was read only by
-// an Add (and the Add's only by a Relu), or only by a Relu, becomes one lockstep.FusedConv / lockstep.FusedMatMul.
-// Each output applies, to the product's rounded value, exactly the absorbed nodes' operations in their order (the
-// Add with its operands in the node's order, then Relu), so the fused node returns the unfused graph's bits.
+// an Add (and the Add's only by a Relu), or only by a Relu, or a Conv's only by a HardSwish, becomes one
+// lockstep.FusedConv / lockstep.FusedMatMul. Each output applies, to the product's rounded value, exactly the
+// absorbed nodes' operations in their order (the Add with its operands in the node's order, then Relu or HardSwish),
+// so the fused node returns the unfused graph's bits.
 // Contract: docs/arithmetic.md#graph-rewrites.
 #pragma once
 

@@ -178,7 +178,7 @@ PanelFn strided_panels(StridedOperand op, int64_t K);
 
 /// Where gemm_f32 writes: element (m, n) goes to data[m*rs + n*cs] and starts from init_row[m], else init_col[n]
 /// (a transposed Conv's bias), else +0. Once its last chunk is added, each element goes through `epilogue` (a
-/// fused node's Add and Relu) while its tile is still in cache; the addend of element (m, n) is read at
+/// fused node's Add and activation) while its tile is still in cache; the addend of element (m, n) is read at
 /// epilogue.addend[m*rs + n*cs] (laid out as data), or at [n] when per_column.
 struct GemmOut {
   float* data;
