@@ -121,6 +121,9 @@ TEST(ConvCpu, MatchesDirectContractByteForByte) {
       {{1, 3, 9, 11}, {5, 3, 3, 3}, {ints_attr("pads", {1, 1, 1, 1})}, true},
       {{2, 4, 10, 7}, {6, 2, 3, 2}, {int_attr("group", 2), ints_attr("strides", {2, 1}), ints_attr("dilations", {1, 2})}, false},
       {{1, 8, 7, 7}, {8, 1, 3, 3}, {int_attr("group", 8), ints_attr("pads", {1, 1, 1, 1})}, true},  // depthwise
+      // Depthwise on rows of at most half the lanes (tiles half as wide): 5x5 stride 2, 3 wide with a partial block.
+      {{1, 20, 9, 9}, {20, 1, 5, 5}, {int_attr("group", 20), ints_attr("strides", {2, 2}), ints_attr("pads", {2, 2, 2, 2})}, true},
+      {{1, 17, 3, 3}, {17, 1, 3, 3}, {int_attr("group", 17), ints_attr("pads", {1, 1, 1, 1})}, false},
       {{3, 17, 5, 6}, {9, 17, 1, 1}, {}, true},                                                    // pointwise
       {{2, 70, 12, 13}, {20, 70, 1, 1}, {}, true},  // pointwise, K >= 64: B packed, two chunks, a partial panel
       // 16 pixels, 40 channels: lanes on channels, taps read from framed planes (dilation, stride, uneven pads)
