@@ -235,6 +235,13 @@ std::vector<PoolCase> pool_cases() {
       {{1, 3, 11, 26}, {ints_attr("kernel_shape", {3, 3}), ints_attr("pads", {1, 1, 1, 1})}, true},
       {{1, 3, 12, 27}, {ints_attr("kernel_shape", {3, 3}), ints_attr("strides", {2, 2}), ints_attr("pads", {1, 1, 1, 1})}, true},
       {{1, 2, 12, 40}, {ints_attr("kernel_shape", {9, 8}), ints_attr("pads", {2, 2, 2, 2})}, true},
+      // 3x3 stride 2 with padding 1 before (read straight from the plane on AVX-512): ceil mode, no padding after,
+      // ResNet's width with special values.
+      {{1, 2, 9, 35}, {ints_attr("kernel_shape", {3, 3}), ints_attr("strides", {2, 2}), ints_attr("pads", {1, 1, 1, 1}),
+                       int_attr("ceil_mode", 1)}, true},
+      {{1, 2, 7, 70}, {ints_attr("kernel_shape", {3, 3}), ints_attr("strides", {2, 2}), ints_attr("pads", {1, 1, 0, 0})}},
+      {{1, 2, 8, 112}, {ints_attr("kernel_shape", {3, 3}), ints_attr("strides", {2, 2}), ints_attr("pads", {1, 1, 1, 1})},
+       true},
   };
   cases.insert(cases.end(), shapes.begin(), shapes.end());
   return cases;

@@ -82,6 +82,17 @@ bool window_pool_serves(const arith::PoolGeom& g) {
 // Contract: MaxPool = MAX(inside taps) in row-major kernel order (padding and outside taps read -inf, which
 // never takes); see docs/arithmetic.md#pool.
 void max_pool_f32_rows(ThreadPool& pool, const arith::PoolGeom& g, const float* x, float* y) {
+#if defined(__x86_64__) || defined(__i386__)
+  const bool three_by_three_stride_2 = g.kernel[1] == 3 && g.kernel[2] == 3 && g.stride[1] == 2 && g.stride[2] == 2 &&
+                                       g.dilation[1] == 1 && g.dilation[2] == 1 && g.pad_begin[1] == 1 &&
+                                       g.pad_begin[2] == 1;
+  if (three_by_three_stride_2 && cpu_isa() == CpuIsa::Avx512)
+    return pool.parallel_for(g.planes, [&](int64_t p0, int64_t p1) {
+      for (int64_t plane = p0; plane < p1; ++plane)
+        max_pool_3x3_stride2_plane_f32_avx512(
+            {x + plane * g.in_plane, g.in[1], g.in[2], y + plane * g.out_plane, g.out[1], g.out[2]});
+    }, 1);
+#endif
   const MaxRowFn max_row = row_kernels(cpu_isa()).max_row;
   const float ninf = -std::numeric_limits<float>::infinity();
   for_each_plane(pool, g, x, ninf, [&](int64_t plane, const TapRows& rows, const float** tap_src) {
