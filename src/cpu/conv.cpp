@@ -152,12 +152,6 @@ bool lanes_on_channels(const ConvGeom& g) {
   for (int i = 1; i < 3; ++i)
     patches = patches && g.kernel[i] == g.stride[i] && g.kernel[i] > 1 && g.dilation[i] == 1 && g.pad[i] == 0;
   if (patches) return true;
-  // Pointwise convs on small planes with many channels in and out: each panel of weights then stays in L1 while
-  // the plane's pixels pass it (their C' tiles kept between k-blocks), where the plain product streams the input
-  // planes past every panel of 8 output channels. 1x1 convs 1024 -> 256 on 14x14 at 1 thread: 1.22 -> 1.12 of
-  // onnxruntime's time, 512 -> 512 1.23 -> 1.09; with 80 or 112 channels on one side it was slower (672 -> 112
-  // 1.25 -> 1.31; docs/performance.md, 2026-12-07).
-  if (is_pointwise(g) && P <= 256 && g.cin_g >= 256 && g.cout_g >= 256) return true;
   return P < 2 * 32 && fill(g.cout_g, 32) * fill(P, 8) > fill(P, 32) * fill(g.cout_g, 8);
 }
 
