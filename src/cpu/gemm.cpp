@@ -660,9 +660,9 @@ __attribute__((target("avx512f"))) inline __m512 hard_swish_avx512(__m512 x) {
 }
 
 // Contract: absorbed_ops_f32 per lane, as epilogue_tile_avx2. On AVX-512 hosts the tile's rows are reread 16 floats
-// at a time, as the micro-kernels stored them: an 8-float load from half of a 64-byte store that has not reached
-// the cache yet waits for it (store forwarding), which made an epilogue pass over a tile cost more than a separate
-// node's pass (MobileNetV3-L's convs with their HardSwish fused: 5-15% slower with 8-float loads).
+// at a time, as the micro-kernels stored them, since an 8-float load of half a 64-byte store still in flight may
+// wait for it: with 8-float loads, MobileNetV3-L's convs with their HardSwish fused took 187 us more than the
+// unfused ones, whose HardSwish nodes took 127 (138 us more with 16-float loads; node sums of single runs, noisy).
 template <bool kAddend, bool kAddendFirst, int kAct>
 __attribute__((target("avx512f"))) void epilogue_tile_avx512(float* c, int64_t ldc, int64_t rows, int64_t cols,
                                                              const float* addend, int64_t lda, int64_t step) {
@@ -679,7 +679,7 @@ __attribute__((target("avx512f"))) void epilogue_tile_avx512(float* c, int64_t l
       if constexpr (kAct == kHardSwishActivation) v = hard_swish_avx512(v);
       _mm512_storeu_ps(row + j, v);
     }
-    for (; j < cols; ++j)  // unmasked vector loads only: a masked load waits for the stores before it to retire
+    for (; j < cols; ++j)
       row[j] = absorbed_ops_f32(row[j], kAddend, kAddend ? a[j] : 0.0f, kAddendFirst, kAct == kReluActivation,
                                 kAct == kHardSwishActivation);
   }
@@ -698,11 +698,11 @@ template <bool A, bool F, int Act>
 struct Avx2Tile {
   static constexpr EpilogueTileFn fn = epilogue_tile_avx2<A, F, Act>;
 };
-constexpr auto kEpilogueTiles = epilogue_table<PlainTile>(std::make_integer_sequence<int, 4 * kActivations>());
 template <bool A, bool F, int Act>
 struct Avx512Tile {
   static constexpr EpilogueTileFn fn = epilogue_tile_avx512<A, F, Act>;
 };
+constexpr auto kEpilogueTiles = epilogue_table<PlainTile>(std::make_integer_sequence<int, 4 * kActivations>());
 constexpr auto kEpilogueTilesAvx2 = epilogue_table<Avx2Tile>(std::make_integer_sequence<int, 4 * kActivations>());
 constexpr auto kEpilogueTilesAvx512 = epilogue_table<Avx512Tile>(std::make_integer_sequence<int, 4 * kActivations>());
 
