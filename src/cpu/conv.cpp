@@ -131,12 +131,6 @@ PanelFn framed_tap_panels(const ConvGeom& g, const FramedPlanes& planes) {
   };
 }
 
-bool is_pointwise(const ConvGeom& g) {
-  for (int i = 0; i < 3; ++i)
-    if (g.kernel[i] != 1 || g.stride[i] != 1 || g.pad[i] != 0 || g.out[i] != g.in[i]) return false;
-  return true;
-}
-
 /// Whether the GEMM runs transposed, C' = taps x weights': lanes along output channels instead of output pixels.
 /// Worth it for fewer pixels than two tile widths (7x7 planes, the 1x1 planes of squeeze-excitation blocks) when
 /// the channels fill the lanes better; measured slower at 14x14 and 28x28, where the pixels fill them well (the
@@ -196,6 +190,12 @@ std::shared_ptr<const PackedWeights> packed_weights(KernelContext& ctx, const Co
 // Sapphire Rapids (2026-12-05, sixth session): in place for every K, ResNet-50's and MobileNetV3-L's 1x1 convs
 // took 6% less at 1 thread and 11% less at 2 (no packing, and no packed B to share between threads).
 int64_t pointed_pointwise_k(CpuIsa isa) { return isa == CpuIsa::Avx512 ? std::numeric_limits<int64_t>::max() : 64; }
+
+bool is_pointwise(const ConvGeom& g) {
+  for (int i = 0; i < 3; ++i)
+    if (g.kernel[i] != 1 || g.stride[i] != 1 || g.pad[i] != 0 || g.out[i] != g.in[i]) return false;
+  return true;
+}
 
 /// Whether the plain product reads its taps in place from phase planes (conv_on_grid) instead of gathering them.
 bool runs_on_grid(const ConvGeom& g) { return is_planar(g) && !is_pointwise(g) && g.cin_g > 0; }
