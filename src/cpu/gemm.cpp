@@ -759,8 +759,8 @@ struct ASource {
   const float* data;
   int64_t k_step;  // from row k of a panel to row k + 1: the tile height when packed
   bool packed;
-  /// Where A panel mp (rows mp * mr ..) starts.
-  const float* panel(int64_t mp, int mr) const { return data + mp * mr * (packed ? K : 1); }
+  /// Where A panel mp (rows mp * mr ..) starts (with K = 0 nothing is read, and data may be null).
+  const float* panel(int64_t mp, int mr) const { return K == 0 ? data : data + mp * mr * (packed ? K : 1); }
 };
 
 ASource packed_source(const PackedA& a) { return {a.isa, a.M, a.K, a.data.data(), kernels_mr(a.isa), true}; }
