@@ -91,7 +91,7 @@ __attribute__((target("avx512f"))) float reduce_contiguous_avx512(const float* x
   const __mmask16 lo_tail = static_cast<__mmask16>(tail >= 16 ? 0xFFFF : (1u << tail) - 1);
   const __mmask16 hi_tail = static_cast<__mmask16>(tail > 16 ? (1u << (tail - 16)) - 1 : 0);
   const __m512 t_lo = Term::w(_mm512_maskz_loadu_ps(lo_tail, x + i));
-  const __m512 t_hi = Term::w(_mm512_maskz_loadu_ps(hi_tail, x + i + 16));
+  const __m512 t_hi = Term::w(_mm512_maskz_loadu_ps(hi_tail, hi_tail ? x + i + 16 : x));  // x may be null: n = 0
   lo = Product ? _mm512_mask_mul_ps(lo, lo_tail, lo, t_lo) : _mm512_mask_add_ps(lo, lo_tail, lo, t_lo);
   hi = Product ? _mm512_mask_mul_ps(hi, hi_tail, hi, t_hi) : _mm512_mask_add_ps(hi, hi_tail, hi, t_hi);
   // Each level's lane j + w moved down to lane j by a shuffle; lanes past w are not read again.
