@@ -16,6 +16,20 @@ namespace {
 
 constexpr int64_t kGrain = 16384;
 
+/// The grain of a memory-bound op (a binary op, Where, Cast) over n elements: all of them below 64K, where a split
+/// cost more than it saved, in the handoff and in the cache lines the other core then fetches (2 threads of a 2-vCPU
+/// VM: an SE block's Mul of 72 x 28 x 28 by one value a channel 12.8-14.3 us in 16K ranges, 11.1-12.1 whole; an Add
+/// of 40 x 28 x 28 9.7-15.9 against 9.1-9.4); kGrain above, whose ranges the threads claim as they finish (two
+/// halves of 672 x 14 x 14 ran slower than eight ranges: a thread that starts late holds the other back). Unary maps
+/// keep kGrain: they may cost 10 to 50 vector operations an element (Sigmoid, Tanh; Sin in binary64).
+int64_t memory_bound_grain(int64_t n) { return n < 65536 ? std::max<int64_t>(1, n) : kGrain; }
+/// A binary op's grain: Pow (binary64 math) and Mod (long division on the significands) cost as much as unary math.
+template <class F>
+int64_t binary_grain(int64_t n) {
+  if constexpr (std::is_same_v<F, arith::PowOp> || std::is_same_v<F, arith::ModOp>) return kGrain;
+  return memory_bound_grain(n);
+}
+
 // The scalar loop of one range. `restrict`: when Out is a byte (IsNaN's bool), its stores could otherwise alias the
 // input, and the compiler would not vectorise the loop. Input and output are the same array or do not overlap
 // (a donated input is the output itself, element for element).
@@ -82,7 +96,7 @@ void map2_f(KernelContext& ctx, const BroadcastPlan& plan, const T* a, const T* 
           i += n;
         }
       },
-      kGrain);
+      binary_grain<F>(plan.numel));
 }
 
 
@@ -123,7 +137,7 @@ void where_f(KernelContext& ctx, const BroadcastPlan& plan, const uint8_t* c, co
           i += n;
         }
       },
-      kGrain);
+      memory_bound_grain(plan.numel));
 }
 
 template <class S, class D>
@@ -133,7 +147,7 @@ void cast_f(KernelContext& ctx, const S* in, D* out, int64_t n, arith::CastMode 
       [&](int64_t b, int64_t e) {
         for (int64_t i = b; i < e; ++i) out[i] = arith::cast_element<D>(in[i], mode);
       },
-      kGrain);
+      memory_bound_grain(n));
 }
 
 struct CpuElementwise {
