@@ -604,18 +604,17 @@ PackedA pack_a_for(CpuIsa isa, ThreadPool* pool, int64_t M, int64_t K, const Pan
 using EpilogueTileFn = void (*)(float* c, int64_t ldc, int64_t rows, int64_t cols, const float* addend, int64_t lda,
                                 int64_t step);
 
-/// The activation an epilogue ends with (at most one).
-enum Activation : int { kNoActivation = 0, kReluActivation = 1, kHardSwishActivation = 2, kActivations = 3 };
+/// The number of Activation values: the epilogue tables' entries per addend kind.
+constexpr int kActivations = static_cast<int>(Activation::HardSwish) + 1;
 
 // Contract: absorbed_ops_f32 per element; see docs/arithmetic.md#graph-rewrites.
-template <bool kAddend, bool kAddendFirst, int kAct>
+template <bool kAddend, bool kAddendFirst, Activation kAct>
 void epilogue_tile(float* c, int64_t ldc, int64_t rows, int64_t cols, const float* addend, int64_t lda,
                    int64_t step) {
   for (int64_t i = 0; i < rows; ++i) {
     float* row = c + i * ldc;
     for (int64_t j = 0; j < cols; ++j)
-      row[j] = absorbed_ops_f32(row[j], kAddend, kAddend ? addend[i * lda + j * step] : 0.0f, kAddendFirst,
-                                kAct == kReluActivation, kAct == kHardSwishActivation);
+      row[j] = absorbed_ops_f32(row[j], kAddend, kAddend ? addend[i * lda + j * step] : 0.0f, kAddendFirst, kAct);
   }
 }
 
@@ -629,7 +628,7 @@ __attribute__((target("avx2"))) inline __m256 hard_swish_avx2(__m256 x) {
 }
 
 // Contract: absorbed_ops_f32 per lane: one add in the node's operand order, then x < 0 ? +0 : x or HardSwish.
-template <bool kAddend, bool kAddendFirst, int kAct>
+template <bool kAddend, bool kAddendFirst, Activation kAct>
 __attribute__((target("avx2"))) void epilogue_tile_avx2(float* c, int64_t ldc, int64_t rows, int64_t cols,
                                                         const float* addend, int64_t lda, int64_t step) {
   if (kAddend && step != 1) return epilogue_tile<kAddend, kAddendFirst, kAct>(c, ldc, rows, cols, addend, lda, step);
@@ -641,13 +640,12 @@ __attribute__((target("avx2"))) void epilogue_tile_avx2(float* c, int64_t ldc, i
       __m256 v = _mm256_loadu_ps(row + j);
       if constexpr (kAddend) v = kAddendFirst ? _mm256_add_ps(_mm256_loadu_ps(a + j), v)
                                               : _mm256_add_ps(v, _mm256_loadu_ps(a + j));
-      if constexpr (kAct == kReluActivation) v = relu_avx2(v);
-      if constexpr (kAct == kHardSwishActivation) v = hard_swish_avx2(v);
+      if constexpr (kAct == Activation::Relu) v = relu_avx2(v);
+      if constexpr (kAct == Activation::HardSwish) v = hard_swish_avx2(v);
       _mm256_storeu_ps(row + j, v);
     }
     for (; j < cols; ++j)
-      row[j] = absorbed_ops_f32(row[j], kAddend, kAddend ? a[j] : 0.0f, kAddendFirst, kAct == kReluActivation,
-                                kAct == kHardSwishActivation);
+      row[j] = absorbed_ops_f32(row[j], kAddend, kAddend ? a[j] : 0.0f, kAddendFirst, kAct);
   }
 }
 
@@ -663,7 +661,7 @@ __attribute__((target("avx512f"))) inline __m512 hard_swish_avx512(__m512 x) {
 // at a time, as the micro-kernels stored them, since an 8-float load of half a 64-byte store still in flight may
 // wait for it: with 8-float loads, MobileNetV3-L's convs with their HardSwish fused took 187 us more than the
 // unfused ones, whose HardSwish nodes took 127 (138 us more with 16-float loads; node sums of single runs, noisy).
-template <bool kAddend, bool kAddendFirst, int kAct>
+template <bool kAddend, bool kAddendFirst, Activation kAct>
 __attribute__((target("avx512f"))) void epilogue_tile_avx512(float* c, int64_t ldc, int64_t rows, int64_t cols,
                                                              const float* addend, int64_t lda, int64_t step) {
   if (kAddend && step != 1) return epilogue_tile<kAddend, kAddendFirst, kAct>(c, ldc, rows, cols, addend, lda, step);
@@ -675,30 +673,30 @@ __attribute__((target("avx512f"))) void epilogue_tile_avx512(float* c, int64_t l
       __m512 v = _mm512_loadu_ps(row + j);
       if constexpr (kAddend) v = kAddendFirst ? _mm512_add_ps(_mm512_loadu_ps(a + j), v)
                                               : _mm512_add_ps(v, _mm512_loadu_ps(a + j));
-      if constexpr (kAct == kReluActivation) v = relu_avx512(v);
-      if constexpr (kAct == kHardSwishActivation) v = hard_swish_avx512(v);
+      if constexpr (kAct == Activation::Relu) v = relu_avx512(v);
+      if constexpr (kAct == Activation::HardSwish) v = hard_swish_avx512(v);
       _mm512_storeu_ps(row + j, v);
     }
     for (; j < cols; ++j)
-      row[j] = absorbed_ops_f32(row[j], kAddend, kAddend ? a[j] : 0.0f, kAddendFirst, kAct == kReluActivation,
-                                kAct == kHardSwishActivation);
+      row[j] = absorbed_ops_f32(row[j], kAddend, kAddend ? a[j] : 0.0f, kAddendFirst, kAct);
   }
 }
 
 // By ((addend, addend_first) as bits 1, 0) * kActivations + activation.
-template <template <bool, bool, int> class Tile, int... I>
+template <template <bool, bool, Activation> class Tile, int... I>
 constexpr std::array<EpilogueTileFn, 4 * kActivations> epilogue_table(std::integer_sequence<int, I...>) {
-  return {Tile<(I / kActivations & 2) != 0, (I / kActivations & 1) != 0, I % kActivations>::fn...};
+  return {Tile<(I / kActivations & 2) != 0, (I / kActivations & 1) != 0,
+               static_cast<Activation>(I % kActivations)>::fn...};
 }
-template <bool A, bool F, int Act>
+template <bool A, bool F, Activation Act>
 struct PlainTile {
   static constexpr EpilogueTileFn fn = epilogue_tile<A, F, Act>;
 };
-template <bool A, bool F, int Act>
+template <bool A, bool F, Activation Act>
 struct Avx2Tile {
   static constexpr EpilogueTileFn fn = epilogue_tile_avx2<A, F, Act>;
 };
-template <bool A, bool F, int Act>
+template <bool A, bool F, Activation Act>
 struct Avx512Tile {
   static constexpr EpilogueTileFn fn = epilogue_tile_avx512<A, F, Act>;
 };
@@ -859,8 +857,8 @@ void packed_product(ThreadPool* pool, const ASource& a, int64_t N, const BSource
     // A Relu alone is applied by the micro-kernel's last store where the ISA has that kernel (one pass over the tile
     // less: a fifth of a K = 16 conv's time on Zen 3); anything else by the epilogue pass below.
     const MicroFn<PackedRows> narrow_fn = narrow < 2 ? ker.micro_narrow[narrow][r] : nullptr;
-    const bool relu_in_kernel = k1 == K && K > 0 && out.epilogue.relu && !out.epilogue.addend && ker.micro_relu[r] &&
-                                !narrow_fn && !rows_tail_fn;
+    const bool relu_in_kernel = k1 == K && K > 0 && out.epilogue.activation == Activation::Relu &&
+                                !out.epilogue.addend && ker.micro_relu[r] && !narrow_fn && !rows_tail_fn;
     if (b.rows && nr == NR) {
       (relu_in_kernel ? ker.micro_rows_relu : ker.micro_rows)[r](k1 - k0, pa, a.k_step, PointedRows{b.rows + k0, n0}, c,
                                                                  ldc, init, ldi, ahead_next, ahead_lines);
@@ -875,13 +873,16 @@ void packed_product(ThreadPool* pool, const ASource& a, int64_t N, const BSource
     }
 #if defined(__x86_64__) || defined(__i386__)
     const StoreEpilogue& e = out.epilogue;
-    if (!in_place && k1 == K && out.rs == 1 && out.cs != 1 && a.isa != CpuIsa::Scalar && !(e.hard_swish && e.addend)) {
+    if (!in_place && k1 == K && out.rs == 1 && out.cs != 1 && a.isa != CpuIsa::Scalar &&
+        !(e.activation == Activation::HardSwish && e.addend)) {
       // Outputs final, C's columns contiguous: the epilogue and the copy of the tile in 8x8 transposed blocks (a
       // HardSwish, which comes without an Add, applied to the tile first).
-      if (e.hard_swish) epilogue_tiles(a.isa)[kHardSwishActivation](tile, NR, r, nr, nullptr, 0, 0);
+      if (e.activation == Activation::HardSwish)
+        epilogue_tiles(a.isa)[static_cast<int>(Activation::HardSwish)](tile, NR, r, nr, nullptr, 0, 0);
       const float* addend = e.addend ? e.addend + (e.per_column ? n0 : m0 + n0 * out.cs) : nullptr;
       return store_tile_transposed_f32_avx2(tile, NR, r, nr, out.data + m0 + n0 * out.cs, out.cs, addend,
-                                            e.per_column, e.addend_first, e.relu && !relu_in_kernel);
+                                            e.per_column, e.addend_first,
+                                            e.activation == Activation::Relu && !relu_in_kernel);
     }
 #endif
     if (k1 == K && !relu_in_kernel) apply_gemm_epilogue(out, c, ldc, r, nr, m0, n0);  // outputs final
@@ -1060,8 +1061,7 @@ void apply_gemm_epilogue(const GemmOut& out, float* c, int64_t ldc, int64_t rows
                          int64_t n0) {
   const StoreEpilogue& e = out.epilogue;
   if (!e.active()) return;
-  const int activation = e.relu ? kReluActivation : e.hard_swish ? kHardSwishActivation : kNoActivation;
-  const int kind = ((e.addend ? 2 : 0) | (e.addend_first ? 1 : 0)) * kActivations + activation;
+  const int kind = ((e.addend ? 2 : 0) | (e.addend_first ? 1 : 0)) * kActivations + static_cast<int>(e.activation);
   const EpilogueTileFn fn = epilogue_tiles(cpu_isa())[kind];
   const float* addend = e.addend ? e.addend + (e.per_column ? n0 : m0 * out.rs + n0 * out.cs) : nullptr;
   fn(c, ldc, rows, cols, addend, e.per_column ? 0 : out.rs, e.per_column ? 1 : out.cs);
@@ -1158,7 +1158,7 @@ void gemm(KernelContext& ctx) {
   const bool unit_alpha = p.alpha == 1.0f;
   const bool c_as_addend = unit_alpha && c && p.beta == 1.0f && p.c_cs == 1 && (p.c_rs == 0 || p.c_rs == p.N);
   GemmOut out{yd, p.N, 1, nullptr};
-  if (c_as_addend) out.epilogue = StoreEpilogue{c, p.c_rs == 0, false, false};
+  if (c_as_addend) out.epilogue = StoreEpilogue{c, p.c_rs == 0, false};
   product_of_strided(ctx, p.M, p.N, p.K, {ctx.input(0).data<float>(), p.a_rs, p.a_cs},
                      {ctx.input(1).data<float>(), p.b_cs, p.b_rs}, out);
   if (unit_alpha && (!c || c_as_addend)) return;

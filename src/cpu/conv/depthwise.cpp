@@ -64,7 +64,7 @@ bool runs_stride2(const ConvGeom& g, const DepthwiseKernels& ker) {
 bool runs_channel_blocks(const ConvGeom& g, const DepthwiseKernels& ker, const StoreEpilogue& epilogue) {
   return ker.channel_block && g.cout_g == 1 && g.kernel[1] == g.kernel[2] && (g.kernel[1] == 3 || g.kernel[1] == 5) &&
          g.dilation[1] == 1 && g.dilation[2] == 1 && g.stride[1] == g.stride[2] && (g.stride[1] == 1 || g.stride[1] == 2) &&
-         !epilogue.per_column && !(epilogue.hard_swish && epilogue.addend);
+         !epilogue.per_column && !(epilogue.activation == Activation::HardSwish && epilogue.addend);
 }
 
 /// This thread's scratch of at least `floats` floats (64-byte aligned, contents left from its last use), kept
@@ -110,12 +110,13 @@ void depthwise_channel_blocks(KernelContext& ctx, const ConvGeom& g, const Depth
       (narrow ? ker.narrow_block : ker.channel_block)(
           {x + plane * in_plane, std::min(lanes, g.c_in - c0), g.in[1], g.in[2], g.pad[1], g.pad[2], s, k, out_h,
            g.out[2], w + c0 * k * k, bias ? bias + c0 : nullptr, y + plane * out_plane,
-           epilogue.addend ? epilogue.addend + plane * out_plane : nullptr, epilogue.addend_first, epilogue.relu,
+           epilogue.addend ? epilogue.addend + plane * out_plane : nullptr, epilogue.addend_first,
+           epilogue.activation == Activation::Relu,
            scratch, out_h * band / bands, out_h * (band + 1) / bands});
       // A fused HardSwish (which comes without an Add) on the band just stored, while it is in cache.
-      if (epilogue.hard_swish) {
+      if (epilogue.activation == Activation::HardSwish) {
         const int64_t r0 = out_h * band / bands, r1 = out_h * (band + 1) / bands;
-        const StoreEpilogue hard_swish{nullptr, false, false, false, true};
+        const StoreEpilogue hard_swish{nullptr, false, false, Activation::HardSwish};
         apply_gemm_epilogue(GemmOut{y, out_plane, 1, nullptr, nullptr, hard_swish},
                             y + plane * out_plane + r0 * g.out[2], out_plane, std::min(lanes, g.c_in - c0),
                             (r1 - r0) * g.out[2], plane, 0);
