@@ -16,6 +16,7 @@
 
 #include "arith/dot.h"
 #include "arith/reduce.h"
+#include "cpu/gemm/epilogue_f32.h"
 #include "cpu/gemm/pack_f32.h"
 #include "cpu/gemm/store_transposed_f32.h"
 #include "cpu/isa.h"
@@ -165,8 +166,9 @@ void micro_scalar(int64_t K, const float* pa, int64_t a_step, B b, float* c, int
   }
 }
 
-/// A fused Relu per lane: x < 0 ? +0 : x (absorbed_ops_f32's Relu; NaN and -0 pass). Shared by the micro-kernel's
-/// store and the epilogue pass, so that both give the same bits.
+/// A fused Relu per lane: x < 0 ? +0 : x (arith::ReluOp; NaN and -0 pass), for the micro-kernels' last store. The
+/// epilogue tiles (cpu/gemm/epilogue_f32.inc) run ReluOp itself on their lanes, in files compiled with the ISA's
+/// flags; this one is not, and arith's functors instantiated here on a register type draw GCC's -Wpsabi warning.
 __attribute__((target("avx2"))) inline __m256 relu_avx2(__m256 x) {
   return _mm256_blendv_ps(x, _mm256_setzero_ps(), _mm256_cmp_ps(x, _mm256_setzero_ps(), _CMP_LT_OQ));
 }
@@ -184,7 +186,7 @@ __attribute__((target("avx2"))) inline void store_lanes_avx2(float* p, __m256 v,
 }
 
 // Contract: dot_chunked_f32 over k ascending, one chain per lane; see docs/arithmetic.md#gemm.
-// With kRelu, the last chunk's store applies a fused Relu (relu_avx2, as epilogue_tile_avx2 does) to the totals:
+// With kRelu, the last chunk's store applies a fused Relu (relu_avx2: the epilogue tile's Relu) to the totals:
 // the caller picks it only for a call that ends K, so the stored values are final.
 template <int R, class B, bool kRelu = false>
 __attribute__((target("avx2,fma"))) void micro_avx2_6x16(int64_t K, const float* pa, int64_t a_step, B b, float* c,
@@ -607,6 +609,7 @@ using EpilogueTileFn = void (*)(float* c, int64_t ldc, int64_t rows, int64_t col
 /// The number of Activation values: the epilogue tables' entries per addend kind.
 constexpr int kActivations = static_cast<int>(Activation::HardSwish) + 1;
 
+/// The scalar ISA's tile (the SIMD ISAs': cpu/gemm/epilogue_f32.inc).
 // Contract: absorbed_ops_f32 per element; see docs/arithmetic.md#graph-rewrites.
 template <bool kAddend, bool kAddendFirst, Activation kAct>
 void epilogue_tile(float* c, int64_t ldc, int64_t rows, int64_t cols, const float* addend, int64_t lda,
@@ -615,70 +618,6 @@ void epilogue_tile(float* c, int64_t ldc, int64_t rows, int64_t cols, const floa
     float* row = c + i * ldc;
     for (int64_t j = 0; j < cols; ++j)
       row[j] = absorbed_ops_f32(row[j], kAddend, kAddend ? addend[i * lda + j * step] : 0.0f, kAddendFirst, kAct);
-  }
-}
-
-/// arith::HardSwishOp on 8 lanes, its operations in its order: v = (1/6) x + 1/2 (two roundings), 1 < v ? 1 : v,
-/// v < 0 ? 0 : v, then x v.
-__attribute__((target("avx2"))) inline __m256 hard_swish_avx2(__m256 x) {
-  __m256 v = _mm256_add_ps(_mm256_mul_ps(_mm256_set1_ps(1.0f / 6.0f), x), _mm256_set1_ps(0.5f));
-  v = _mm256_blendv_ps(v, _mm256_set1_ps(1.0f), _mm256_cmp_ps(_mm256_set1_ps(1.0f), v, _CMP_LT_OQ));
-  v = _mm256_blendv_ps(v, _mm256_setzero_ps(), _mm256_cmp_ps(v, _mm256_setzero_ps(), _CMP_LT_OQ));
-  return _mm256_mul_ps(x, v);
-}
-
-// Contract: absorbed_ops_f32 per lane: one add in the node's operand order, then x < 0 ? +0 : x or HardSwish.
-template <bool kAddend, bool kAddendFirst, Activation kAct>
-__attribute__((target("avx2"))) void epilogue_tile_avx2(float* c, int64_t ldc, int64_t rows, int64_t cols,
-                                                        const float* addend, int64_t lda, int64_t step) {
-  if (kAddend && step != 1) return epilogue_tile<kAddend, kAddendFirst, kAct>(c, ldc, rows, cols, addend, lda, step);
-  for (int64_t i = 0; i < rows; ++i) {
-    float* row = c + i * ldc;
-    const float* a = kAddend ? addend + i * lda : nullptr;
-    int64_t j = 0;
-    for (; j + 8 <= cols; j += 8) {
-      __m256 v = _mm256_loadu_ps(row + j);
-      if constexpr (kAddend) v = kAddendFirst ? _mm256_add_ps(_mm256_loadu_ps(a + j), v)
-                                              : _mm256_add_ps(v, _mm256_loadu_ps(a + j));
-      if constexpr (kAct == Activation::Relu) v = relu_avx2(v);
-      if constexpr (kAct == Activation::HardSwish) v = hard_swish_avx2(v);
-      _mm256_storeu_ps(row + j, v);
-    }
-    for (; j < cols; ++j)
-      row[j] = absorbed_ops_f32(row[j], kAddend, kAddend ? a[j] : 0.0f, kAddendFirst, kAct);
-  }
-}
-
-/// arith::HardSwishOp on 16 lanes, as hard_swish_avx2.
-__attribute__((target("avx512f"))) inline __m512 hard_swish_avx512(__m512 x) {
-  __m512 v = _mm512_add_ps(_mm512_mul_ps(_mm512_set1_ps(1.0f / 6.0f), x), _mm512_set1_ps(0.5f));
-  v = _mm512_mask_mov_ps(v, _mm512_cmp_ps_mask(_mm512_set1_ps(1.0f), v, _CMP_LT_OQ), _mm512_set1_ps(1.0f));
-  v = _mm512_mask_mov_ps(v, _mm512_cmp_ps_mask(v, _mm512_setzero_ps(), _CMP_LT_OQ), _mm512_setzero_ps());
-  return _mm512_mul_ps(x, v);
-}
-
-// Contract: absorbed_ops_f32 per lane, as epilogue_tile_avx2. On AVX-512 hosts the tile's rows are reread 16 floats
-// at a time, as the micro-kernels stored them, since an 8-float load of half a 64-byte store still in flight may
-// wait for it: with 8-float loads, MobileNetV3-L's convs with their HardSwish fused took 187 us more than the
-// unfused ones, whose HardSwish nodes took 127 (138 us more with 16-float loads; node sums of single runs, noisy).
-template <bool kAddend, bool kAddendFirst, Activation kAct>
-__attribute__((target("avx512f"))) void epilogue_tile_avx512(float* c, int64_t ldc, int64_t rows, int64_t cols,
-                                                             const float* addend, int64_t lda, int64_t step) {
-  if (kAddend && step != 1) return epilogue_tile<kAddend, kAddendFirst, kAct>(c, ldc, rows, cols, addend, lda, step);
-  for (int64_t i = 0; i < rows; ++i) {
-    float* row = c + i * ldc;
-    const float* a = kAddend ? addend + i * lda : nullptr;
-    int64_t j = 0;
-    for (; j + 16 <= cols; j += 16) {
-      __m512 v = _mm512_loadu_ps(row + j);
-      if constexpr (kAddend) v = kAddendFirst ? _mm512_add_ps(_mm512_loadu_ps(a + j), v)
-                                              : _mm512_add_ps(v, _mm512_loadu_ps(a + j));
-      if constexpr (kAct == Activation::Relu) v = relu_avx512(v);
-      if constexpr (kAct == Activation::HardSwish) v = hard_swish_avx512(v);
-      _mm512_storeu_ps(row + j, v);
-    }
-    for (; j < cols; ++j)
-      row[j] = absorbed_ops_f32(row[j], kAddend, kAddend ? a[j] : 0.0f, kAddendFirst, kAct);
   }
 }
 
@@ -694,11 +633,11 @@ struct PlainTile {
 };
 template <bool A, bool F, Activation Act>
 struct Avx2Tile {
-  static constexpr EpilogueTileFn fn = epilogue_tile_avx2<A, F, Act>;
+  static constexpr EpilogueTileFn fn = epilogue_tile_f32_avx2<A, F, Act>;
 };
 template <bool A, bool F, Activation Act>
 struct Avx512Tile {
-  static constexpr EpilogueTileFn fn = epilogue_tile_avx512<A, F, Act>;
+  static constexpr EpilogueTileFn fn = epilogue_tile_f32_avx512<A, F, Act>;
 };
 constexpr auto kEpilogueTiles = epilogue_table<PlainTile>(std::make_integer_sequence<int, 4 * kActivations>());
 constexpr auto kEpilogueTilesAvx2 = epilogue_table<Avx2Tile>(std::make_integer_sequence<int, 4 * kActivations>());
