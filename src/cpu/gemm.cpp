@@ -812,16 +812,12 @@ void packed_product(ThreadPool* pool, const ASource& a, int64_t N, const BSource
     }
 #if defined(__x86_64__) || defined(__i386__)
     const StoreEpilogue& e = out.epilogue;
-    if (!in_place && k1 == K && out.rs == 1 && out.cs != 1 && a.isa != CpuIsa::Scalar &&
-        !(e.activation == Activation::HardSwish && e.addend)) {
-      // Outputs final, C's columns contiguous: the epilogue and the copy of the tile in 8x8 transposed blocks (a
-      // HardSwish, which comes without an Add, applied to the tile first).
-      if (e.activation == Activation::HardSwish)
-        epilogue_tiles(a.isa)[static_cast<int>(Activation::HardSwish)](tile, NR, r, nr, nullptr, 0, 0);
+    if (!in_place && k1 == K && out.rs == 1 && out.cs != 1 && a.isa != CpuIsa::Scalar) {
+      // Outputs final, C's columns contiguous: the epilogue and the copy of the tile in 8x8 transposed blocks.
       const float* addend = e.addend ? e.addend + (e.per_column ? n0 : m0 + n0 * out.cs) : nullptr;
       return store_tile_transposed_f32_avx2(tile, NR, r, nr, out.data + m0 + n0 * out.cs, out.cs, addend,
                                             e.per_column, e.addend_first,
-                                            e.activation == Activation::Relu && !relu_in_kernel);
+                                            relu_in_kernel ? Activation::None : e.activation);
     }
 #endif
     if (k1 == K && !relu_in_kernel) apply_gemm_epilogue(out, c, ldc, r, nr, m0, n0);  // outputs final

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <type_traits>
 
 #include "arith/elementwise.h"
 
@@ -22,6 +23,17 @@ LOCKSTEP_LANE V absorbed_ops_f32(V t, bool has_addend, V a, bool addend_first, A
   if (has_addend) t = addend_first ? arith::AddOp{}(a, t) : arith::AddOp{}(t, a);
   if (activation == Activation::Relu) return arith::ReluOp{}(t);
   return activation == Activation::HardSwish ? arith::HardSwishOp{}(t) : t;
+}
+
+/// f(std::integral_constant<Activation, activation>{}): a kernel's loop with the activation fixed at compile time,
+/// one copy per activation, so that no element tests it. Inlined, so that the loop keeps its registers.
+template <class F>
+LOCKSTEP_LANE decltype(auto) with_activation(Activation activation, F&& f) {
+  switch (activation) {
+    case Activation::Relu: return f(std::integral_constant<Activation, Activation::Relu>{});
+    case Activation::HardSwish: return f(std::integral_constant<Activation, Activation::HardSwish>{});
+    default: return f(std::integral_constant<Activation, Activation::None>{});
+  }
 }
 
 /// The epilogue as a product kernel applies it while it stores output (m, n), element i of the output: the
