@@ -883,7 +883,10 @@ void packed_product(ThreadPool* pool, const ASource& a, int64_t N, const BSource
           // in the panels' stream (prepacked panels follow one another) is asked into L2, a part per A panel, while
           // this one runs (ResNet-50's layer4 convs with the caches flushed between runs: 12% less; 1, 2 and 4
           // blocks ahead alike).
-          // The micro-kernels ask for it through their ahead lines, as packed_product's other loops do.
+          // The micro-kernels ask for it through their ahead lines, as packed_product's other loops do. The slice is
+          // kc rows of the stream, not a panel's k-block (block_slice): it runs on past a panel's end (with K in one
+          // k-block it is all of panel np + 2), and where kc does not divide K its edges are not the next panel's
+          // k-block edges. (end - at) / 16: floats in 64-byte lines.
           const int64_t at = (np * K + (kb + kKeptSlicesAhead) * kc) * NR;
           const int64_t end = std::min(n_panels * K * NR, at + kc * NR);
           const AheadLines next = prepacked_b && at < end
