@@ -295,8 +295,8 @@ template <class T> LOCKSTEP_HD T int_mod(T a, T b, bool fmod) {
 struct ReluOp {
   static constexpr unsigned kTypes = kFloats | kI8 | kI32 | kI64;
   static constexpr bool kBoolOut = false;
-  // x < 0 ? 0 : x keeps -0 and NaN (as onnxruntime).
-  template <class T> LOCKSTEP_HD T operator()(T x) const { return x < T(0) ? T(0) : x; }
+  // x < 0 ? 0 : x keeps -0 and NaN (as onnxruntime). T{} is 0 in every lane: it runs on float lanes too.
+  template <class T> LOCKSTEP_LANE T operator()(T x) const { return x < T{} ? T{} : x; }
 };
 struct NegOp {
   static constexpr unsigned kTypes = kFloats | kI8 | kI16 | kI32 | kI64;
@@ -565,8 +565,9 @@ struct ClipOp {
 struct AddOp {
   static constexpr unsigned kTypes = kFloats | kInts;
   static constexpr bool kBoolOut = false;
-  template <class T> LOCKSTEP_HD T operator()(T a, T b) const {
-    if constexpr (std::is_floating_point_v<T>) return a + b; else return wrap_add(a, b);
+  // Float lanes (cpu/lanes_avx2.h, lanes_avx512.h) take the float add.
+  template <class T> LOCKSTEP_LANE T operator()(T a, T b) const {
+    if constexpr (std::is_integral_v<T>) return wrap_add(a, b); else return a + b;
   }
 };
 struct SubOp {

@@ -16,6 +16,7 @@
 
 #include "arith/dot.h"
 #include "arith/reduce.h"
+#include "cpu/gemm/epilogue_f32.h"
 #include "cpu/gemm/pack_f32.h"
 #include "cpu/gemm/store_transposed_f32.h"
 #include "cpu/isa.h"
@@ -165,8 +166,9 @@ void micro_scalar(int64_t K, const float* pa, int64_t a_step, B b, float* c, int
   }
 }
 
-/// A fused Relu per lane: x < 0 ? +0 : x (absorbed_ops_f32's Relu; NaN and -0 pass). Shared by the micro-kernel's
-/// store and the epilogue pass, so that both give the same bits.
+/// A fused Relu per lane: x < 0 ? +0 : x (arith::ReluOp; NaN and -0 pass), for the micro-kernels' last store. The
+/// epilogue tiles (cpu/gemm/epilogue_f32.inc) run ReluOp itself on their lanes, in files compiled with the ISA's
+/// flags; this one is not, and arith's functors instantiated here on a register type draw GCC's -Wpsabi warning.
 __attribute__((target("avx2"))) inline __m256 relu_avx2(__m256 x) {
   return _mm256_blendv_ps(x, _mm256_setzero_ps(), _mm256_cmp_ps(x, _mm256_setzero_ps(), _CMP_LT_OQ));
 }
@@ -184,7 +186,7 @@ __attribute__((target("avx2"))) inline void store_lanes_avx2(float* p, __m256 v,
 }
 
 // Contract: dot_chunked_f32 over k ascending, one chain per lane; see docs/arithmetic.md#gemm.
-// With kRelu, the last chunk's store applies a fused Relu (relu_avx2, as epilogue_tile_avx2 does) to the totals:
+// With kRelu, the last chunk's store applies a fused Relu (relu_avx2: the epilogue tile's Relu) to the totals:
 // the caller picks it only for a call that ends K, so the stored values are final.
 template <int R, class B, bool kRelu = false>
 __attribute__((target("avx2,fma"))) void micro_avx2_6x16(int64_t K, const float* pa, int64_t a_step, B b, float* c,
@@ -604,103 +606,38 @@ PackedA pack_a_for(CpuIsa isa, ThreadPool* pool, int64_t M, int64_t K, const Pan
 using EpilogueTileFn = void (*)(float* c, int64_t ldc, int64_t rows, int64_t cols, const float* addend, int64_t lda,
                                 int64_t step);
 
-/// The activation an epilogue ends with (at most one).
-enum Activation : int { kNoActivation = 0, kReluActivation = 1, kHardSwishActivation = 2, kActivations = 3 };
+/// The number of Activation values: the epilogue tables' entries per addend kind.
+constexpr int kActivations = static_cast<int>(Activation::HardSwish) + 1;
 
+/// The scalar ISA's tile (the SIMD ISAs': cpu/gemm/epilogue_f32.inc).
 // Contract: absorbed_ops_f32 per element; see docs/arithmetic.md#graph-rewrites.
-template <bool kAddend, bool kAddendFirst, int kAct>
+template <bool kAddend, bool kAddendFirst, Activation kAct>
 void epilogue_tile(float* c, int64_t ldc, int64_t rows, int64_t cols, const float* addend, int64_t lda,
                    int64_t step) {
   for (int64_t i = 0; i < rows; ++i) {
     float* row = c + i * ldc;
     for (int64_t j = 0; j < cols; ++j)
-      row[j] = absorbed_ops_f32(row[j], kAddend, kAddend ? addend[i * lda + j * step] : 0.0f, kAddendFirst,
-                                kAct == kReluActivation, kAct == kHardSwishActivation);
-  }
-}
-
-/// arith::HardSwishOp on 8 lanes, its operations in its order: v = (1/6) x + 1/2 (two roundings), 1 < v ? 1 : v,
-/// v < 0 ? 0 : v, then x v.
-__attribute__((target("avx2"))) inline __m256 hard_swish_avx2(__m256 x) {
-  __m256 v = _mm256_add_ps(_mm256_mul_ps(_mm256_set1_ps(1.0f / 6.0f), x), _mm256_set1_ps(0.5f));
-  v = _mm256_blendv_ps(v, _mm256_set1_ps(1.0f), _mm256_cmp_ps(_mm256_set1_ps(1.0f), v, _CMP_LT_OQ));
-  v = _mm256_blendv_ps(v, _mm256_setzero_ps(), _mm256_cmp_ps(v, _mm256_setzero_ps(), _CMP_LT_OQ));
-  return _mm256_mul_ps(x, v);
-}
-
-// Contract: absorbed_ops_f32 per lane: one add in the node's operand order, then x < 0 ? +0 : x or HardSwish.
-template <bool kAddend, bool kAddendFirst, int kAct>
-__attribute__((target("avx2"))) void epilogue_tile_avx2(float* c, int64_t ldc, int64_t rows, int64_t cols,
-                                                        const float* addend, int64_t lda, int64_t step) {
-  if (kAddend && step != 1) return epilogue_tile<kAddend, kAddendFirst, kAct>(c, ldc, rows, cols, addend, lda, step);
-  for (int64_t i = 0; i < rows; ++i) {
-    float* row = c + i * ldc;
-    const float* a = kAddend ? addend + i * lda : nullptr;
-    int64_t j = 0;
-    for (; j + 8 <= cols; j += 8) {
-      __m256 v = _mm256_loadu_ps(row + j);
-      if constexpr (kAddend) v = kAddendFirst ? _mm256_add_ps(_mm256_loadu_ps(a + j), v)
-                                              : _mm256_add_ps(v, _mm256_loadu_ps(a + j));
-      if constexpr (kAct == kReluActivation) v = relu_avx2(v);
-      if constexpr (kAct == kHardSwishActivation) v = hard_swish_avx2(v);
-      _mm256_storeu_ps(row + j, v);
-    }
-    for (; j < cols; ++j)
-      row[j] = absorbed_ops_f32(row[j], kAddend, kAddend ? a[j] : 0.0f, kAddendFirst, kAct == kReluActivation,
-                                kAct == kHardSwishActivation);
-  }
-}
-
-/// arith::HardSwishOp on 16 lanes, as hard_swish_avx2.
-__attribute__((target("avx512f"))) inline __m512 hard_swish_avx512(__m512 x) {
-  __m512 v = _mm512_add_ps(_mm512_mul_ps(_mm512_set1_ps(1.0f / 6.0f), x), _mm512_set1_ps(0.5f));
-  v = _mm512_mask_mov_ps(v, _mm512_cmp_ps_mask(_mm512_set1_ps(1.0f), v, _CMP_LT_OQ), _mm512_set1_ps(1.0f));
-  v = _mm512_mask_mov_ps(v, _mm512_cmp_ps_mask(v, _mm512_setzero_ps(), _CMP_LT_OQ), _mm512_setzero_ps());
-  return _mm512_mul_ps(x, v);
-}
-
-// Contract: absorbed_ops_f32 per lane, as epilogue_tile_avx2. On AVX-512 hosts the tile's rows are reread 16 floats
-// at a time, as the micro-kernels stored them, since an 8-float load of half a 64-byte store still in flight may
-// wait for it: with 8-float loads, MobileNetV3-L's convs with their HardSwish fused took 187 us more than the
-// unfused ones, whose HardSwish nodes took 127 (138 us more with 16-float loads; node sums of single runs, noisy).
-template <bool kAddend, bool kAddendFirst, int kAct>
-__attribute__((target("avx512f"))) void epilogue_tile_avx512(float* c, int64_t ldc, int64_t rows, int64_t cols,
-                                                             const float* addend, int64_t lda, int64_t step) {
-  if (kAddend && step != 1) return epilogue_tile<kAddend, kAddendFirst, kAct>(c, ldc, rows, cols, addend, lda, step);
-  for (int64_t i = 0; i < rows; ++i) {
-    float* row = c + i * ldc;
-    const float* a = kAddend ? addend + i * lda : nullptr;
-    int64_t j = 0;
-    for (; j + 16 <= cols; j += 16) {
-      __m512 v = _mm512_loadu_ps(row + j);
-      if constexpr (kAddend) v = kAddendFirst ? _mm512_add_ps(_mm512_loadu_ps(a + j), v)
-                                              : _mm512_add_ps(v, _mm512_loadu_ps(a + j));
-      if constexpr (kAct == kReluActivation) v = relu_avx512(v);
-      if constexpr (kAct == kHardSwishActivation) v = hard_swish_avx512(v);
-      _mm512_storeu_ps(row + j, v);
-    }
-    for (; j < cols; ++j)
-      row[j] = absorbed_ops_f32(row[j], kAddend, kAddend ? a[j] : 0.0f, kAddendFirst, kAct == kReluActivation,
-                                kAct == kHardSwishActivation);
+      row[j] = absorbed_ops_f32(row[j], kAddend, kAddend ? addend[i * lda + j * step] : 0.0f, kAddendFirst, kAct);
   }
 }
 
 // By ((addend, addend_first) as bits 1, 0) * kActivations + activation.
-template <template <bool, bool, int> class Tile, int... I>
+template <template <bool, bool, Activation> class Tile, int... I>
 constexpr std::array<EpilogueTileFn, 4 * kActivations> epilogue_table(std::integer_sequence<int, I...>) {
-  return {Tile<(I / kActivations & 2) != 0, (I / kActivations & 1) != 0, I % kActivations>::fn...};
+  return {Tile<(I / kActivations & 2) != 0, (I / kActivations & 1) != 0,
+               static_cast<Activation>(I % kActivations)>::fn...};
 }
-template <bool A, bool F, int Act>
+template <bool A, bool F, Activation Act>
 struct PlainTile {
   static constexpr EpilogueTileFn fn = epilogue_tile<A, F, Act>;
 };
-template <bool A, bool F, int Act>
+template <bool A, bool F, Activation Act>
 struct Avx2Tile {
-  static constexpr EpilogueTileFn fn = epilogue_tile_avx2<A, F, Act>;
+  static constexpr EpilogueTileFn fn = epilogue_tile_f32_avx2<A, F, Act>;
 };
-template <bool A, bool F, int Act>
+template <bool A, bool F, Activation Act>
 struct Avx512Tile {
-  static constexpr EpilogueTileFn fn = epilogue_tile_avx512<A, F, Act>;
+  static constexpr EpilogueTileFn fn = epilogue_tile_f32_avx512<A, F, Act>;
 };
 constexpr auto kEpilogueTiles = epilogue_table<PlainTile>(std::make_integer_sequence<int, 4 * kActivations>());
 constexpr auto kEpilogueTilesAvx2 = epilogue_table<Avx2Tile>(std::make_integer_sequence<int, 4 * kActivations>());
@@ -859,8 +796,8 @@ void packed_product(ThreadPool* pool, const ASource& a, int64_t N, const BSource
     // A Relu alone is applied by the micro-kernel's last store where the ISA has that kernel (one pass over the tile
     // less: a fifth of a K = 16 conv's time on Zen 3); anything else by the epilogue pass below.
     const MicroFn<PackedRows> narrow_fn = narrow < 2 ? ker.micro_narrow[narrow][r] : nullptr;
-    const bool relu_in_kernel = k1 == K && K > 0 && out.epilogue.relu && !out.epilogue.addend && ker.micro_relu[r] &&
-                                !narrow_fn && !rows_tail_fn;
+    const bool relu_in_kernel = k1 == K && K > 0 && out.epilogue.activation == Activation::Relu &&
+                                !out.epilogue.addend && ker.micro_relu[r] && !narrow_fn && !rows_tail_fn;
     if (b.rows && nr == NR) {
       (relu_in_kernel ? ker.micro_rows_relu : ker.micro_rows)[r](k1 - k0, pa, a.k_step, PointedRows{b.rows + k0, n0}, c,
                                                                  ldc, init, ldi, ahead_next, ahead_lines);
@@ -875,13 +812,12 @@ void packed_product(ThreadPool* pool, const ASource& a, int64_t N, const BSource
     }
 #if defined(__x86_64__) || defined(__i386__)
     const StoreEpilogue& e = out.epilogue;
-    if (!in_place && k1 == K && out.rs == 1 && out.cs != 1 && a.isa != CpuIsa::Scalar && !(e.hard_swish && e.addend)) {
-      // Outputs final, C's columns contiguous: the epilogue and the copy of the tile in 8x8 transposed blocks (a
-      // HardSwish, which comes without an Add, applied to the tile first).
-      if (e.hard_swish) epilogue_tiles(a.isa)[kHardSwishActivation](tile, NR, r, nr, nullptr, 0, 0);
+    if (!in_place && k1 == K && out.rs == 1 && out.cs != 1 && a.isa != CpuIsa::Scalar) {
+      // Outputs final, C's columns contiguous: the epilogue and the copy of the tile in 8x8 transposed blocks.
       const float* addend = e.addend ? e.addend + (e.per_column ? n0 : m0 + n0 * out.cs) : nullptr;
       return store_tile_transposed_f32_avx2(tile, NR, r, nr, out.data + m0 + n0 * out.cs, out.cs, addend,
-                                            e.per_column, e.addend_first, e.relu && !relu_in_kernel);
+                                            e.per_column, e.addend_first,
+                                            relu_in_kernel ? Activation::None : e.activation);
     }
 #endif
     if (k1 == K && !relu_in_kernel) apply_gemm_epilogue(out, c, ldc, r, nr, m0, n0);  // outputs final
@@ -947,7 +883,10 @@ void packed_product(ThreadPool* pool, const ASource& a, int64_t N, const BSource
           // in the panels' stream (prepacked panels follow one another) is asked into L2, a part per A panel, while
           // this one runs (ResNet-50's layer4 convs with the caches flushed between runs: 12% less; 1, 2 and 4
           // blocks ahead alike).
-          // The micro-kernels ask for it through their ahead lines, as packed_product's other loops do.
+          // The micro-kernels ask for it through their ahead lines, as packed_product's other loops do. The slice is
+          // kc rows of the stream, not a panel's k-block (block_slice): it runs on past a panel's end (with K in one
+          // k-block it is all of panel np + 2), and where kc does not divide K its edges are not the next panel's
+          // k-block edges. (end - at) / 16: floats in 64-byte lines.
           const int64_t at = (np * K + (kb + kKeptSlicesAhead) * kc) * NR;
           const int64_t end = std::min(n_panels * K * NR, at + kc * NR);
           const AheadLines next = prepacked_b && at < end
@@ -1060,8 +999,7 @@ void apply_gemm_epilogue(const GemmOut& out, float* c, int64_t ldc, int64_t rows
                          int64_t n0) {
   const StoreEpilogue& e = out.epilogue;
   if (!e.active()) return;
-  const int activation = e.relu ? kReluActivation : e.hard_swish ? kHardSwishActivation : kNoActivation;
-  const int kind = ((e.addend ? 2 : 0) | (e.addend_first ? 1 : 0)) * kActivations + activation;
+  const int kind = ((e.addend ? 2 : 0) | (e.addend_first ? 1 : 0)) * kActivations + static_cast<int>(e.activation);
   const EpilogueTileFn fn = epilogue_tiles(cpu_isa())[kind];
   const float* addend = e.addend ? e.addend + (e.per_column ? n0 : m0 * out.rs + n0 * out.cs) : nullptr;
   fn(c, ldc, rows, cols, addend, e.per_column ? 0 : out.rs, e.per_column ? 1 : out.cs);
@@ -1158,7 +1096,7 @@ void gemm(KernelContext& ctx) {
   const bool unit_alpha = p.alpha == 1.0f;
   const bool c_as_addend = unit_alpha && c && p.beta == 1.0f && p.c_cs == 1 && (p.c_rs == 0 || p.c_rs == p.N);
   GemmOut out{yd, p.N, 1, nullptr};
-  if (c_as_addend) out.epilogue = StoreEpilogue{c, p.c_rs == 0, false, false};
+  if (c_as_addend) out.epilogue = StoreEpilogue{c, p.c_rs == 0, false};
   product_of_strided(ctx, p.M, p.N, p.K, {ctx.input(0).data<float>(), p.a_rs, p.a_cs},
                      {ctx.input(1).data<float>(), p.b_cs, p.b_rs}, out);
   if (unit_alpha && (!c || c_as_addend)) return;

@@ -287,7 +287,8 @@ void fuse_product_epilogues(onnx::Graph& graph) {
     }
     if (matmul && !add) continue;  // a MatMul alone gains nothing
     onnx::Node* relu = sole_reader(add ? *add : product, "Relu");
-    // A HardSwish only straight after a Conv (MobileNetV3's): the kernels apply it to finished outputs, after no Add.
+    // A HardSwish only straight after a Conv: MobileNetV3's pattern, the one this rule was made for (the kernels would
+    // apply one after an Add as well, in absorbed_ops_f32's order).
     onnx::Node* hard_swish = conv && !add && !relu ? sole_reader(product, "HardSwish") : nullptr;
     onnx::Node* activation = relu ? relu : hard_swish;
     if (!add && !activation) continue;

@@ -7,8 +7,9 @@ namespace lockstep {
 ProductEpilogue plan_epilogue(const KernelContext& ctx, int addend_input, const Shape& product, Shape& out_shape) {
   ProductEpilogue e;
   const std::string activation = ctx.node.attr_string("activation", "");
-  e.relu = activation == "Relu";
-  e.hard_swish = activation == "HardSwish";
+  e.activation = activation == "Relu" ? Activation::Relu
+                 : activation == "HardSwish" ? Activation::HardSwish
+                                              : Activation::None;
   e.addend_first = ctx.node.attr_int("addend_first", 0) != 0;
   if (!ctx.has_input(addend_input)) {
     e.plan = plan_broadcast_shapes(ctx, {product}, out_shape);

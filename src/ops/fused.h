@@ -7,11 +7,37 @@
 #pragma once
 
 #include "ops/conv.h"
+#include "ops/elementwise.h"
 #include "ops/epilogue.h"
 #include "ops/gemm.h"
 #include "runtime/kernel.h"
 
 namespace lockstep {
+
+/// What a fused node does to product value t at output element i. POD: CUDA kernels take it by value.
+struct ProductEpilogue {
+  const float* addend = nullptr;  // the absorbed Add's other operand (device memory), or null
+  BroadcastPlan plan;             // over the output: operand 0 the product, operand 1 the addend
+  bool addend_first = false;      // the Add was Add(addend, product)
+  Activation activation = Activation::None;
+
+  LOCKSTEP_HD bool active() const { return addend != nullptr || activation != Activation::None; }
+  LOCKSTEP_HD float apply(float t, int64_t i) const {
+    return absorbed_ops_f32(t, addend != nullptr, addend ? addend[plan.offset(1, i)] : 0.0f, addend_first,
+                            activation);
+  }
+};
+
+/// e as a StoreEpilogue for an output whose last dim is `columns` (per_column allowed only when `by_column`), or
+/// false when its addend broadcasts in another way.
+inline bool as_store_epilogue(const ProductEpilogue& e, int64_t columns, bool by_column, StoreEpilogue* out) {
+  *out = {e.addend, false, e.addend_first, e.activation};
+  if (!e.addend || e.plan.kind[1] == BroadcastPlan::Linear) return true;
+  // One merged dim pair (rows, columns) with the addend's strides (0, 1): a row repeated down the output.
+  out->per_column = by_column && e.plan.rank == 2 && e.plan.dims[1] == columns && e.plan.strides[1][0] == 0 &&
+                    e.plan.strides[1][1] == 1;
+  return out->per_column;
+}
 
 /// The epilogue of a fused node whose addend (if any) is input `addend_input` and whose product has shape
 /// `product`; `out_shape` receives the output's shape: the product's, or larger where the addend broadcasts it.

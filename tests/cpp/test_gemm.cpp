@@ -1,10 +1,11 @@
 // The CPU GEMM core (src/cpu/gemm.cpp) against dot_chunked_f32 evaluated per output, byte for byte (NaN equals
 // NaN), on every ISA this host has, inline and on a 3-thread pool: odd sizes, tails of every panel and chunk, K
 // long enough for several k-blocks (run inside or outside the groups of B panels), the transposed (narrow N) path,
-// an init row, a B packed ahead, A read in place by columns, and one-row products (the row kernels) with each kind
-// of init.
+// an init row, a B packed ahead, A read in place by columns, one-row products (the row kernels) with each kind
+// of init, and every fused epilogue.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstring>
 #include <random>
 #include <vector>
@@ -153,6 +154,47 @@ TEST(GemmCore, OneRowMatchesDotChunkedWithEveryInit) {
       }
       cpu::reset_cpu_isa();
     }
+  }
+}
+
+// Every fused epilogue (no addend, one laid out as C, one per column; either operand order; each activation, Add +
+// HardSwish among them) on the outputs of a product with A read by columns and B packed ahead: row-major C (the
+// epilogue tiles) and C transposed as Conv writes it (kept tiles and the transposed tile store), against
+// absorbed_ops_f32 per element, on every ISA.
+TEST(GemmCore, EveryEpilogueMatchesAbsorbedOps) {
+  for (const Problem& p : {Problem{9, 33, 65}, Problem{49, 70, 200}, Problem{250, 100, 30}}) {
+    const int64_t lda = p.M;
+    const auto a_cols = random_values(lda * p.K, 10), b = random_values(p.K * p.N, 11);
+    auto addend = random_values(p.M * p.N, 12);
+    for (size_t i = 0; i < addend.size(); ++i) addend[i] *= 8.0f;  // sums beyond +-3: every branch of HardSwish
+    addend[5] = NAN;
+    std::vector<float> product(p.M * p.N);  // row-major
+    for (int64_t m = 0; m < p.M; ++m)
+      for (int64_t n = 0; n < p.N; ++n)
+        product[m * p.N + n] = arith::dot_chunked_f32(p.K, 0.0f, [&](int64_t k) { return a_cols[m + k * lda]; },
+                                                      [&](int64_t k) { return b[k * p.N + n]; });
+    for (int isa = 0; isa <= static_cast<int>(cpu::cpu_best_isa()); ++isa) {
+      cpu::force_cpu_isa(static_cast<cpu::CpuIsa>(isa));
+      const cpu::PackedB packed = cpu::pack_b(nullptr, p.N, p.K, cpu::strided_panels({b.data(), 1, p.N}, p.K));
+      for (int addend_kind = 0; addend_kind < 3; ++addend_kind)  // none, laid out as C, per column
+        for (bool addend_first : {false, true})
+          for (Activation activation : {Activation::None, Activation::Relu, Activation::HardSwish})
+            for (bool transposed : {false, true}) {
+              const int64_t rs = transposed ? 1 : p.N, cs = transposed ? p.M : 1;
+              const StoreEpilogue e{addend_kind ? addend.data() : nullptr, addend_kind == 2, addend_first, activation};
+              std::vector<float> got(p.M * p.N, 12345.0f), want(p.M * p.N);
+              for (int64_t m = 0; m < p.M; ++m)
+                for (int64_t n = 0; n < p.N; ++n)
+                  want[m * rs + n * cs] = e.apply(product[m * p.N + n], m * rs + n * cs, n);
+              cpu::gemm_f32_a_columns_packed_b(nullptr, p.M, a_cols.data(), lda, packed,
+                                               {got.data(), rs, cs, nullptr, nullptr, e});
+              EXPECT_TRUE(same_bytes(got, want))
+                  << p.M << "x" << p.N << "x" << p.K << " isa " << cpu::cpu_isa_name(static_cast<cpu::CpuIsa>(isa))
+                  << " addend " << addend_kind << (addend_first ? " first" : "") << " activation "
+                  << static_cast<int>(activation) << (transposed ? " C transposed" : "");
+            }
+    }
+    cpu::reset_cpu_isa();
   }
 }
 

@@ -60,11 +60,11 @@ bool runs_stride2(const ConvGeom& g, const DepthwiseKernels& ker) {
 /// Whether the conv runs as channel blocks (DepthwiseChannelBlock): an ISA with that kernel (AVX2, AVX-512: the
 /// phase planes it replaces read off alignment on both), one output channel per input channel, a square 3x3 or 5x5
 /// kernel (the tile's registers hold a partial per lane, 5 weights and the input), dilation 1, stride 1 or 2 on
-/// both axes, and an epilogue laid out as the output (a HardSwish without an Add: it is applied after the store).
+/// both axes, and an epilogue laid out as the output.
 bool runs_channel_blocks(const ConvGeom& g, const DepthwiseKernels& ker, const StoreEpilogue& epilogue) {
   return ker.channel_block && g.cout_g == 1 && g.kernel[1] == g.kernel[2] && (g.kernel[1] == 3 || g.kernel[1] == 5) &&
          g.dilation[1] == 1 && g.dilation[2] == 1 && g.stride[1] == g.stride[2] && (g.stride[1] == 1 || g.stride[1] == 2) &&
-         !epilogue.per_column && !(epilogue.hard_swish && epilogue.addend);
+         !epilogue.per_column;
 }
 
 /// This thread's scratch of at least `floats` floats (64-byte aligned, contents left from its last use), kept
@@ -110,16 +110,8 @@ void depthwise_channel_blocks(KernelContext& ctx, const ConvGeom& g, const Depth
       (narrow ? ker.narrow_block : ker.channel_block)(
           {x + plane * in_plane, std::min(lanes, g.c_in - c0), g.in[1], g.in[2], g.pad[1], g.pad[2], s, k, out_h,
            g.out[2], w + c0 * k * k, bias ? bias + c0 : nullptr, y + plane * out_plane,
-           epilogue.addend ? epilogue.addend + plane * out_plane : nullptr, epilogue.addend_first, epilogue.relu,
-           scratch, out_h * band / bands, out_h * (band + 1) / bands});
-      // A fused HardSwish (which comes without an Add) on the band just stored, while it is in cache.
-      if (epilogue.hard_swish) {
-        const int64_t r0 = out_h * band / bands, r1 = out_h * (band + 1) / bands;
-        const StoreEpilogue hard_swish{nullptr, false, false, false, true};
-        apply_gemm_epilogue(GemmOut{y, out_plane, 1, nullptr, nullptr, hard_swish},
-                            y + plane * out_plane + r0 * g.out[2], out_plane, std::min(lanes, g.c_in - c0),
-                            (r1 - r0) * g.out[2], plane, 0);
-      }
+           epilogue.addend ? epilogue.addend + plane * out_plane : nullptr, epilogue.addend_first,
+           epilogue.activation, scratch, out_h * band / bands, out_h * (band + 1) / bands});
     }
   }, 1);
 }

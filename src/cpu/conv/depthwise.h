@@ -11,17 +11,16 @@
 #include <cstdint>
 
 #include "cpu/isa.h"
+#include "ops/epilogue.h"
 
 namespace lockstep {
 struct ConvGeom;
 struct KernelContext;
-struct StoreEpilogue;
 }  // namespace lockstep
 
 namespace lockstep::cpu {
 
-/// Length of the chunks of the tap chain: arith::kDotChunk (checked in depthwise.cpp; the ISA files include
-/// nothing of arith).
+/// Length of the chunks of the tap chain: arith::kDotChunk (checked in depthwise.cpp, which includes arith/dot.h).
 constexpr int64_t kTapChunk = 64;
 
 /// The grid is computed in blocks of kGridBlock pixels (a multiple of every ISA's lane count): `out` and every
@@ -75,7 +74,8 @@ struct DepthwiseChannelBlock {
   const float* bias;     // the block's first bias, or null (+0)
   float* y;              // the block's first output plane (out_h x out_w)
   const float* addend;   // a fused Add's addend, laid out as y (null: none)
-  bool addend_first, relu;
+  bool addend_first;
+  Activation activation;  // the fused activation, after the Add
   float* scratch;  // channel_block_scratch_floats(...) floats, +0 on the first call (only input pixels are written)
   int64_t out_row_begin = 0, out_row_end = INT64_MAX;  // the output rows computed: [begin, min(end, out_h))
 };

@@ -2,6 +2,8 @@
 // a vector holds grid pixel v0 + j and runs that output's canonical chain; see depthwise_simd.inc) and the
 // channel-block kernel (lane c holds channel c of one output pixel; see depthwise_channel_lanes.inc).
 #if defined(__AVX2__)
+#include "cpu/lanes_avx2.h"  // first: see there
+
 #include <immintrin.h>
 
 #include <cstdint>

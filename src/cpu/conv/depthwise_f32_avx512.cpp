@@ -2,6 +2,8 @@
 // of a vector holds grid pixel v0 + j and runs that output's canonical chain; see depthwise_simd.inc) and the
 // channel-block kernel (lane c holds channel c of one output pixel; see depthwise_channel_lanes.inc).
 #if defined(__AVX512F__)
+#include "cpu/lanes_avx512.h"  // first: see there
+
 #include <immintrin.h>
 
 #include <cstdint>
