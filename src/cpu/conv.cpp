@@ -218,18 +218,13 @@ void conv_on_grid(ThreadPool* pool, Allocator* scratch, const ConvGeom& g, const
       for (int64_t kw = 0; kw < g.kernel[2]; ++kw) rows.push_back(planes.tap(g, kh, kw, c));
   const int64_t pitch = planes.pitch(), N = planes.pixels(), out_h = g.out[1], out_w = g.out[2];
   if (pitch == out_w) return gemm_f32_packed_rows(pool, w, N, rows.data(), GemmOut{yg, N, 1, bias, nullptr, epilogue});
-  // The grid comes from the session's pool, uninitialized (the product writes all of it): a fresh vector would be
-  // zero-filled first, and a large one handed back to the system when freed and page-faulted again every run.
-  const std::shared_ptr<Buffer> grid_buffer = scratch->allocate(static_cast<size_t>(g.cout_g * N) * sizeof(float));
-  float* grid = static_cast<float*>(grid_buffer->data);
-  gemm_f32_packed_rows(pool, w, N, rows.data(), GemmOut{grid, N, 1, bias});
-  run_range(pool, g.cout_g, [&](int64_t m0, int64_t m1) {
-    for (int64_t m = m0; m < m1; ++m) {
-      float* ym = yg + m * out_h * out_w;
-      copy_rows(grid + m * N, pitch, 1, ym, out_w, out_h, out_w);
-      apply_gemm_epilogue(GemmOut{yg, out_h * out_w, 1, nullptr, nullptr, epilogue}, ym, 0, 1, out_h * out_w, m, 0);
-    }
-  });
+  // The products' running totals between k-blocks: from the session's pool, uninitialized (the product writes
+  // what it reads); a fresh vector would be zero-filled first, and a large one handed back to the system when freed
+  // and page-faulted again every run. The outputs leave their tiles for y through the grid's column map.
+  const std::shared_ptr<Buffer> totals = scratch->allocate(static_cast<size_t>(g.cout_g * N) * sizeof(float));
+  GemmOut out{yg, out_h * out_w, 1, bias, nullptr, epilogue};
+  out.grid = {pitch, out_w, static_cast<float*>(totals->data)};
+  gemm_f32_packed_rows(pool, w, N, rows.data(), out);
 }
 
 }  // namespace

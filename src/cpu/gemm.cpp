@@ -686,6 +686,29 @@ void row_times_panels(ThreadPool* pool, const IsaKernels& ker, int64_t K, const 
   }, 1);
 }
 
+/// Copies finished outputs, a block of rows x cols at c (row stride ldc) of C's columns n0 .., to out.data through
+/// out.grid's column map (out.cs = 1), with out.epilogue applied where `epilogue`: on the block itself, dropped
+/// columns included, when it reads no addend (whole vectors in L1), else on each run of output columns as it lands.
+void store_grid_block(const GemmOut& out, float* c, int64_t ldc, int rows, int64_t cols, int64_t m0, int64_t n0,
+                      bool epilogue) {
+  if (epilogue && !out.epilogue.addend) {
+    apply_gemm_epilogue(out, c, ldc, rows, cols, m0, n0);
+    epilogue = false;
+  }
+  const int64_t pitch = out.grid.pitch, width = out.grid.width;
+  for (int64_t j = 0; j < cols;) {
+    const int64_t grid_row = (n0 + j) / pitch, grid_col = (n0 + j) % pitch;
+    const int64_t run = std::min(cols - j, pitch - grid_col), kept = std::min(run, width - grid_col);
+    if (kept > 0) {
+      const int64_t n = grid_row * width + grid_col;
+      float* dst = out.data + m0 * out.rs + n * out.cs;
+      for (int i = 0; i < rows; ++i) copy_short_run(c + i * ldc + j, kept, dst + i * out.rs);
+      if (epilogue) apply_gemm_epilogue(out, dst, out.rs, rows, kept, m0, n);
+    }
+    j += run;
+  }
+}
+
 /// Where packed_product reads A: packed panels (pack_a, for a.isa), or in place with its columns contiguous, element
 /// (m, k) at data[m + k * k_step] (a transposed Conv's input planes, pixels along m): the micro-kernels broadcast a
 /// panel's row k from wherever it lies, so that A needs no packed copy (packing the taps of a 1x1 conv on a 7x7
@@ -766,17 +789,23 @@ void packed_product(ThreadPool* pool, const ASource& a, int64_t N, const BSource
     // Which micro_narrow or micro_rows_tail a partial panel may take.
     const int narrow = static_cast<int>(ceil_div(nr, 16)) - 1;
     const MicroFn<PointedRowsTail> rows_tail_fn = tail_in_place && nr < NR ? ker.micro_rows_tail[narrow][r] : nullptr;
-    // A full-width panel of a row-major C, or pointed rows' tail panel (masked), accumulates in C itself; others in
-    // a tile, copied out after: a kept tile block by block, any other over all of K at once.
-    const bool in_place = (nr == NR || rows_tail_fn) && out.cs == 1, whole_k = !in_place && !kept;
+    // A full-width panel of a row-major C, or pointed rows' tail panel (masked), accumulates in C itself (a grid's
+    // in its totals); others in a tile, copied out after: a kept tile block by block, any other over all of K at
+    // once. A grid whose K takes one k-block keeps every tile in L1 and writes its kept columns alone: the stems,
+    // whose grid was written whole and copied out in a pass of its own, took 8-21% less (3x3 to 16 and 32 channels
+    // of 112x112, 7x7 to 64; docs/performance.md, 2026-12-07, nineteenth session).
+    const bool on_grid = out.grid.pitch > 0, accumulates = (nr == NR || rows_tail_fn) && out.cs == 1;
+    const bool in_place = accumulates && !(on_grid && k_blocks == 1), whole_k = !accumulates && !kept;
     if (whole_k && k0 > 0) return;
-    float* c = in_place ? out.data + m0 * out.rs + n0 : tile;
-    const int64_t ldc = in_place ? out.rs : NR;
+    float* const c_data = on_grid ? out.grid.totals : out.data;
+    const int64_t c_rs = on_grid ? N : out.rs;
+    float* c = in_place ? c_data + m0 * c_rs + n0 : tile;
+    const int64_t ldc = in_place ? c_rs : NR;
     // Where the running totals start: in place, the micro-kernel reads them from init (its first chunk stores
     // init + p); a tile (its init_col would be read past N) and K = 0 (no chunk) fill C first.
     const float* init = nullptr;
     int64_t ldi = 0;
-    if (k0 == 0 && in_place && K > 0) {
+    if (k0 == 0 && accumulates && K > 0) {
       if (out.init_col) {
         init = out.init_col + n0;
       } else if (out.init_row) {
@@ -791,7 +820,7 @@ void packed_product(ThreadPool* pool, const ASource& a, int64_t N, const BSource
         for (int i = 0; i < r; ++i) std::copy_n(out.init_col + n0, nr, c + i * ldc);
     }
     const int64_t k1 = whole_k ? K : std::min(K, k0 + kc);
-    if (k1 == K && out.epilogue.addend && !out.epilogue.per_column && out.cs == 1)
+    if (k1 == K && out.epilogue.addend && !out.epilogue.per_column && out.cs == 1 && !on_grid)
       prefetch_rows(out.epilogue.addend + m0 * out.rs + n0, r, out.rs, nr);
     // A Relu alone is applied by the micro-kernel's last store where the ISA has that kernel (one pass over the tile
     // less: a fifth of a K = 16 conv's time on Zen 3); anything else by the epilogue pass below.
@@ -809,6 +838,10 @@ void packed_product(ThreadPool* pool, const ASource& a, int64_t N, const BSource
       const float* pk = (b.rows ? edge_b.data() : pb) + k0 * NR;
       const MicroFn<PackedRows> fn = narrow_fn ? narrow_fn : (relu_in_kernel ? ker.micro_relu : ker.micro)[r];
       fn(k1 - k0, pa, a.k_step, PackedRows{pk, NR}, c, ldc, init, ldi, ahead_next, ahead_lines);
+    }
+    if (on_grid) {
+      if (k1 == K) store_grid_block(out, c, ldc, r, nr, m0, n0, !relu_in_kernel);
+      return;
     }
 #if defined(__x86_64__) || defined(__i386__)
     const StoreEpilogue& e = out.epilogue;

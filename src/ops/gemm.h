@@ -176,6 +176,15 @@ struct StridedOperand {
 /// The PanelFn of a strided matrix with K columns.
 PanelFn strided_panels(StridedOperand op, int64_t K);
 
+/// C's columns as the pixels of a Conv's grid (cpu/conv/phase_planes.h), where pitch > 0: column n is grid pixel
+/// (n / pitch, n % pitch), which goes to column (n / pitch) * width + n % pitch of the output, or nowhere where
+/// n % pitch >= width (the grid's extra columns, computed like the others). The running totals between k-blocks
+/// live in `totals` (N floats a row); where K takes one k-block they stay in a tile and `totals` is not touched.
+struct GridColumns {
+  int64_t pitch = 0, width = 0;
+  float* totals = nullptr;
+};
+
 /// Where gemm_f32 writes: element (m, n) goes to data[m*rs + n*cs] and starts from init_row[m], else init_col[n]
 /// (a transposed Conv's bias), else +0. Once its last chunk is added, each element goes through `epilogue` (a
 /// fused node's Add and activation) while its tile is still in cache; the addend of element (m, n) is read at
@@ -186,6 +195,7 @@ struct GemmOut {
   const float* init_row = nullptr;
   const float* init_col = nullptr;
   StoreEpilogue epilogue = {};
+  GridColumns grid = {};  // with pitch > 0, n in data[m*rs + n*cs] and in the addend is the output's column
 };
 
 /// Applies out.epilogue to a block of rows x cols elements of the output, element (m0 + i, n0 + j) held at
