@@ -60,12 +60,16 @@ void scalar_4x8(int64_t K, const float* pa, int64_t a_step, B b, float* c, int64
 
 // {nullptr, kernel<1, B>, ..., kernel<4, B>}: the kernel for each row count of a tile.
 template <class B, int... R>
-constexpr std::array<MicroFn<B>, 9> table_scalar(std::integer_sequence<int, R...>) { return {nullptr, scalar_4x8<R + 1, B>...}; }
+constexpr std::array<MicroFn<B>, 9> table_scalar(std::integer_sequence<int, R...>) {
+  return {nullptr, scalar_4x8<R + 1, B>...};
+}
 
 }  // namespace
 
-constexpr IsaKernels kGemmScalar4x8 = {4, 8, 12 * 1024, table_scalar<PackedRows>(std::make_integer_sequence<int, 4>()),
-                                       table_scalar<PointedRows>(std::make_integer_sequence<int, 4>()),
-                                       {nullptr, row_scalar_8<1>, row_scalar_8<2>, row_scalar_8<3>, row_scalar_8<4>}};
+constexpr IsaKernels kGemmScalar4x8 = {
+    4, 8, 12 * 1024,
+    table_scalar<PackedRows>(std::make_integer_sequence<int, 4>()),
+    table_scalar<PointedRows>(std::make_integer_sequence<int, 4>()),
+    {nullptr, row_scalar_8<1>, row_scalar_8<2>, row_scalar_8<3>, row_scalar_8<4>}};
 
 }  // namespace lockstep::cpu

@@ -38,9 +38,8 @@ inline void store_lanes_avx2(float* p, __m256 v, __m256i mask) {
 // With kRelu, the last chunk's store applies a fused Relu (relu_avx2: arith's ReluOp) to the totals:
 // the caller picks it only for a call that ends K, so the stored values are final.
 template <int R, class B, bool kRelu = false>
-void micro_avx2_6x16(int64_t K, const float* pa, int64_t a_step, B b, float* c,
-                                                         int64_t ldc, const float* init, int64_t ldi,
-                                                         const char* ahead_next, int64_t ahead_lines) {
+void micro_avx2_6x16(int64_t K, const float* pa, int64_t a_step, B b, float* c, int64_t ldc, const float* init,
+                     int64_t ldi, const char* ahead_next, int64_t ahead_lines) {
   AheadWalk ahead(ahead_next, ahead_lines, K);
   // A pointed tail panel's lanes (PointedRowsTail) as the two vectors' masks for maskload and maskstore.
   __m256i mask0 = _mm256_set1_epi32(-1), mask1 = mask0;
@@ -89,8 +88,8 @@ void micro_avx2_6x16(int64_t K, const float* pa, int64_t a_step, B b, float* c,
 
 // Contract: dot_chunked_f32 over k ascending, one chain per lane; see docs/arithmetic.md#gemm.
 template <int P>
-void row_avx2_16(int64_t K, const float* a, int64_t a_step, const float* pb,
-                                                     int64_t panel_step, float* c, const float* init) {
+void row_avx2_16(int64_t K, const float* a, int64_t a_step, const float* pb, int64_t panel_step, float* c,
+                 const float* init) {
   constexpr int NR = 16;
   for (int64_t k0 = 0; k0 < K; k0 += kDotChunk) {
     int64_t k1 = std::min(K, k0 + kDotChunk);
@@ -118,15 +117,17 @@ constexpr std::array<MicroFn<B>, 9> table_avx2(std::integer_sequence<int, R...>)
   return {nullptr, micro_avx2_6x16<R + 1, B, kRelu>...};
 }
 
+constexpr auto kRows = std::make_integer_sequence<int, 6>();
+
 }  // namespace
 
-constexpr IsaKernels kGemmAvx2_6x16 = {6, 16, 12 * 1024, table_avx2<PackedRows>(std::make_integer_sequence<int, 6>()),
-                                       table_avx2<PointedRows>(std::make_integer_sequence<int, 6>()),
-                                       {nullptr, row_avx2_16<1>, row_avx2_16<2>, row_avx2_16<3>, row_avx2_16<4>},
-                                       table_avx2<PackedRows, true>(std::make_integer_sequence<int, 6>()),
-                                       table_avx2<PointedRows, true>(std::make_integer_sequence<int, 6>()),
-                                       {},
-                                       {table_avx2<PointedRowsTail>(std::make_integer_sequence<int, 6>())}};
+constexpr IsaKernels kGemmAvx2_6x16 = {
+    6, 16, 12 * 1024,
+    table_avx2<PackedRows>(kRows), table_avx2<PointedRows>(kRows),
+    {nullptr, row_avx2_16<1>, row_avx2_16<2>, row_avx2_16<3>, row_avx2_16<4>},
+    table_avx2<PackedRows, true>(kRows), table_avx2<PointedRows, true>(kRows),
+    {},
+    {table_avx2<PointedRowsTail>(kRows)}};
 
 }  // namespace lockstep::cpu
 #endif

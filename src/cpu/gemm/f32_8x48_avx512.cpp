@@ -40,9 +40,8 @@ inline __m512 relu_avx512(__m512 x) { return arith::ReluOp{}(x); }
 // product (its first 16 * NV columns), so that a plane of 14x14 pixels (4 panels and 4 columns) does not compute a
 // whole 48-wide panel for 4 columns.
 template <int R, class B, bool kRelu = false, int NV = 3>
-void micro_avx512_8rows(int64_t K, const float* pa, int64_t a_step, B b, float* c,
-                                                           int64_t ldc, const float* init, int64_t ldi,
-                                                           const char* ahead_next, int64_t ahead_lines) {
+void micro_avx512_8rows(int64_t K, const float* pa, int64_t a_step, B b, float* c, int64_t ldc, const float* init,
+                        int64_t ldi, const char* ahead_next, int64_t ahead_lines) {
   AheadWalk ahead(ahead_next, ahead_lines, K);
   for (int64_t k0 = 0; k0 < K; k0 += kDotChunk) {
     int64_t k1 = std::min(K, k0 + kDotChunk);
@@ -97,8 +96,8 @@ void micro_avx512_8rows(int64_t K, const float* pa, int64_t a_step, B b, float* 
 // Contract: dot_chunked_f32 over k ascending, one chain per lane; see docs/arithmetic.md#gemm.
 // Panels of 16 * NV lanes (48, or 32 for kGemmAvx512_8x32).
 template <int P, int NV = 3>
-void row_avx512(int64_t K, const float* a, int64_t a_step, const float* pb,
-                                                    int64_t panel_step, float* c, const float* init) {
+void row_avx512(int64_t K, const float* a, int64_t a_step, const float* pb, int64_t panel_step, float* c,
+                const float* init) {
   constexpr int NR = 16 * NV;
   for (int64_t k0 = 0; k0 < K; k0 += kDotChunk) {
     int64_t k1 = std::min(K, k0 + kDotChunk);
@@ -111,7 +110,8 @@ void row_avx512(int64_t K, const float* a, int64_t a_step, const float* pb,
       for (int p = 0; p < P; ++p) {
         const float* b = pb + p * panel_step + k * NR;
 #pragma GCC unroll 3
-        for (int v = 0; v < NV; ++v) acc[NV * p + v] = _mm512_fmadd_ps(av, _mm512_loadu_ps(b + 16 * v), acc[NV * p + v]);
+        for (int v = 0; v < NV; ++v)
+          acc[NV * p + v] = _mm512_fmadd_ps(av, _mm512_loadu_ps(b + 16 * v), acc[NV * p + v]);
       }
     }
     const float* s = init && k0 == 0 ? init : c;
@@ -129,21 +129,21 @@ constexpr auto kRows = std::make_integer_sequence<int, 8>();
 
 }  // namespace
 
-constexpr IsaKernels kGemmAvx512_8x48 = {8, 48, 42 * 1024, table_avx512<PackedRows>(kRows),
-                                         table_avx512<PointedRows>(kRows),
-                                         {nullptr, row_avx512<1>, row_avx512<2>, row_avx512<3>, row_avx512<4>},
-                                         table_avx512<PackedRows, 3, true>(kRows),
-                                         table_avx512<PointedRows, 3, true>(kRows),
-                                         {table_avx512<PackedRows, 1>(kRows), table_avx512<PackedRows, 2>(kRows)},
-                                         {table_avx512<PointedRowsTail, 1>(kRows), table_avx512<PointedRowsTail, 2>(kRows),
-                                          table_avx512<PointedRowsTail, 3>(kRows)}};
-constexpr IsaKernels kGemmAvx512_8x32 = {8, 32, 30 * 1024, table_avx512<PackedRows, 2>(kRows),
-                                         table_avx512<PointedRows, 2>(kRows),
-                                         {nullptr, row_avx512<1, 2>, row_avx512<2, 2>, row_avx512<3, 2>, row_avx512<4, 2>},
-                                         table_avx512<PackedRows, 2, true>(kRows),
-                                         table_avx512<PointedRows, 2, true>(kRows),
-                                         {table_avx512<PackedRows, 1>(kRows), {}},
-                                         {table_avx512<PointedRowsTail, 1>(kRows), table_avx512<PointedRowsTail, 2>(kRows)}};
+constexpr IsaKernels kGemmAvx512_8x48 = {
+    8, 48, 42 * 1024,
+    table_avx512<PackedRows>(kRows), table_avx512<PointedRows>(kRows),
+    {nullptr, row_avx512<1>, row_avx512<2>, row_avx512<3>, row_avx512<4>},
+    table_avx512<PackedRows, 3, true>(kRows), table_avx512<PointedRows, 3, true>(kRows),
+    {table_avx512<PackedRows, 1>(kRows), table_avx512<PackedRows, 2>(kRows)},
+    {table_avx512<PointedRowsTail, 1>(kRows), table_avx512<PointedRowsTail, 2>(kRows),
+     table_avx512<PointedRowsTail, 3>(kRows)}};
+constexpr IsaKernels kGemmAvx512_8x32 = {
+    8, 32, 30 * 1024,
+    table_avx512<PackedRows, 2>(kRows), table_avx512<PointedRows, 2>(kRows),
+    {nullptr, row_avx512<1, 2>, row_avx512<2, 2>, row_avx512<3, 2>, row_avx512<4, 2>},
+    table_avx512<PackedRows, 2, true>(kRows), table_avx512<PointedRows, 2, true>(kRows),
+    {table_avx512<PackedRows, 1>(kRows), {}},
+    {table_avx512<PointedRowsTail, 1>(kRows), table_avx512<PointedRowsTail, 2>(kRows)}};
 
 }  // namespace lockstep::cpu
 #endif
