@@ -30,6 +30,9 @@ bool spin_until(Done done) {
 }
 
 constexpr int64_t kMaxChunks = 0xffff;  // a claim's chunk count and next chunk take 16 bits each
+// Tasks of at most this many chunks are claimed by share (ThreadPool::claim_): bits 15-0 of a claim are then the
+// claimed chunks, one bit each.
+constexpr int64_t kMaxSharedChunks = 16;
 uint32_t generation_of(uint64_t claim) { return static_cast<uint32_t>(claim >> 32); }
 int64_t chunk_count_of(uint64_t claim) { return static_cast<int64_t>((claim >> 16) & 0xffff); }
 int64_t next_chunk_of(uint64_t claim) { return static_cast<int64_t>(claim & 0xffff); }
@@ -37,7 +40,7 @@ int64_t next_chunk_of(uint64_t claim) { return static_cast<int64_t>(claim & 0xff
 
 ThreadPool::ThreadPool(int threads) {
   if (threads <= 0) threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-  for (int i = 1; i < threads; ++i) workers_.emplace_back([this] { worker_loop(); });
+  for (int i = 1; i < threads; ++i) workers_.emplace_back([this, i] { worker_loop(i); });
 }
 
 ThreadPool::~ThreadPool() {
@@ -47,7 +50,7 @@ ThreadPool::~ThreadPool() {
   for (auto& w : workers_) w.join();
 }
 
-void ThreadPool::worker_loop() {
+void ThreadPool::worker_loop(int self) {
   uint32_t seen = 0;
   for (;;) {
     auto moved = [&] { return stop_.load() || generation_of(claim_.load(std::memory_order_acquire)) != seen; };
@@ -59,18 +62,32 @@ void ThreadPool::worker_loop() {
     if (stop_) return;
     seen = generation_of(claim_.load(std::memory_order_acquire));
     inside_pool_task = true;
-    run_chunks(seen);
+    run_chunks(seen, self);
     inside_pool_task = false;
   }
 }
 
-void ThreadPool::run_chunks(uint32_t generation) {
+void ThreadPool::run_chunks(uint32_t generation, int self) {
   uint64_t claim = claim_.load(std::memory_order_acquire);
   for (;;) {
-    const int64_t chunks = chunk_count_of(claim), chunk = next_chunk_of(claim);
-    if (generation_of(claim) != generation || chunk >= chunks) return;
-    if (!claim_.compare_exchange_weak(claim, claim + 1, std::memory_order_acq_rel, std::memory_order_acquire))
-      continue;
+    const int64_t chunks = chunk_count_of(claim);
+    if (generation_of(claim) != generation) return;
+    int64_t chunk = next_chunk_of(claim);
+    if (chunks <= kMaxSharedChunks) {
+      // The first unclaimed chunk of this thread's own share, else the last unclaimed chunk of all.
+      const uint64_t full = (uint64_t(1) << chunks) - 1, free = ~claim & full;
+      if (free == 0) return;
+      const int64_t threads = size(), own0 = chunks * self / threads, own1 = chunks * (self + 1) / threads;
+      const uint64_t own = free & (((uint64_t(1) << own1) - 1) & ~((uint64_t(1) << own0) - 1));
+      chunk = own ? __builtin_ctzll(own) : 63 - __builtin_clzll(free);
+      if (!claim_.compare_exchange_weak(claim, claim | (uint64_t(1) << chunk), std::memory_order_acq_rel,
+                                        std::memory_order_acquire))
+        continue;
+    } else {
+      if (chunk >= chunks) return;
+      if (!claim_.compare_exchange_weak(claim, claim + 1, std::memory_order_acq_rel, std::memory_order_acquire))
+        continue;
+    }
     (*task_)(task_n_ * chunk / chunks, task_n_ * (chunk + 1) / chunks);
     if (chunks_done_.fetch_add(1, std::memory_order_acq_rel) + 1 == chunks) {
       { std::lock_guard<std::mutex> lock(sleep_mutex_); }
@@ -101,7 +118,7 @@ void ThreadPool::parallel_for(int64_t n, const std::function<void(int64_t, int64
   { std::lock_guard<std::mutex> lock(sleep_mutex_); }  // a worker between its check and its wait gets the notify
   wake_.notify_all();
   inside_pool_task = true;
-  run_chunks(generation);
+  run_chunks(generation, 0);
   inside_pool_task = false;
   auto finished = [&] { return chunks_done_.load(std::memory_order_acquire) == chunks; };
   if (!spin_until(finished)) {
