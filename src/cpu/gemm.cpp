@@ -101,6 +101,25 @@ int kernels_mr(CpuIsa isa) { return kernels_for(isa, 0).mr; }
 
 int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
+constexpr int64_t kMinRunPanels = 2;  // the fewest A panels a_run_count gives a run where it can
+
+/// The runs of A panels among which packed_product's threads divide a product whose B, read in place, has few panels
+/// (a Conv on a small plane): one run per thread, each over all B panels, while every run has kMinRunPanels panels
+/// or more. With fewer (ResNet-50's 128-channel convs at 16 threads: one panel, 8 output channels, a thread), each
+/// thread read all of B for 8 rows of fmas; the threads are then grouped instead: threads / runs threads share a run,
+/// each taking a range of its B panels (at least 2), which it reads for twice the rows. 16 threads on an H100 host,
+/// 3 alternating rounds of single convs, paired ratio to onnxruntime: 3x3 128ch 56x56 stride 2 1.70-2.12 -> 1.37-1.47,
+/// 1x1 512 -> 128 on 28x28 1.03-1.11 -> 0.85-0.98, 3x3 128ch 28x28 level; inside ResNet-50, those four nodes of layer2
+/// 1.24 -> 0.90 ms, the model within its noise (docs/performance.md, 2026-12-07, twentieth session). Runs of 4 or 8
+/// panels (more threads a run) made the stride-1 3x3 convs on 28x28 and 14x14 10-15% slower: their taps overlap, so
+/// that B is the smaller operand there.
+int64_t a_run_count(int64_t m_panels, int64_t n_panels, int64_t threads) {
+  int64_t runs = threads;
+  for (int64_t ranges = 2; ranges <= threads && m_panels / runs < kMinRunPanels; ++ranges)
+    if (threads % ranges == 0 && n_panels >= 2 * ranges) runs = threads / ranges;
+  return runs;
+}
+
 /// Asks for the cache lines of `rows` rows of `len` floats, `stride` apart, ahead of their use: a fused node's
 /// addend is read by the epilogue as each tile finishes, too late for the hardware to have fetched it.
 void prefetch_rows(const float* p, int64_t rows, int64_t stride, int64_t len) {
@@ -545,12 +564,12 @@ void packed_product(ThreadPool* pool, const ASource& a, int64_t N, const BSource
   // 2 threads: 1.53 -> 1.40 of onnxruntime's time; docs/performance.md, 2026-12-06, sixteenth session).
   const bool a_runs = b.rows && splits > 1 && m_panels >= threads;
   if (splits == 1 || a_runs) {
-    // Tasks are B panels, of one run of A panels per thread where a_runs. A thread takes its panels in groups whose
-    // k-block slices fit in L2 and runs each A panel over the whole group, so that C is written along its rows (one
-    // B panel at a time would touch every row of C per panel: with long rows, rows a power-of-two-ish stride apart
-    // fight for the same L1 sets).
+    // Tasks are B panels, of one run of A panels (a_run_count's) where a_runs. A thread takes its panels in groups
+    // whose k-block slices fit in L2 and runs each A panel over the whole group, so that C is written along its
+    // rows (one B panel at a time would touch every row of C per panel: with long rows, rows a power-of-two-ish
+    // stride apart fight for the same L1 sets).
     const int64_t group = std::clamp<int64_t>(kGroupBytes / (kc * NR * int64_t(sizeof(float)) + 1), 1, 64);
-    const int64_t runs = a_runs ? threads : 1;
+    const int64_t runs = a_runs ? a_run_count(m_panels, n_panels, threads) : 1;
     // A thread runs its groups k-block by k-block where A is too large to stay in L2 while it passes over every group
     // in turn (B packed ahead, K in several blocks): the second MLP layer of ViT-B/16 (K = 3072) read its 2.4 MB of
     // packed A from L3 once per group of two B panels, 8 times a product; now each k-block's slice of A (400 KB)
@@ -558,7 +577,8 @@ void packed_product(ThreadPool* pool, const ASource& a, int64_t N, const BSource
     // alternating builds: ViT-B/16 1.05 -> 1.04 of onnxruntime's time at 1 thread, 1.06 -> 1.04 at 2; BERT-base
     // 0.98 -> 0.96 and 0.99 -> 0.98 (docs/performance.md, 2026-12-06, sixteenth session).
     const bool k_blocks_outer = b_packed && k_blocks > 1 && m_panels * MR * K * int64_t(sizeof(float)) > kAInL2Bytes;
-    // Ranges of panels as task_chunks_per_thread says; one range per run where a_runs.
+    // Ranges of panels as task_chunks_per_thread says; where a_runs, one range per thread: each run's B panels in
+    // threads / runs ranges (chunk j * threads / runs starts run j).
     run_range(pool, runs * n_panels, [&](int64_t t0, int64_t t1) {
       PanelBuffer own_b(b_packed ? 0 : static_cast<size_t>(std::min(group, t1 - t0) * K * NR));
       alignas(64) float tile[kMaxTile];

@@ -91,7 +91,7 @@ void expect_matches_contract(const ConvCase& cc, const std::vector<float>& x, co
   if (cc.bias) ins.push_back(&bt);
   Tensor first;
   for (auto isa : isas())
-    for (int threads : {1, 3}) {
+    for (int threads : {1, 3, 4}) {
       ForceIsa force(isa);
       Tensor y = run_cpu("Conv", cc.attrs, ins, threads);
       if (!first.defined()) {
@@ -176,6 +176,9 @@ TEST(ConvCpu, MatchesDirectContractByteForByte) {
       {{1, 40, 10, 10}, {60, 40, 3, 3}, {ints_attr("pads", {1, 1, 1, 1})}, true},
       {{2, 6, 300}, {5, 6, 7}, {ints_attr("pads", {3, 2}), ints_attr("strides", {2})}, true},     // 1-D
       {{1, 2, 64, 64}, {33, 2, 3, 3}, {ints_attr("pads", {1, 1, 1, 1})}, false},  // full panels only (pitch 66)
+      // Runs too short for one a thread (AVX-512: 5 A panels, the last partial, and 9 B panels, the last partial):
+      // threads share a run, each taking a range of its B panels (3 threads: 1 run in 3 ranges; 4: 2 runs in 2).
+      {{1, 16, 20, 19}, {36, 16, 3, 3}, {ints_attr("pads", {1, 1, 1, 1})}, true},
   };
   for (size_t ci = 0; ci < cases.size(); ++ci) {
     const ConvCase& cc = cases[ci];
