@@ -46,15 +46,26 @@ constexpr int kMaxTile = 8 * kMaxNr;
 // The +0 init of a row of any tile (read with row stride 0), or of a row of kRowPanels panels.
 alignas(64) constexpr float kZeroRow[kRowPanels * kMaxNr] = {};
 
-/// A task's tile of row inits (init_row[m0 + i] across row i), rebuilt only when the A panel changes.
+/// A task's tile of row inits (init_row[m0 + i] across row i), rebuilt only when the A panel changes, and its row of
+/// column inits for a partial B panel (init_col's nr values, then +0 to the panel's width), which the micro-kernels
+/// read whole.
 struct InitTile {
-  int64_t mp = -1;
+  int64_t mp = -1, np = -1;
   alignas(64) float v[kMaxTile];
+  alignas(64) float col[kMaxNr];
   const float* rows(int64_t panel, int nr, int64_t r, const float* init_row) {
     if (panel != mp)
       for (int64_t i = 0; i < r; ++i) std::fill_n(v + i * nr, nr, init_row[i]);
     mp = panel;
     return v;
+  }
+  const float* columns(int64_t panel, int width, int64_t nr, const float* init_col) {
+    if (panel != np) {
+      std::copy_n(init_col, nr, col);
+      std::fill(col + nr, col + width, 0.0f);
+    }
+    np = panel;
+    return col;
   }
 };
 constexpr int64_t kGroupBytes = 192 * 1024;  // the k-block slices of the B panels a thread runs together
@@ -425,21 +436,22 @@ void packed_product(ThreadPool* pool, const ASource& a, int64_t N, const BSource
     const int64_t c_rs = on_grid ? N : out.rs;
     float* c = in_place ? c_data + m0 * c_rs + n0 : tile;
     const int64_t ldc = in_place ? c_rs : NR;
-    // Where the running totals start: in place, the micro-kernel reads them from init (its first chunk stores
-    // init + p); a tile (its init_col would be read past N) and K = 0 (no chunk) fill C first.
+    // Where the running totals start: the micro-kernel reads them from init (its first chunk stores init + p), in
+    // place and in a tile alike (a tile filled first, 16 bytes a store, then read by the kernel's 64-byte loads, cost
+    // a batched 128x64x128 attention product 5% of its time); K = 0 (no chunk) fills C.
     const float* init = nullptr;
     int64_t ldi = 0;
-    if (k0 == 0 && accumulates && K > 0) {
-      if (out.init_col) {
-        init = out.init_col + n0;
+    if (k0 == 0 && K > 0) {
+      if (out.init_col) {  // read whole by a full panel's kernel, in its lanes by a tail kernel's
+        init = nr == NR || rows_tail_fn ? out.init_col + n0 : init_tile.columns(np, NR, nr, out.init_col + n0);
       } else if (out.init_row) {
         init = init_tile.rows(mp, NR, r, out.init_row + m0);
         ldi = NR;
       } else {
         init = kZeroRow;
       }
-    } else if (k0 == 0) {
-      for (int i = 0; i < r; ++i) std::fill_n(c + i * ldc, NR, out.init_row ? out.init_row[m0 + i] : 0.0f);
+    } else if (k0 == 0) {  // K = 0: the kernel runs no chunk and C holds its init, in its nr columns (C's own, in place)
+      for (int i = 0; i < r; ++i) std::fill_n(c + i * ldc, nr, out.init_row ? out.init_row[m0 + i] : 0.0f);
       if (out.init_col)
         for (int i = 0; i < r; ++i) std::copy_n(out.init_col + n0, nr, c + i * ldc);
     }
