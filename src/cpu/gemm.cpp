@@ -289,6 +289,7 @@ struct BSource {
   const PanelFn* panels = nullptr;
   const float* prepacked_b = nullptr;
   const float* const* rows = nullptr;
+  GridColumns grid = {};  // pointed rows only: C's columns as a Conv's grid (pitch > 0)
 };
 
 // Contract: dot_chunked_f32 over k ascending; see docs/arithmetic.md#gemm.
@@ -322,15 +323,15 @@ void row_times_panels(ThreadPool* pool, const IsaKernels& ker, int64_t K, const 
 }
 
 /// Copies finished outputs, a block of rows x cols at c (row stride ldc) of C's columns n0 .., to out.data through
-/// out.grid's column map (out.cs = 1), with out.epilogue applied where `epilogue`: on the block itself, dropped
+/// the grid's column map (out.cs = 1), with out.epilogue applied where `epilogue`: on the block itself, dropped
 /// columns included, when it reads no addend (whole vectors in L1), else on each run of output columns as it lands.
-void store_grid_block(const GemmOut& out, float* c, int64_t ldc, int rows, int64_t cols, int64_t m0, int64_t n0,
-                      bool epilogue) {
+void store_grid_block(const GemmOut& out, const GridColumns& grid, float* c, int64_t ldc, int rows, int64_t cols,
+                      int64_t m0, int64_t n0, bool epilogue) {
   if (epilogue && !out.epilogue.addend) {
     apply_gemm_epilogue(out, c, ldc, rows, cols, m0, n0);
     epilogue = false;
   }
-  const int64_t pitch = out.grid.pitch, width = out.grid.width;
+  const int64_t pitch = grid.pitch, width = grid.width;
   for (int64_t j = 0; j < cols;) {
     const int64_t grid_row = (n0 + j) / pitch, grid_col = (n0 + j) % pitch;
     const int64_t run = std::min(cols - j, pitch - grid_col), kept = std::min(run, width - grid_col);
@@ -429,10 +430,10 @@ void packed_product(ThreadPool* pool, const ASource& a, int64_t N, const BSource
     // once. A grid whose K takes one k-block keeps every tile in L1 and writes its kept columns alone: the stems,
     // whose grid was written whole and copied out in a pass of its own, took 8-21% less (3x3 to 16 and 32 channels
     // of 112x112, 7x7 to 64; docs/performance.md, 2026-12-07, nineteenth session).
-    const bool on_grid = out.grid.pitch > 0, accumulates = (nr == NR || rows_tail_fn) && out.cs == 1;
+    const bool on_grid = b.grid.pitch > 0, accumulates = (nr == NR || rows_tail_fn) && out.cs == 1;
     const bool in_place = accumulates && !(on_grid && k_blocks == 1), whole_k = !accumulates && !kept;
     if (whole_k && k0 > 0) return;
-    float* const c_data = on_grid ? out.grid.totals : out.data;
+    float* const c_data = on_grid ? b.grid.totals : out.data;
     const int64_t c_rs = on_grid ? N : out.rs;
     float* c = in_place ? c_data + m0 * c_rs + n0 : tile;
     const int64_t ldc = in_place ? c_rs : NR;
@@ -476,7 +477,7 @@ void packed_product(ThreadPool* pool, const ASource& a, int64_t N, const BSource
       fn(k1 - k0, pa, a.k_step, PackedRows{pk, NR}, c, ldc, init, ldi, ahead_next, ahead_lines);
     }
     if (on_grid) {
-      if (k1 == K) store_grid_block(out, c, ldc, r, nr, m0, n0, !relu_in_kernel);
+      if (k1 == K) store_grid_block(out, b.grid, c, ldc, r, nr, m0, n0, !relu_in_kernel);
       return;
     }
 #if defined(__x86_64__) || defined(__i386__)
@@ -695,8 +696,12 @@ void gemm_f32_packed(ThreadPool* pool, const PackedA& a, int64_t N, const PanelF
 }
 
 void gemm_f32_packed_rows(ThreadPool* pool, const PackedA& a, int64_t N, const float* const* b_rows,
-                          const GemmOut& out) {
-  packed_product(pool, packed_source(a), N, BSource{nullptr, nullptr, b_rows}, out);
+                          const GemmOut& out, const GridColumns& grid) {
+  packed_product(pool, packed_source(a), N, BSource{nullptr, nullptr, b_rows, grid}, out);
+}
+
+bool grid_needs_totals(const PackedA& a, int64_t N) {
+  return a.K > k_block_length(a.K, kernels_for(a.isa, N), true);
 }
 
 void gemm_f32_packed_b(ThreadPool* pool, int64_t M, const PanelFn& a_panels, const PackedB& b, const GemmOut& out) {

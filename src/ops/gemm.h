@@ -179,7 +179,8 @@ PanelFn strided_panels(StridedOperand op, int64_t K);
 /// C's columns as the pixels of a Conv's grid (cpu/conv/phase_planes.h), where pitch > 0: column n is grid pixel
 /// (n / pitch, n % pitch), which goes to column (n / pitch) * width + n % pitch of the output, or nowhere where
 /// n % pitch >= width (the grid's extra columns, computed like the others). The running totals between k-blocks
-/// live in `totals` (N floats a row); where K takes one k-block they stay in a tile and `totals` is not touched.
+/// live in `totals` (N floats a row); where K takes one k-block (grid_needs_totals) they stay in a tile and
+/// `totals` may be null.
 struct GridColumns {
   int64_t pitch = 0, width = 0;
   float* totals = nullptr;
@@ -195,7 +196,6 @@ struct GemmOut {
   const float* init_row = nullptr;
   const float* init_col = nullptr;
   StoreEpilogue epilogue = {};
-  GridColumns grid = {};  // with pitch > 0, n in data[m*rs + n*cs] and in the addend is the output's column
 };
 
 /// Applies out.epilogue to a block of rows x cols elements of the output, element (m0 + i, n0 + j) held at
@@ -224,10 +224,13 @@ PackedA pack_a(ThreadPool* pool, int64_t M, int64_t K, const PanelFn& a_panels);
 void gemm_f32_packed(ThreadPool* pool, const PackedA& a, int64_t N, const PanelFn& b_panels, const GemmOut& out);
 
 /// gemm_f32_packed with B read in place: B(k, n) = b_rows[k][n] for n < N (Conv's input planes, or its taps on
-/// the grid of cpu/conv/phase_planes.h). Only a partial last panel of B is packed.
+/// the grid of cpu/conv/phase_planes.h, whose columns reach the output through `grid` where grid.pitch > 0). A
+/// partial last panel of B is read in place by the ISA's tail kernels, or packed where it has none (scalar).
 // Contract: dot_chunked_f32 over k ascending; see docs/arithmetic.md#gemm.
 void gemm_f32_packed_rows(ThreadPool* pool, const PackedA& a, int64_t N, const float* const* b_rows,
-                          const GemmOut& out);
+                          const GemmOut& out, const GridColumns& grid = {});
+/// Whether gemm_f32_packed_rows on a grid of N columns takes K in several k-blocks, and so needs grid.totals.
+bool grid_needs_totals(const PackedA& a, int64_t N);
 
 /// B packed once for the micro-kernel of one ISA (NR-column panels, each K x NR, k-major), so that Gemm and
 /// MatMul can keep constant weights packed from one run to the next.
