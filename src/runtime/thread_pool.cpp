@@ -30,10 +30,34 @@ bool spin_until(Done done) {
 }
 
 constexpr int64_t kMaxChunks = 0xffff;  // a claim's chunk count and next chunk take 16 bits each
-// Tasks of at most this many chunks are claimed by share (ThreadPool::claim_): bits 15-0 of a claim are then the
-// claimed chunks, one bit each.
-constexpr int64_t kMaxSharedChunks = 16;
 uint32_t generation_of(uint64_t claim) { return static_cast<uint32_t>(claim >> 32); }
+
+// claim_in_shares' results other than a chunk.
+constexpr int64_t kNoChunk = -1, kMoved = -2, kRaced = -3;
+
+/// Claims the lowest (down: the highest) unclaimed chunk in [lo, hi) of a shared task of `generation`
+/// (ThreadPool::shares_). kNoChunk: every chunk there is claimed; kMoved: a later task replaced this one; kRaced:
+/// another thread claimed a chunk of the word this claim read, which is then read again.
+template <size_t kWords>
+int64_t claim_in_shares(std::array<std::atomic<uint64_t>, kWords>& shares, uint32_t generation, int64_t lo,
+                        int64_t hi, bool down) {
+  if (lo >= hi) return kNoChunk;
+  const int64_t first = lo / 32, last = (hi - 1) / 32;
+  for (int64_t i = 0; i <= last - first; ++i) {
+    const int64_t w = down ? last - i : first + i;
+    uint64_t word = shares[w].load(std::memory_order_acquire);
+    if (generation_of(word) != generation) return kMoved;
+    const int64_t b0 = std::max<int64_t>(lo - 32 * w, 0), b1 = std::min<int64_t>(hi - 32 * w, 32);
+    const uint64_t free = ~word & ((uint64_t(1) << b1) - 1) & ~((uint64_t(1) << b0) - 1);
+    if (free == 0) continue;
+    const int bit = down ? 63 - __builtin_clzll(free) : __builtin_ctzll(free);
+    if (!shares[w].compare_exchange_strong(word, word | (uint64_t(1) << bit), std::memory_order_acq_rel,
+                                           std::memory_order_acquire))
+      return kRaced;
+    return 32 * w + bit;
+  }
+  return kNoChunk;
+}
 int64_t chunk_count_of(uint64_t claim) { return static_cast<int64_t>((claim >> 16) & 0xffff); }
 int64_t next_chunk_of(uint64_t claim) { return static_cast<int64_t>(claim & 0xffff); }
 }  // namespace
@@ -67,6 +91,15 @@ void ThreadPool::worker_loop(int self) {
   }
 }
 
+int64_t ThreadPool::claim_shared(uint32_t generation, int64_t chunks, int self) {
+  const int64_t threads = size(), own0 = chunks * self / threads, own1 = chunks * (self + 1) / threads;
+  for (;;) {
+    int64_t chunk = claim_in_shares(shares_, generation, own0, own1, false);
+    if (chunk == kNoChunk) chunk = claim_in_shares(shares_, generation, 0, chunks, true);
+    if (chunk != kRaced) return chunk;  // a chunk, or kNoChunk or kMoved (negative)
+  }
+}
+
 void ThreadPool::run_chunks(uint32_t generation, int self) {
   uint64_t claim = claim_.load(std::memory_order_acquire);
   for (;;) {
@@ -74,15 +107,8 @@ void ThreadPool::run_chunks(uint32_t generation, int self) {
     if (generation_of(claim) != generation) return;
     int64_t chunk = next_chunk_of(claim);
     if (chunks <= kMaxSharedChunks) {
-      // The first unclaimed chunk of this thread's own share, else the last unclaimed chunk of all.
-      const uint64_t full = (uint64_t(1) << chunks) - 1, free = ~claim & full;
-      if (free == 0) return;
-      const int64_t threads = size(), own0 = chunks * self / threads, own1 = chunks * (self + 1) / threads;
-      const uint64_t own = free & (((uint64_t(1) << own1) - 1) & ~((uint64_t(1) << own0) - 1));
-      chunk = own ? __builtin_ctzll(own) : 63 - __builtin_clzll(free);
-      if (!claim_.compare_exchange_weak(claim, claim | (uint64_t(1) << chunk), std::memory_order_acq_rel,
-                                        std::memory_order_acquire))
-        continue;
+      chunk = claim_shared(generation, chunks, self);
+      if (chunk < 0) return;
     } else {
       if (chunk >= chunks) return;
       if (!claim_.compare_exchange_weak(claim, claim + 1, std::memory_order_acq_rel, std::memory_order_acquire))
@@ -114,6 +140,8 @@ void ThreadPool::parallel_for(int64_t n, const std::function<void(int64_t, int64
   task_n_ = n;
   chunks_done_.store(0, std::memory_order_relaxed);
   const uint32_t generation = generation_of(claim_.load(std::memory_order_relaxed)) + 1;
+  if (chunks <= kMaxSharedChunks)  // no chunk claimed yet; published with the task below
+    for (int64_t w = 0; w * 32 < chunks; ++w) shares_[w].store(uint64_t{generation} << 32, std::memory_order_relaxed);
   claim_.store(uint64_t{generation} << 32 | uint64_t(chunks) << 16, std::memory_order_release);  // publishes it
   { std::lock_guard<std::mutex> lock(sleep_mutex_); }  // a worker between its check and its wait gets the notify
   wake_.notify_all();

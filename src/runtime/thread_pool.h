@@ -2,6 +2,7 @@
 // thread, in the same order whatever the thread count, so the thread count cannot change a bit.
 #pragma once
 
+#include <array>
 #include <atomic>
 #include <condition_variable>
 #include <cstdint>
@@ -37,6 +38,12 @@ class ThreadPool {
   void worker_loop(int self);
   /// Claims and runs chunks of the task of `generation` until none is left or a later task replaced it.
   void run_chunks(uint32_t generation, int self);
+  /// Claims a chunk of a shared task (of `chunks` <= kMaxSharedChunks) for thread `self`: the first unclaimed one of
+  /// its own share, else the last unclaimed one; negative when none is left or a later task replaced it.
+  int64_t claim_shared(uint32_t generation, int64_t chunks, int self);
+
+  static constexpr int kShareWords = 8;  // 32 chunks a word
+  static constexpr int64_t kMaxSharedChunks = 32 * kShareWords;
 
   std::vector<std::thread> workers_;
   // The task: written by parallel_for before it publishes the task in claim_, read by a worker only once it has
@@ -48,13 +55,17 @@ class ThreadPool {
   // claimed by a compare-exchange of all three, which fails once the generation has moved on, so that a late worker
   // never claims a chunk of a later task, or one past an earlier task's end. Claims take no lock: with 16 threads,
   // a mutex taken per chunk cost more than small ops.
-  // A task of at most 16 chunks keeps one bit per claimed chunk in bits 15-0 instead, and thread t (the caller is 0,
-  // worker i is i) claims the chunks of the t-th of size() contiguous shares first, in order, then the last
-  // unclaimed ones of the others. Consecutive ops split alike then leave each thread the data that it wrote, in
-  // its own core's caches, where chunks claimed in turn went to either thread: EfficientNet-B0 at 2 threads 1.23 ->
-  // 1.17 of onnxruntime's time, the other CNNs level (docs/performance.md, 2026-12-07, nineteenth session). Which
-  // thread runs a chunk never changes a bit.
   std::atomic<uint64_t> claim_{0};
+  // A task of at most kMaxSharedChunks chunks is claimed by share instead: thread t (the caller is 0, worker i is i)
+  // claims the chunks of the t-th of size() contiguous shares first, in order, then the last unclaimed ones of the
+  // others. Consecutive ops split alike then leave each thread the data that it wrote, in its own core's caches,
+  // where chunks claimed in turn went to whichever thread came first. Shares of up to 16 chunks: EfficientNet-B0 at
+  // 2 threads 1.23 -> 1.17 of onnxruntime's time (nineteenth session); of up to 256 (the GEMM's tasks of one B panel
+  // each at 16 threads), at 16 threads on an H100 host, 3 rounds: ResNet-50 1.38 -> 1.26, BERT-base 0.97 -> 0.89,
+  // the other four models level or better (docs/performance.md, 2026-12-07, twentieth session). Word w holds one bit
+  // per claimed chunk of chunks 32w .. 32w + 31 (bits 31-0) under the task's generation (63-32), so that a claim
+  // fails, as in claim_, once the generation has moved on. Which thread runs a chunk never changes a bit.
+  std::array<std::atomic<uint64_t>, kShareWords> shares_{};
   std::atomic<int64_t> chunks_done_{0};
   std::atomic<bool> stop_{false};
   std::atomic<bool> resting_{false};  // set by rest(), cleared by the next parallel_for

@@ -16,7 +16,7 @@ using namespace lockstep;
 
 TEST(ThreadPool, RangesCoverOnceWithinTheChunkBound) {
   ThreadPool pool(3);
-  for (int64_t n : {1, 2, 13, 100}) {
+  for (int64_t n : {1, 2, 13, 100, 300}) {  // 300 chunks: claimed in order, past the shares' 256
     for (int64_t chunks_per_thread : {1, 4, 1000}) {
       std::mutex m;
       std::vector<std::pair<int64_t, int64_t>> ranges;
@@ -39,22 +39,23 @@ TEST(ThreadPool, RangesCoverOnceWithinTheChunkBound) {
 
 // Back-to-back tasks of different functions, each too short for a sleeping worker to wake in time: every index of
 // every task is written once, by that task's function, while that task runs (a late worker must not run a chunk
-// after its task returned, a later task's chunk with an earlier task's function, or a chunk twice).
+// after its task returned, a later task's chunk with an earlier task's function, or a chunk twice). Every third
+// task has a chunk per index: up to 256 chunks claimed by share over several words, more in order.
 TEST(ThreadPool, BackToBackTasksRunEachIndexOnceWithTheirOwnFunction) {
   for (int threads : {2, 4, 8}) {
     ThreadPool pool(threads);
-    std::vector<int> written(64);
+    std::vector<int> written(300);
     std::atomic<int> running{0}, misplaced{0};
     for (int task = 1; task <= 5000; ++task) {
-      const int64_t n = 1 + task % 64;
+      const int64_t n = 1 + task % 300;
       std::fill(written.begin(), written.end(), 0);
       running = task;
       pool.parallel_for(n, [&, task](int64_t b, int64_t e) {
         if (running.load() != task) ++misplaced;
         for (int64_t i = b; i < e; ++i) written[i] += task;
-      });
+      }, 1, task % 3 == 0 ? 1000 : 4);
       running = 0;
-      for (int64_t i = 0; i < 64; ++i)
+      for (int64_t i = 0; i < 300; ++i)
         ASSERT_EQ(written[i], i < n ? task : 0) << threads << " threads, task " << task << ", index " << i;
     }
     EXPECT_EQ(misplaced.load(), 0) << threads << " threads";
