@@ -69,26 +69,30 @@ void micro_avx512_8rows(int64_t K, const float* pa, int64_t a_step, B b, float* 
       }
     }
     const bool relu = kRelu && k1 == K;
+    // Every running total is read before any is stored: C's rows often lie a multiple of 4 KB apart (BERT's and
+    // ViT's 3072-wide products), where a load of row i + 1 issued behind the store to row i waits for that store as
+    // if it hit it. bench_gemm_core 197x3072x768, B from memory, alternating runs: 4.86-4.92 -> 4.74-4.80 ms
+    // (docs/performance.md, 2026-12-07, twentieth session). Not measured as a gain on the AVX2 kernel, which keeps
+    // the plain order.
 #pragma GCC unroll 8
     for (int i = 0; i < R; ++i) {
-      float* t = c + i * ldc;
-      const float* s = init && k0 == 0 ? init + i * ldi : t;
+      const float* s = init && k0 == 0 ? init + i * ldi : c + i * ldc;
 #pragma GCC unroll 3
       for (int v = 0; v < NV; ++v) {
         // A tail panel's last vector reads and writes C (and init) in its lanes only: the panel runs in place.
-        if constexpr (B::kMaskedTail) {
-          if (v + 1 == NV) {
-            __m512 x = _mm512_add_ps(_mm512_maskz_loadu_ps(tail_mask(b), s + 16 * v), acc[i][v]);
-            if (relu) x = relu_avx512(x);
-            _mm512_mask_storeu_ps(t + 16 * v, tail_mask(b), x);
-            continue;
-          }
-        }
-        __m512 x = _mm512_add_ps(_mm512_loadu_ps(s + 16 * v), acc[i][v]);
-        if (relu) x = relu_avx512(x);
-        _mm512_storeu_ps(t + 16 * v, x);
+        const bool masked = B::kMaskedTail && v + 1 == NV;
+        const __m512 total = masked ? _mm512_maskz_loadu_ps(tail_mask(b), s + 16 * v) : _mm512_loadu_ps(s + 16 * v);
+        acc[i][v] = _mm512_add_ps(total, acc[i][v]);
+        if (relu) acc[i][v] = relu_avx512(acc[i][v]);
       }
     }
+#pragma GCC unroll 8
+    for (int i = 0; i < R; ++i)
+#pragma GCC unroll 3
+      for (int v = 0; v < NV; ++v) {
+        if (B::kMaskedTail && v + 1 == NV) _mm512_mask_storeu_ps(c + i * ldc + 16 * v, tail_mask(b), acc[i][v]);
+        else _mm512_storeu_ps(c + i * ldc + 16 * v, acc[i][v]);
+      }
   }
 }
 
