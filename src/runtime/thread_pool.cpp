@@ -31,6 +31,8 @@ bool spin_until(Done done) {
 
 constexpr int64_t kMaxChunks = 0xffff;  // a claim's chunk count and next chunk take 16 bits each
 uint32_t generation_of(uint64_t claim) { return static_cast<uint32_t>(claim >> 32); }
+int64_t chunk_count_of(uint64_t claim) { return static_cast<int64_t>((claim >> 16) & 0xffff); }
+int64_t next_chunk_of(uint64_t claim) { return static_cast<int64_t>(claim & 0xffff); }
 
 // claim_in_shares' results other than a chunk.
 constexpr int64_t kNoChunk = -1, kMoved = -2, kRaced = -3;
@@ -58,8 +60,7 @@ int64_t claim_in_shares(std::array<std::atomic<uint64_t>, kWords>& shares, uint3
   }
   return kNoChunk;
 }
-int64_t chunk_count_of(uint64_t claim) { return static_cast<int64_t>((claim >> 16) & 0xffff); }
-int64_t next_chunk_of(uint64_t claim) { return static_cast<int64_t>(claim & 0xffff); }
+
 }  // namespace
 
 ThreadPool::ThreadPool(int threads) {
