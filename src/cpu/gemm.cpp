@@ -219,6 +219,56 @@ PanelFn strided_panels(StridedOperand op, int64_t K) {
 
 namespace {
 
+constexpr size_t kKeptMinBytes = size_t(256) << 10, kKeptMaxBytes = size_t(8) << 20;
+constexpr size_t kKeptBytesPerThread = size_t(8) << 20;
+
+/// A thread's freed panel blocks (allocate_cache_lines), oldest first.
+struct KeptBlocks {
+  std::vector<std::pair<size_t, void*>> blocks;
+  size_t bytes = 0;
+  ~KeptBlocks();
+};
+// Set once the thread's KeptBlocks is destroyed: a thread_local buffer destroyed after it frees directly.
+thread_local bool kept_blocks_gone = false;
+thread_local KeptBlocks kept_blocks;
+
+void free_aligned(void* p) { ::operator delete(p, std::align_val_t(64)); }
+
+KeptBlocks::~KeptBlocks() {
+  for (const auto& block : blocks) free_aligned(block.second);
+  kept_blocks_gone = true;
+}
+
+}  // namespace
+
+void* allocate_cache_lines(size_t bytes) {
+  if (bytes >= kKeptMinBytes && bytes <= kKeptMaxBytes && !kept_blocks_gone) {
+    std::vector<std::pair<size_t, void*>>& blocks = kept_blocks.blocks;
+    for (size_t i = blocks.size(); i-- > 0;)
+      if (blocks[i].first == bytes) {
+        void* p = blocks[i].second;
+        blocks.erase(blocks.begin() + static_cast<std::ptrdiff_t>(i));
+        kept_blocks.bytes -= bytes;
+        return p;
+      }
+  }
+  return ::operator new(bytes, std::align_val_t(64));
+}
+
+void free_cache_lines(void* p, size_t bytes) {
+  if (bytes < kKeptMinBytes || bytes > kKeptMaxBytes || kept_blocks_gone) return free_aligned(p);
+  std::vector<std::pair<size_t, void*>>& blocks = kept_blocks.blocks;
+  while (kept_blocks.bytes + bytes > kKeptBytesPerThread) {
+    free_aligned(blocks.front().second);
+    kept_blocks.bytes -= blocks.front().first;
+    blocks.erase(blocks.begin());
+  }
+  blocks.emplace_back(bytes, p);
+  kept_blocks.bytes += bytes;
+}
+
+namespace {
+
 /// count rows (A) or columns (B) packed as width-wide panels of K, panel p at p * width * K (the layout the
 /// micro-kernels and packed_product read).
 PanelBuffer pack_panels(ThreadPool* pool, int64_t count, int64_t K, int width, const PanelFn& panels) {

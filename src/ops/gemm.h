@@ -139,6 +139,13 @@ int64_t det_plan(const KernelContext& ctx, Shape* out_shape);
 
 namespace cpu {
 
+/// 64-byte aligned memory for packed panels. Blocks of 256 KB to 8 MB that a thread frees are kept, up to 8 MB a
+/// thread, for that thread's next request of the same size: the packed activations of a product recur at every run,
+/// and malloc may have carved a freed block up for small allocations meanwhile, so that each run wrote its panels
+/// into fresh pages (a page fault per 4 KB; ViT-B/16's K = 3072 products took twice their time).
+void* allocate_cache_lines(size_t bytes);
+void free_cache_lines(void* p, size_t bytes);
+
 /// Allocates on 64-byte boundaries, so that every row of a packed panel (32 or 16 floats) is whole cache lines
 /// and the micro-kernels' vector loads never split one.
 template <class T>
@@ -147,8 +154,8 @@ struct CacheLineAllocator {
   CacheLineAllocator() = default;
   template <class U>
   CacheLineAllocator(const CacheLineAllocator<U>&) {}
-  T* allocate(size_t n) { return static_cast<T*>(::operator new(n * sizeof(T), std::align_val_t(64))); }
-  void deallocate(T* p, size_t) { ::operator delete(p, std::align_val_t(64)); }
+  T* allocate(size_t n) { return static_cast<T*>(allocate_cache_lines(n * sizeof(T))); }
+  void deallocate(T* p, size_t n) { free_cache_lines(p, n * sizeof(T)); }
   /// Elements are default-initialized: a buffer of n floats is not zero-filled, since every user writes its panels
   /// before reading them (a fill was a pass over each packed operand: 5% of a batched attention MatMul).
   template <class U>

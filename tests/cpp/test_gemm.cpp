@@ -5,6 +5,7 @@
 // of init, and every fused epilogue.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <random>
@@ -218,4 +219,25 @@ TEST(GemmCore, PanelsOfRowsAlongKHoldTheirDefinition) {
         }
   }
   cpu::reset_cpu_isa();
+}
+
+TEST(GemmCore, FreedPanelBlocksComeBackForTheSameSize) {
+  // A block of 1 MB freed by this thread is handed out again for the next 1 MB request, not for another size.
+  constexpr size_t kMiB = size_t(1) << 20;
+  void* block = cpu::allocate_cache_lines(kMiB);
+  cpu::free_cache_lines(block, kMiB);
+  void* other_size = cpu::allocate_cache_lines(kMiB + 64);
+  EXPECT_NE(other_size, block);
+  void* same_size = cpu::allocate_cache_lines(kMiB);
+  EXPECT_EQ(same_size, block);
+  // The thread keeps at most 8 MB: of nine 1 MB blocks freed in turn, the first is released, the last kept.
+  std::vector<void*> nine;
+  for (int i = 0; i < 9; ++i) nine.push_back(i == 0 ? same_size : cpu::allocate_cache_lines(kMiB));
+  for (void* p : nine) cpu::free_cache_lines(p, kMiB);
+  std::vector<void*> again;
+  for (int i = 0; i < 8; ++i) again.push_back(cpu::allocate_cache_lines(kMiB));
+  EXPECT_EQ(again.front(), nine.back());
+  EXPECT_EQ(std::count(again.begin(), again.end(), nine.front()), 0);
+  for (void* p : again) cpu::free_cache_lines(p, kMiB);
+  cpu::free_cache_lines(other_size, kMiB + 64);
 }
