@@ -4,6 +4,8 @@
 //   nvcc -std=c++20 -O3 -arch=sm_90 --fmad=false --prec-div=true --prec-sqrt=true --ftz=false \
 //        -Xcompiler -ffp-contract=off -Isrc -Iinclude bench/gpu_gemm_core.cu -o gpu_gemm_core
 //   ./gpu_gemm_core [CASE]     (CASE: the index of one problem, run once: for ncu)
+// -DSHAPESET=1 times the tiles the library picks for MatMul (64x128x8/2, 128x128x8/1, 64x64x4/4); 2 the tiles that
+// fit more blocks an SM once the totals leave the registers (bench/gpu_core_variants/); unset, the five of 2026-12-06.
 #ifndef CORE
 #define CORE "cuda/gemm_core.cuh"
 #endif
@@ -78,11 +80,15 @@ int main(int argc, char** argv) {
       printf("  %s %.3f ms %5.1f TF/s %016lx", name, ms, fl/ms/1e9, (unsigned long)fnv(hy) & 0xffffff);
     };
     int reps = only >= 0 ? 1 : (fl > 1e11 ? 5 : 20);
-    one("128x128x8", run<TileShape<128,128,8>>(p, reps));
-    one("64x64x4", run<TileShape<64,64,4>>(p, reps));
-    one("128x128x4", run<TileShape<128,128,4>>(p, reps));
-    one("64x64x4/4", run<TileShape<64,64,4,4>>(p, reps));
-    one("64x128x8/2", run<TileShape<64,128,8,2>>(p, reps));
+#define RUN_SHAPE(BM, BN, TN, MB) one(#BM "x" #BN "x" #TN "/" #MB, run<TileShape<BM, BN, TN, MB>>(p, reps));
+#if !defined(SHAPESET)
+    RUN_SHAPE(128, 128, 8, 1) RUN_SHAPE(64, 64, 4, 1) RUN_SHAPE(128, 128, 4, 1) RUN_SHAPE(64, 64, 4, 4)
+    RUN_SHAPE(64, 128, 8, 2)
+#elif SHAPESET == 1
+    RUN_SHAPE(64, 128, 8, 2) RUN_SHAPE(128, 128, 8, 1) RUN_SHAPE(64, 64, 4, 4)
+#else
+    RUN_SHAPE(64, 128, 8, 3) RUN_SHAPE(128, 128, 8, 2) RUN_SHAPE(64, 128, 8, 2)
+#endif
     printf("\n");
     cudaFree(a); cudaFree(b); cudaFree(y);
   }
