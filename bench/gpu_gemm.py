@@ -233,7 +233,7 @@ def bench(log, runs):
             row(f"bs{bs} {name}", flop, ours, wall, theirs, kernels)
 
 
-TILES = ["128x128x8", "128x128x4", "64x128x8", "64x64x8", "64x64x4"]
+TILES = ["128x128x8", "128x128x4", "64x128x8", "64x128x8/3", "64x64x8", "64x64x4", "64x64x4/4"]
 
 
 def tile_problems():

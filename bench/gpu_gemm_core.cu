@@ -4,8 +4,8 @@
 //   nvcc -std=c++20 -O3 -arch=sm_90 --fmad=false --prec-div=true --prec-sqrt=true --ftz=false \
 //        -Xcompiler -ffp-contract=off -Isrc -Iinclude bench/gpu_gemm_core.cu -o gpu_gemm_core
 //   ./gpu_gemm_core [CASE]     (CASE: the index of one problem, run once: for ncu)
-// -DSHAPESET=1 times the tiles the library picks for MatMul (64x128x8/2, 128x128x8/1, 64x64x4/4); 2 the tiles that
-// fit more blocks an SM once the totals leave the registers (bench/gpu_core_variants/); unset, the five of 2026-12-06.
+// Times the tiles the library picks for MatMul (64x128x8/3 with its totals in shared memory, 64x64x4/4), and
+// 64x128x8/1 and 128x128x8/1 with the totals in registers.
 #ifndef CORE
 #define CORE "cuda/gemm_core.cuh"
 #endif
@@ -27,11 +27,16 @@ struct Prob {
   using Column = int64_t;
   __device__ Column column(const Batch&, int64_t n) const { return n; }
   __device__ void store(const Batch& bt, Column n, int64_t m, float t) const { bt.y[m * N + n] = t; }
-  template <int BM, int BN, int kThreads>
+  template <int BM, int BN, int kThreads, int>
   struct Loader {
     struct Shared {};
+#ifdef CORE_FIXED_WALKS  // a variant whose loaders take the walk as a template argument
+    StridedTileLoader<BM, kThreads, true, int(Walk::VectorK)> a;
+    StridedTileLoader<BN, kThreads, false, int(Walk::VectorX)> b;
+#else
     StridedTileLoader<BM, kThreads, true> a;
     StridedTileLoader<BN, kThreads, false> b;
+#endif
     __device__ Loader(const Prob& pr, const Batch& bt, int64_t m0, int64_t n0, Shared&, int64_t k_begin)
         : a({bt.a, 1, pr.K, pr.K, pr.M, Walk::VectorK}, k_begin, m0),
           b({bt.b, pr.N, 1, pr.K, pr.N, Walk::VectorX}, k_begin, n0) {}
@@ -80,15 +85,10 @@ int main(int argc, char** argv) {
       printf("  %s %.3f ms %5.1f TF/s %016lx", name, ms, fl/ms/1e9, (unsigned long)fnv(hy) & 0xffffff);
     };
     int reps = only >= 0 ? 1 : (fl > 1e11 ? 5 : 20);
-#define RUN_SHAPE(BM, BN, TN, MB) one(#BM "x" #BN "x" #TN "/" #MB, run<TileShape<BM, BN, TN, MB>>(p, reps));
-#if !defined(SHAPESET)
-    RUN_SHAPE(128, 128, 8, 1) RUN_SHAPE(64, 64, 4, 1) RUN_SHAPE(128, 128, 4, 1) RUN_SHAPE(64, 64, 4, 4)
-    RUN_SHAPE(64, 128, 8, 2)
-#elif SHAPESET == 1
-    RUN_SHAPE(64, 128, 8, 2) RUN_SHAPE(128, 128, 8, 1) RUN_SHAPE(64, 64, 4, 4)
-#else
-    RUN_SHAPE(64, 128, 8, 3) RUN_SHAPE(128, 128, 8, 2) RUN_SHAPE(64, 128, 8, 2)
-#endif
+    one("64x128x8/3s", run<TileShape<64, 128, 8, 3, 2, Totals::InShared>>(p, reps));
+    one("64x128x8/1", run<TileShape<64, 128, 8>>(p, reps));
+    one("128x128x8/1", run<TileShape<128, 128, 8>>(p, reps));
+    one("64x64x4/4", run<TileShape<64, 64, 4, 4>>(p, reps));
     printf("\n");
     cudaFree(a); cudaFree(b); cudaFree(y);
   }

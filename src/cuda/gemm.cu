@@ -77,8 +77,8 @@ struct MatrixProblem {
     bt.y[m * N + n] = epilogue.active() ? epilogue.apply(v, (bt.y - y) + m * N + n, n) : v;
   }
 
-  /// Fills the shared tiles of one block: A'(k, m) and B'(k, n) as strided operands.
-  template <int BM, int BN, int kThreads>
+  /// Fills the shared tiles of one block: A'(k, m) and B'(k, n) as strided operands (whatever the core's stages).
+  template <int BM, int BN, int kThreads, int>
   struct Loader {
     struct Shared {};
     gemm_core::StridedTileLoader<BM, kThreads, true> a;
@@ -144,9 +144,9 @@ struct ConvProblem {
   /// of 4 columns) for the whole k range, so the column's image and origin are decomposed once per block. The
   /// gather's taps come from shared memory: the taps of tile t + kStages - 1 stream in (cp.async) with tile t, so
   /// they are there when that tile's gather is issued, and no gather waits on a global load.
-  template <int BM, int BN, int kThreads>
+  template <int BM, int BN, int kThreads, int kStages>
   struct Loader {
-    static constexpr int kTapSlots = 2 * gemm_core::kStages;  // tile t's taps in slot t % kTapSlots
+    static constexpr int kTapSlots = 2 * kStages;  // tile t's taps in slot t % kTapSlots
     static_assert(kThreads % BN == 0 && kThreads >= kTileK, "each thread gathers one column");
     struct Shared {
       int4 taps[kTapSlots][kTileK];
@@ -180,7 +180,7 @@ struct ConvProblem {
     /// The taps of the first kStages - 1 tiles, which no earlier tile brings in.
     __device__ void begin() const {
       if (pr.vector) return;
-      for (int e = threadIdx.x; e < (gemm_core::kStages - 1) * kTileK; e += kThreads) {
+      for (int e = threadIdx.x; e < (kStages - 1) * kTileK; e += kThreads) {
         const int64_t k = k_begin + e;
         sh.taps[e / kTileK][e % kTileK] = k < pr.K ? pr.taps[k] : make_int4(0, 0, 0, 0);
       }
@@ -192,7 +192,7 @@ struct ConvProblem {
       if (pr.vector) return load_vectors(bs, k0);
       gather_taps(bs, k0, sh.taps[t % kTapSlots]);
       if (threadIdx.x < kTileK) {
-        const int64_t ahead = t + gemm_core::kStages - 1, k = k_begin + ahead * kTileK + threadIdx.x;
+        const int64_t ahead = t + kStages - 1, k = k_begin + ahead * kTileK + threadIdx.x;
         gemm_core::copy_16_async(&sh.taps[ahead % kTapSlots][threadIdx.x], k < pr.K ? pr.taps + k : pr.taps,
                                  k < pr.K);
       }
@@ -259,9 +259,12 @@ struct TileChoice {
 
 template <class... Shapes>
 struct ShapeList {};
-using GemmShapes = ShapeList<gemm_core::TileShape<128, 128, 8>, gemm_core::TileShape<128, 128, 4>,
-                             gemm_core::TileShape<64, 128, 8>, gemm_core::TileShape<64, 64, 8>,
-                             gemm_core::TileShape<64, 64, 4>, gemm_core::TileShape<64, 64, 4, 4>>;
+// No two shapes share (BM, BN, TN, min blocks): a TileChoice names one. 64x128x8/3 keeps its totals in shared memory
+// (2 stages), so that 3 blocks fit an SM.
+using GemmShapes =
+    ShapeList<gemm_core::TileShape<128, 128, 8>, gemm_core::TileShape<128, 128, 4>,
+              gemm_core::TileShape<64, 128, 8>, gemm_core::TileShape<64, 128, 8, 3, 2, gemm_core::Totals::InShared>,
+              gemm_core::TileShape<64, 64, 8>, gemm_core::TileShape<64, 64, 4>, gemm_core::TileShape<64, 64, 4, 4>>;
 
 /// f.template operator()<Shape>() for the shape of `tile` (one of GemmShapes).
 template <class F, class... Shapes>
@@ -352,12 +355,14 @@ void launch_split(const KernelContext& ctx, const Problem& prob, SplitK split) {
 
 /// The tile, and the split along k, of one problem; measured on the H200 with every tile forced
 /// (bench/gpu_gemm.py --tiles, bench/results/gpu-gemm-tiles-2026-12-04/):
-/// - enough 128x128 tiles to fill the multiprocessors several times (Conv: half of them once, since its column
-///   loads, the gather of taps, cost more and taller tiles share them over more rows): for a Conv 128x128, with
-///   8x4 outputs per thread for a gathering Conv (more warps hide the gather) and 8x8 otherwise; for a MatMul
-///   64x128 with 8x8, two blocks an SM, 1-3% faster than 128x128 on the H100 (2026-12-06, bench/gpu_gemm_core.cu);
+/// - a Conv with enough 128x128 tiles to fill half the multiprocessors (its column loads, the gather of taps, cost
+///   more and taller tiles share them over more rows): 128x128, with 8x4 outputs per thread for a gathering Conv
+///   (more warps hide the gather) and 8x8 otherwise;
+/// - a MatMul with 64x128 tiles for two blocks an SM: 64x128 with 8x8 and the totals in shared memory, three blocks
+///   an SM; on the H100 (2026-12-07, bench/gpu_core_variants/) 2% faster than with the totals in registers at
+///   8192^3 and 5-33% faster on BERT's batch-32 products, where 4096x768 outputs took 64x64 tiles before;
 /// - else, while 64x64 tiles fill every multiprocessor: 64x64 with 8x4 outputs per thread, whose small tiles
-///   leave a short last wave (BERT's 4096x768 outputs: 192 large tiles are 1.45 waves of 132);
+///   leave a short last wave (64x128 with 8x8 for short outputs, M <= 64);
 /// - else the problem is small and split along k: 128x128 tiles where the outputs are tall and wide, else 64x64.
 /// Narrow (N <= 64) or short (M <= 64) outputs skip the tiles that would mostly compute padding.
 template <class Problem>
@@ -367,10 +372,11 @@ std::pair<TileChoice, SplitK> plan_gemm(const Problem& prob, int64_t sms) {
   const int64_t outputs = prob.batches * prob.M * prob.N;
   const bool wide = prob.N > 64, tall = prob.M > 64;
   const int64_t large_tiles = output_tiles(prob, 128, 128);
-  if (tall && wide && large_tiles >= (Problem::kCostlyColumnLoads ? sms / 2 : 4 * sms)) {
-    if (Problem::kCostlyColumnLoads) return {{128, 128, prob.gathers() ? 4 : 8}, {}};
-    return {{64, 128, 8}, {}};
-  }
+  const TileChoice totals_in_shared{64, 128, 8, 3};
+  if (Problem::kCostlyColumnLoads && tall && wide && large_tiles >= sms / 2)
+    return {{128, 128, prob.gathers() ? 4 : 8}, {}};
+  if (!Problem::kCostlyColumnLoads && tall && wide && output_tiles(prob, 64, 128) >= 2 * sms)
+    return {totals_in_shared, {}};
   // A MatMul's 8x4 threads fit 128 registers without spilling, so that four blocks share an SM; a Conv's gather
   // state does not (hundreds of bytes of spills), and it keeps the registers of one block an SM.
   const TileChoice small{64, 64, 4, Problem::kCostlyColumnLoads ? 1 : 4};

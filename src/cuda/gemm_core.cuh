@@ -2,8 +2,9 @@
 // outputs per thread, k in shared-memory tiles of kTileK filled by cp.async kStages deep.
 //
 // What keeps each output's canonical k order (dot_chunked_f32, docs/arithmetic.md#gemm): one thread owns an
-// output for the whole k range; it keeps the chunk partial p and the running total in registers, and walks k
-// ascending, one fma per k (arith::fma_f32 = __fmaf_rn; the build's --fmad=false keeps every other a*b+c unfused).
+// output for the whole k range; it keeps the chunk partial p in registers and the running total in registers or, for
+// tiles that trade them for more blocks an SM, in its own slots of shared memory, and walks k ascending, one fma per
+// k (arith::fma_f32 = __fmaf_rn; the build's --fmad=false keeps every other a*b+c unfused).
 // kTileK divides kDotChunk, so every chunk ends exactly at a tile end or at the end of the k range: there
 // total = total + p and p = +0. The k loop stops at the range end exactly: zero-filled shared memory past K is
 // never multiplied (fma(0, 0, -0) would turn a -0 partial into +0).
@@ -21,17 +22,15 @@
 
 namespace lockstep::cuda::gemm_core {
 
-// 16-deep k tiles four stages deep: 48 k in flight while 16 are multiplied, one barrier per 16 k. A thread of 8x8
-// outputs holds 128 registers of p and totals, so a 128x128 block (8 warps) runs alone on an SM with up to 255
-// registers; 8x4 outputs per thread give the same block 16 warps of up to 128 registers.
+// 16-deep k tiles, one barrier per 16 k. A thread of 8x8 outputs holds 128 registers of p and totals, so a 128x128
+// block (8 warps) runs alone on an SM with up to 255 registers; 8x4 outputs per thread give the same block 16 warps
+// of up to 128 registers.
 constexpr int kTileK = 16;
-constexpr int kStages = 4;
 constexpr int kPad = 4;  // floats of padding per shared row: rows stay 16-byte aligned for float4 reads
 static_assert(arith::kDotChunk % kTileK == 0, "a chunk must end at a tile end");
-static_assert((kStages & (kStages - 1)) == 0, "the stage of tile t is t % kStages");
 
 /// kStages stages of the A tile (k-major: a[k][m]) and the B tile (b[k][n]).
-template <int BM, int BN>
+template <int BM, int BN, int kStages>
 struct SharedTiles {
   float a[kStages][kTileK][BM + kPad];
   float b[kStages][kTileK][BN + kPad];
@@ -295,14 +294,24 @@ struct SplitK {
   float* partials = nullptr;
 };
 
+/// Where a thread keeps its running totals between chunk ends.
+enum class Totals { InRegisters, InShared };
+
 /// A block tile of BM x BN outputs, 8 x TN per thread (TN = 8: 64 outputs, 128 registers of partials and totals;
 /// TN = 4 halves that, for twice the threads and so twice the warps to hide latency). kMinBlocks: the blocks an SM
 /// must be able to hold, which bounds the registers a thread may take (65536 / (kMinBlocks * kThreads)).
-template <int BM_, int BN_, int TN_, int kMinBlocks_ = 1>
+/// kStages: k tiles in flight, 4 (48 k stream in while 16 are multiplied) or 2 (the next tile streams in while this
+/// one is multiplied, for half the shared memory).
+/// Totals::InShared: each thread's totals live in shared memory, read, added to and written back at each chunk end
+/// (every 64 k: 16 LDS.128, 64 FADD and 16 STS.128 for 8x8 outputs, against 4,096 FFMA). A 64x128 tile of 8x8 then
+/// takes 166 registers instead of 243: 3 blocks an SM (12 warps) instead of 2, with 2 stages (57 KB a block).
+template <int BM_, int BN_, int TN_, int kMinBlocks_ = 1, int kStages_ = 4, Totals kTotals_ = Totals::InRegisters>
 struct TileShape {
-  static constexpr int BM = BM_, BN = BN_, TN = TN_, kMinBlocks = kMinBlocks_;
+  static constexpr int BM = BM_, BN = BN_, TN = TN_, kMinBlocks = kMinBlocks_, kStages = kStages_;
+  static constexpr bool kTotalsInShared = kTotals_ == Totals::InShared;
   static constexpr int kThreadsN = BN / TN;
   static constexpr int kThreads = BM / 8 * kThreadsN;
+  static_assert(kStages == 2 || kStages == 4, "the stage of tile t is t % kStages");
 };
 
 /// Stores each output's partial of one chunk (split-K), laid out (batch, chunk, m, n).
@@ -338,11 +347,39 @@ __device__ __forceinline__ void store_outputs(const Problem& prob, const typenam
   }
 }
 
+/// Totals::InShared at a chunk end: total = total + p for each of the thread's outputs.
+template <int TN, int kRows>
+__device__ __forceinline__ void add_to_shared_totals(float4 (*totals)[kRows], const float (&p)[8][TN]) {
+#pragma unroll
+  for (int i = 0; i < 8; ++i)
+#pragma unroll
+    for (int q = 0; q < TN / 4; ++q) {
+      float4 v = totals[i * (TN / 4) + q][threadIdx.x];
+      v.x = v.x + p[i][q * 4], v.y = v.y + p[i][q * 4 + 1], v.z = v.z + p[i][q * 4 + 2], v.w = v.w + p[i][q * 4 + 3];
+      totals[i * (TN / 4) + q][threadIdx.x] = v;
+    }
+}
+
+/// Totals::InShared after the last chunk: the thread's totals back into registers, for store_outputs.
+template <int TN, int kRows>
+__device__ __forceinline__ void read_shared_totals(const float4 (*totals)[kRows], float (&total)[8][TN]) {
+#pragma unroll
+  for (int i = 0; i < 8; ++i)
+#pragma unroll
+    for (int q = 0; q < TN / 4; ++q) {
+      const float4 v = totals[i * (TN / 4) + q][threadIdx.x];
+      total[i][q * 4] = v.x, total[i][q * 4 + 1] = v.y, total[i][q * 4 + 2] = v.z, total[i][q * 4 + 3] = v.w;
+    }
+}
+
 /// The block's shared memory: the k-tile stages and what the problem's loader keeps there.
 template <class Shape, class Problem>
 struct SharedMemory {
-  SharedTiles<Shape::BM, Shape::BN> tiles;
-  typename Problem::template Loader<Shape::BM, Shape::BN, Shape::kThreads>::Shared loader;
+  SharedTiles<Shape::BM, Shape::BN, Shape::kStages> tiles;
+  typename Problem::template Loader<Shape::BM, Shape::BN, Shape::kThreads, Shape::kStages>::Shared loader;
+  // Totals::InShared: thread t's totals of row i, columns 4q .. 4q+3, at totals[i * TN / 4 + q][t], so that a warp's
+  // float4 accesses are consecutive and conflict-free.
+  float4 totals[Shape::kTotalsInShared ? 8 * Shape::TN / 4 : 1][Shape::kTotalsInShared ? Shape::kThreads : 1];
 };
 
 // Contract: per output, dot_chunked_f32 over k ascending with init = prob.init(m) (or, kPartials, each chunk's
@@ -350,7 +387,8 @@ struct SharedMemory {
 template <class Shape, bool kPartials, class Problem>
 __global__ void __launch_bounds__(Shape::kThreads, Shape::kMinBlocks)
     gemm_f32_sm80(const __grid_constant__ Problem prob, const __grid_constant__ SplitK split) {
-  constexpr int BM = Shape::BM, BN = Shape::BN, TN = Shape::TN;
+  constexpr int BM = Shape::BM, BN = Shape::BN, TN = Shape::TN, kStages = Shape::kStages;
+  constexpr bool kTotalsInShared = Shape::kTotalsInShared && !kPartials;
   extern __shared__ float4 shared_words[];
   SharedMemory<Shape, Problem>& sm = *reinterpret_cast<SharedMemory<Shape, Problem>*>(shared_words);
   // A warp covers 4 x 8 threads: its fragment reads are 4 distinct float4 of A and 8 of B (128 bytes), one
@@ -367,7 +405,7 @@ __global__ void __launch_bounds__(Shape::kThreads, Shape::kMinBlocks)
       const int64_t k_end = kPartials ? min64(K, k_begin + split.chunks_per_split * arith::kDotChunk) : K;
       const int64_t m0 = mt * BM, n0 = int64_t(blockIdx.x) * BN;
       const typename Problem::Batch bt = prob.batch(batch);
-      typename Problem::template Loader<BM, BN, Shape::kThreads> loader(prob, bt, m0, n0, sm.loader, k_begin);
+      typename Problem::template Loader<BM, BN, Shape::kThreads, kStages> loader(prob, bt, m0, n0, sm.loader, k_begin);
       float p[8][TN], total[8][TN];
 #pragma unroll
       for (int i = 0; i < 8; ++i) {
@@ -375,6 +413,10 @@ __global__ void __launch_bounds__(Shape::kThreads, Shape::kMinBlocks)
         const float init = !kPartials && m < M ? prob.init(bt, m) : 0.0f;
 #pragma unroll
         for (int j = 0; j < TN; ++j) total[i][j] = init, p[i][j] = 0.0f;
+        if constexpr (kTotalsInShared)
+#pragma unroll
+          for (int q = 0; q < TN / 4; ++q)
+            sm.totals[i * (TN / 4) + q][threadIdx.x] = make_float4(init, init, init, init);
       }
       const int64_t tiles = (k_end - k_begin + kTileK - 1) / kTileK;
       // The previous output tile's stages are no longer read, and no copy it issued ahead is still landing.
@@ -383,11 +425,12 @@ __global__ void __launch_bounds__(Shape::kThreads, Shape::kMinBlocks)
       loader.begin();
       __syncthreads();
       // Registers staged by load() are stored one iteration later (tile t + kStages - 2 at iteration t), once the
-      // barrier has freed their stage, so the global reads have a tile's compute to land.
+      // barrier has freed their stage, so the global reads have a tile's compute to land; with 2 stages, those of
+      // tile t + 1 once tile t is multiplied, into the stage nobody reads then.
 #pragma unroll
       for (int t = 0; t < kStages - 1; ++t) {
         if (t < tiles) loader.load(sm.tiles.a[t], sm.tiles.b[t], t);
-        if (t < tiles && t < kStages - 2) loader.store(sm.tiles.a[t], sm.tiles.b[t]);
+        if (t < tiles && (t < kStages - 2 || kStages == 2)) loader.store(sm.tiles.a[t], sm.tiles.b[t]);
         async_commit();  // one group per tile, empty ones too, so that the wait below counts tiles
       }
       // kReadAhead: the first fragments of tile t + 1 are read before the last row of tile t is multiplied, with the
@@ -411,7 +454,7 @@ __global__ void __launch_bounds__(Shape::kThreads, Shape::kMinBlocks)
           __syncthreads();
         }
         const int staged = int((t + kStages - 2) % kStages), next = int((t + kStages - 1) % kStages);
-        if (t + kStages - 2 < tiles) loader.store(sm.tiles.a[staged], sm.tiles.b[staged]);
+        if (kStages > 2 && t + kStages - 2 < tiles) loader.store(sm.tiles.a[staged], sm.tiles.b[staged]);
         if (t + kStages - 1 < tiles) loader.load(sm.tiles.a[next], sm.tiles.b[next], t + kStages - 1);
         async_commit();
         const int kmax = int(min64(kTileK, k_end - k0));
@@ -419,6 +462,7 @@ __global__ void __launch_bounds__(Shape::kThreads, Shape::kMinBlocks)
           multiply_tile_head<BM, BN, TN>(sm.tiles.a[stage], sm.tiles.b[stage], p, ty, tx, kmax);
         } else if constexpr (kReadAhead) {
           multiply_tile_but_last<BM, BN, TN>(sm.tiles.a[stage], sm.tiles.b[stage], p, ty, tx, a, b);
+          if (kStages == 2 && t + 1 < tiles) loader.store(sm.tiles.a[next], sm.tiles.b[next]);
           async_wait<kStages - 2>();
           __syncthreads();
           if (t + 1 < tiles)
@@ -427,20 +471,23 @@ __global__ void __launch_bounds__(Shape::kThreads, Shape::kMinBlocks)
           outer_product<TN>(a[1], b[1], p);
         } else {
           multiply_tile<BM, BN, TN>(sm.tiles.a[stage], sm.tiles.b[stage], p, ty, tx);
+          if (kStages == 2 && t + 1 < tiles) loader.store(sm.tiles.a[next], sm.tiles.b[next]);
         }
         const int64_t kend = k0 + kmax;
         if (kend % arith::kDotChunk == 0 || kend == k_end) {
           if constexpr (kPartials) store_partials<Shape>(prob, split, batch, (kend - 1) / arith::kDotChunk, m0, n0,
                                                          ty, tx, p);
+          if constexpr (kTotalsInShared) add_to_shared_totals<TN>(sm.totals, p);
 #pragma unroll
           for (int i = 0; i < 8; ++i)
 #pragma unroll
             for (int j = 0; j < TN; ++j) {
-              if constexpr (!kPartials) total[i][j] = total[i][j] + p[i][j];
+              if constexpr (!kPartials && !kTotalsInShared) total[i][j] = total[i][j] + p[i][j];
               p[i][j] = 0.0f;
             }
         }
       }
+      if constexpr (kTotalsInShared) read_shared_totals<TN>(sm.totals, total);
       if constexpr (!kPartials) store_outputs<Shape>(prob, bt, m0, n0, ty, tx, total);
     }
 }
