@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # One device call (run from the repository root, with bench/gpu_core_variants/bin carried from build.sh): cuBLAS's
 # float32 times on the same problems, then each build of bench/gpu_gemm_core.cu on every problem, ROUNDS rounds in
-# alternation, then ncu on problem NCU_CASE (1: 8192^3) for the builds in NCU_BUILDS (default: all
-# builds in bin/). Logs in $OUT.
+# alternation, then ncu on problem NCU_CASE (1: 8192^3) for the builds in NCU_BUILDS (default: every build in bin/;
+# a name that is not one, e.g. none, skips it). Logs in $OUT.
 set -u
 cd "$(dirname "$0")"
 builds=${BUILDS:-$(ls bin | grep -v "\.ptxas$")}
