@@ -30,13 +30,8 @@ struct Prob {
   template <int BM, int BN, int kThreads, int>
   struct Loader {
     struct Shared {};
-#ifdef CORE_FIXED_WALKS  // a variant whose loaders take the walk as a template argument
-    StridedTileLoader<BM, kThreads, true, int(Walk::VectorK)> a;
-    StridedTileLoader<BN, kThreads, false, int(Walk::VectorX)> b;
-#else
     StridedTileLoader<BM, kThreads, true> a;
     StridedTileLoader<BN, kThreads, false> b;
-#endif
     __device__ Loader(const Prob& pr, const Batch& bt, int64_t m0, int64_t n0, Shared&, int64_t k_begin)
         : a({bt.a, 1, pr.K, pr.K, pr.M, Walk::VectorK}, k_begin, m0),
           b({bt.b, pr.N, 1, pr.K, pr.N, Walk::VectorX}, k_begin, n0) {}
