@@ -266,6 +266,17 @@ using GemmShapes =
               gemm_core::TileShape<64, 128, 8>, gemm_core::TileShape<64, 128, 8, 3, 2, gemm_core::Totals::InShared>,
               gemm_core::TileShape<64, 64, 8>, gemm_core::TileShape<64, 64, 4>, gemm_core::TileShape<64, 64, 4, 4>>;
 
+/// Whether every shape of the list has its own (BM, BN, TN, min blocks).
+template <class... Shapes>
+constexpr bool names_are_unique(ShapeList<Shapes...>) {
+  constexpr TileChoice names[] = {{Shapes::BM, Shapes::BN, Shapes::TN, Shapes::kMinBlocks}...};
+  for (size_t i = 0; i < sizeof...(Shapes); ++i)
+    for (size_t j = 0; j < i; ++j)
+      if (names[i] == names[j]) return false;
+  return true;
+}
+static_assert(names_are_unique(GemmShapes{}), "two GEMM shapes share a TileChoice");
+
 /// f.template operator()<Shape>() for the shape of `tile` (one of GemmShapes).
 template <class F, class... Shapes>
 void with_shape(TileChoice tile, F&& f, ShapeList<Shapes...>) {
@@ -353,16 +364,33 @@ void launch_split(const KernelContext& ctx, const Problem& prob, SplitK split) {
   check_launch(ctx);
 }
 
-/// The tile, and the split along k, of one problem; measured on the H200 with every tile forced
-/// (bench/gpu_gemm.py --tiles, bench/results/gpu-gemm-tiles-2026-12-04/):
-/// - a Conv with enough 128x128 tiles to fill half the multiprocessors (its column loads, the gather of taps, cost
-///   more and taller tiles share them over more rows): 128x128, with 8x4 outputs per thread for a gathering Conv
-///   (more warps hide the gather) and 8x8 otherwise;
-/// - a MatMul with 64x128 tiles for two blocks an SM: 64x128 with 8x8 and the totals in shared memory, three blocks
-///   an SM; on the H100 (2026-12-07, bench/gpu_core_variants/) 2% faster than with the totals in registers at
-///   8192^3 and 5-33% faster on BERT's batch-32 products, where 4096x768 outputs took 64x64 tiles before;
+/// The share of its slots that a grid of `tiles` blocks keeps busy, `slots` blocks running at a time: the last
+/// wave's empty slots count as lost.
+double wave_fill(int64_t tiles, int64_t slots) {
+  const int64_t waves = (tiles + slots - 1) / slots;
+  return waves > 0 ? double(tiles) / double(waves * slots) : 1.0;
+}
+
+// A gathering Conv's rate on 64x128 tiles with the totals in shared memory, against 128x128 tiles with 8x4 per
+// thread, both in full waves: ResNet-50's 3x3 convs at batch 128 on 28x28 and 14x14 planes, 0.94-0.95 (H100,
+// bench/results/gpu-2026-12-07h/gemm_tiles.txt).
+constexpr double kSharedTotalsGatherRate = 0.94;
+
+/// The tile, and the split along k, of one problem; measured with every tile forced (bench/gpu_gemm.py --tiles: on
+/// the H200, bench/results/gpu-gemm-tiles-2026-12-04/; on the H100, bench/results/gpu-2026-12-07h/):
+/// - a gathering Conv (taps) with enough 128x128 tiles to fill half the multiprocessors (the gather costs more and
+///   taller tiles share it over more rows): 128x128 with 8x4 outputs per thread (more warps hide the gather), unless
+///   64x128 tiles with the totals in shared memory, three blocks an SM, keep more of the GPU busy in their last
+///   wave (batch 32, 128 channels on 28x28: 0.348 -> 0.283 ms);
+/// - a non-gathering Conv (1x1) with that many tiles: 64x128 with the totals in shared memory (batch 32,
+///   64 -> 256 on 56x56: 0.288 -> 0.237 ms, against 128x128 with 8x8);
+/// - a MatMul with 64x128 tiles for two blocks an SM: 64x128 with 8x8 and the totals in shared memory; on the H100
+///   (2026-12-07, bench/gpu_core_variants/) 2% faster than with the totals in registers at 8192^3 and 5-33% faster
+///   on BERT's batch-32 products, where 4096x768 outputs took 64x64 tiles before;
+/// - short outputs (M <= 64) with 64x128 tiles for one block an SM: 64x128 with 8x8, its totals in shared memory
+///   where the tiles fill every SM twice (batch 32, 64 channels on 56x56: 0.342 -> 0.300 ms);
 /// - else, while 64x64 tiles fill every multiprocessor: 64x64 with 8x4 outputs per thread, whose small tiles
-///   leave a short last wave (64x128 with 8x8 for short outputs, M <= 64);
+///   leave a short last wave;
 /// - else the problem is small and split along k: 128x128 tiles where the outputs are tall and wide, else 64x64.
 /// Narrow (N <= 64) or short (M <= 64) outputs skip the tiles that would mostly compute padding.
 template <class Problem>
@@ -371,16 +399,20 @@ std::pair<TileChoice, SplitK> plan_gemm(const Problem& prob, int64_t sms) {
   const int64_t chunks = (prob.K + arith::kDotChunk - 1) / arith::kDotChunk;
   const int64_t outputs = prob.batches * prob.M * prob.N;
   const bool wide = prob.N > 64, tall = prob.M > 64;
-  const int64_t large_tiles = output_tiles(prob, 128, 128);
+  const int64_t large_tiles = output_tiles(prob, 128, 128), half_tiles = output_tiles(prob, 64, 128);
   const TileChoice totals_in_shared{64, 128, 8, 3};
-  if (Problem::kCostlyColumnLoads && tall && wide && large_tiles >= sms / 2)
-    return {{128, 128, prob.gathers() ? 4 : 8}, {}};
-  if (!Problem::kCostlyColumnLoads && tall && wide && output_tiles(prob, 64, 128) >= 2 * sms)
-    return {totals_in_shared, {}};
+  if (Problem::kCostlyColumnLoads && tall && wide && large_tiles >= sms / 2) {
+    if (!prob.gathers() ||
+        wave_fill(half_tiles, 3 * sms) * kSharedTotalsGatherRate > wave_fill(large_tiles, sms))
+      return {totals_in_shared, {}};
+    return {{128, 128, 4}, {}};
+  }
+  if (!Problem::kCostlyColumnLoads && tall && wide && half_tiles >= 2 * sms) return {totals_in_shared, {}};
   // A MatMul's 8x4 threads fit 128 registers without spilling, so that four blocks share an SM; a Conv's gather
   // state does not (hundreds of bytes of spills), and it keeps the registers of one block an SM.
   const TileChoice small{64, 64, 4, Problem::kCostlyColumnLoads ? 1 : 4};
-  if (!tall && wide && output_tiles(prob, 64, 128) >= sms) return {{64, 128, 8}, {}};
+  if (!tall && wide && half_tiles >= 2 * sms) return {totals_in_shared, {}};
+  if (!tall && wide && half_tiles >= sms) return {{64, 128, 8}, {}};
   if (output_tiles(prob, 64, 64) >= sms) return {small, {}};
   if (tall && wide) {
     const SplitK split = plan_split(large_tiles, chunks, outputs, sms);
