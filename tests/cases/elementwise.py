@@ -74,7 +74,9 @@ CASES += [
 
 # ---- binary arithmetic with broadcasting
 SHAPES = [((3, 4, 5), (3, 4, 5)), ((3, 4, 5), (5,)), ((3, 1, 5), (1, 4, 1)), ((), (2, 3)), ((2, 3), ()),
-          ((4, 1), (4, 70)), ((1,), (0, 3)), ((2, 1, 3, 1, 5), (4, 1, 6, 1)), ((65,), (1,))]
+          ((4, 1), (4, 70)), ((1,), (0, 3)), ((2, 1, 3, 1, 5), (4, 1, 6, 1)), ((65,), (1,)),
+          # innermost dims of whole quads, each input running along them or broadcast across (CUDA's strided quads)
+          ((2, 3, 8, 16), (2, 1, 1, 16)), ((4, 8), (4, 1)), ((3, 5, 1), (1, 1, 8))]
 for op in ["Add", "Sub", "Mul", "Div", "Max", "Min"]:
     for i, (sa, sb) in enumerate(SHAPES):
         CASES.append(case(f"{op.lower()}_bcast{i}", op, {"A": rand(*sa, low=-3, high=3), "B": rand(*sb, low=-3, high=3)}))
