@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 
 #include "cuda/common.cuh"
 #include "ops/elementwise.h"
@@ -55,6 +56,36 @@ BroadcastIndex32<kInputs> index_32bit(const BroadcastPlan& plan) {
     for (int k = 0; k < kInputs; ++k) index.strides[k][d] = uint32_t(plan.strides[k][d]);
   }
   return index;
+}
+
+/// A plan whose innermost dim is a whole number of quads (four outputs), in quads: output quad q's first element's
+/// offset in each input comes from index_32bit over the quads, and each input either runs along the innermost dim
+/// (stride 1: its four elements are one aligned vector) or stays on one element along it (stride 0). Nothing where
+/// that does not hold, where an offset reaches 2^31, or where a running input's other strides or its base would put
+/// a vector off its 16-byte alignment (`aligned[k]`: input k's pointer is).
+template <int kInputs>
+struct QuadIndex {
+  BroadcastIndex32<kInputs> index;  // over the quads, offsets in elements
+  bool runs[kInputs] = {};          // input k's four elements are consecutive
+};
+template <int kInputs>
+std::optional<QuadIndex<kInputs>> quad_index_32bit(const BroadcastPlan& plan, const bool (&aligned)[kInputs]) {
+  const int inner = plan.rank - 1;
+  if (!fits_32bit(plan) || plan.dims[inner] % 4 != 0) return std::nullopt;
+  QuadIndex<kInputs> q;
+  q.index = index_32bit<kInputs>(plan);
+  q.index.numel = uint32_t(plan.numel / 4);
+  q.index.dims[inner] = FastDivisor(uint32_t(plan.dims[inner] / 4));
+  for (int k = 0; k < kInputs; ++k) {
+    const int64_t step = plan.strides[k][inner];
+    if (step != 0 && step != 1) return std::nullopt;
+    q.runs[k] = step == 1;
+    if (q.runs[k] && !aligned[k]) return std::nullopt;
+    for (int d = 0; q.runs[k] && d < inner; ++d)
+      if (plan.strides[k][d] % 4 != 0) return std::nullopt;
+    q.index.strides[k][inner] = uint32_t(4 * step);
+  }
+  return q;
 }
 
 /// Four consecutive elements of type T, moved as one aligned vector.
