@@ -92,8 +92,8 @@ __device__ __forceinline__ Quad<T> quad_at(const T* __restrict__ x, uint32_t off
 }
 
 // Contract: the same, with broadcasting whose innermost dim is a whole number of quads (QuadIndex): four outputs a
-// thread, their operands found once per quad (the mask Add of attention, [32,12,128,128] + [32,1,1,128], took 2.7x
-// the time of a same-shape Add element by element).
+// thread, their operands found once per quad (attention's mask Add, [32,12,128,128] + [32,1,1,128], on the H100:
+// 27 us element by element, 15.6 us by quads).
 template <class Out, class T, class F>
 __global__ void map2_kernel_strided_quads(const T* __restrict__ a, const T* __restrict__ b, Out* __restrict__ out,
                                           QuadIndex<2> quads, F f) {
