@@ -9,7 +9,7 @@ from onnx import TensorProto, helper, numpy_helper
 
 import lockstep
 from bits import same_bits
-from test_fusion import feed, silu_patterns
+from test_fusion import feed, gelu_chain, silu_patterns
 
 PROVIDERS = [lockstep.CPU] + ([lockstep.CUDA] if lockstep.CUDA in lockstep.get_available_providers() else [])
 
@@ -74,6 +74,25 @@ def test_the_written_fused_model_loads_back_and_gives_the_same_bytes(provider, t
     cpu = lockstep.InferenceSession(str(path), providers=[lockstep.CPU])
     for a, b in zip(original.run(None, feed()), cpu.run(None, feed())):
         assert same_bits(a, b)
+
+
+def test_a_written_gelu_epilogue_loads_back_and_a_broken_one_is_refused(tmp_path):
+    """The erf GELU chain absorbed into a FusedMatMul's epilogue keeps its constants in the written model, which
+    loads back with the same bytes; the same node short of a constant is an InvalidGraph error naming the
+    activation."""
+    path = tmp_path / "opt.onnx"
+    x = np.random.default_rng(6).standard_normal((5, 8)).astype(np.float32)
+    original = write_optimized(gelu_chain(True), path)
+    written = onnx.load(str(path))
+    (node,) = written.graph.node
+    constants = [a for a in node.attribute if a.name == "activation_constants"][0]
+    assert node.op_type == "FusedMatMul" and list(constants.floats) == [np.float32(1.4142135), 1.0, 0.5]
+    assert same_bits(original.run(None, {"x": x})[0],
+                     lockstep.InferenceSession(str(path), providers=[lockstep.CPU]).run(None, {"x": x})[0])
+    del constants.floats[2]
+    onnx.save(written, str(tmp_path / "short.onnx"))
+    with pytest.raises(lockstep.InvalidGraph, match="GeluErfChain needs a FusedMatMul with 3 activation_constants"):
+        lockstep.InferenceSession(str(tmp_path / "short.onnx"), providers=[lockstep.CPU]).run(None, {"x": x})
 
 
 def test_the_written_model_has_the_folded_constants_and_keeps_the_rest(tmp_path):

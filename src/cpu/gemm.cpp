@@ -289,20 +289,20 @@ PackedA pack_a_for(CpuIsa isa, ThreadPool* pool, int64_t M, int64_t K, const Pan
 /// addend's row i at addend + i * lda, read with column step `step` (lda = 0: one row for all, a per-column addend).
 /// The operations are fixed at compile time so that the loops vectorise; one call per tile.
 using EpilogueTileFn = void (*)(float* c, int64_t ldc, int64_t rows, int64_t cols, const float* addend, int64_t lda,
-                                int64_t step);
+                                int64_t step, const ActivationConstants& k);
 
 /// The number of Activation values: the epilogue tables' entries per addend kind.
-constexpr int kActivations = static_cast<int>(Activation::HardSwish) + 1;
+constexpr int kActivations = static_cast<int>(Activation::GeluTanhChain) + 1;
 
 /// The scalar ISA's tile (the SIMD ISAs': cpu/gemm/epilogue_f32.inc).
 // Contract: absorbed_ops_f32 per element; see docs/arithmetic.md#graph-rewrites.
 template <bool kAddend, bool kAddendFirst, Activation kAct>
 void epilogue_tile(float* c, int64_t ldc, int64_t rows, int64_t cols, const float* addend, int64_t lda,
-                   int64_t step) {
+                   int64_t step, const ActivationConstants& k) {
   for (int64_t i = 0; i < rows; ++i) {
     float* row = c + i * ldc;
     for (int64_t j = 0; j < cols; ++j)
-      row[j] = absorbed_ops_f32(row[j], kAddend, kAddend ? addend[i * lda + j * step] : 0.0f, kAddendFirst, kAct);
+      row[j] = absorbed_ops_f32(row[j], kAddend, kAddend ? addend[i * lda + j * step] : 0.0f, kAddendFirst, kAct, k);
   }
 }
 
@@ -532,7 +532,8 @@ void packed_product(ThreadPool* pool, const ASource& a, int64_t N, const BSource
     }
 #if defined(__x86_64__) || defined(__i386__)
     const StoreEpilogue& e = out.epilogue;
-    if (!in_place && k1 == K && out.rs == 1 && out.cs != 1 && a.isa != CpuIsa::Scalar) {
+    if (!in_place && k1 == K && out.rs == 1 && out.cs != 1 && a.isa != CpuIsa::Scalar &&
+        !takes_constants(e.activation)) {
       // Outputs final, C's columns contiguous: the epilogue and the copy of the tile in 8x8 transposed blocks.
       const float* addend = e.addend ? e.addend + (e.per_column ? n0 : m0 + n0 * out.cs) : nullptr;
       return store_tile_transposed_f32_avx2(tile, NR, r, nr, out.data + m0 + n0 * out.cs, out.cs, addend,
@@ -723,7 +724,7 @@ void apply_gemm_epilogue(const GemmOut& out, float* c, int64_t ldc, int64_t rows
   const int kind = ((e.addend ? 2 : 0) | (e.addend_first ? 1 : 0)) * kActivations + static_cast<int>(e.activation);
   const EpilogueTileFn fn = epilogue_tiles(cpu_isa())[kind];
   const float* addend = e.addend ? e.addend + (e.per_column ? n0 : m0 * out.rs + n0 * out.cs) : nullptr;
-  fn(c, ldc, rows, cols, addend, e.per_column ? 0 : out.rs, e.per_column ? 1 : out.cs);
+  fn(c, ldc, rows, cols, addend, e.per_column ? 0 : out.rs, e.per_column ? 1 : out.cs, e.constants);
 }
 
 PackedA pack_a(ThreadPool* pool, int64_t M, int64_t K, const PanelFn& a_panels) {
@@ -821,7 +822,7 @@ void gemm(KernelContext& ctx) {
   const bool unit_alpha = p.alpha == 1.0f;
   const bool c_as_addend = unit_alpha && c && p.beta == 1.0f && p.c_cs == 1 && (p.c_rs == 0 || p.c_rs == p.N);
   GemmOut out{yd, p.N, 1, nullptr};
-  if (c_as_addend) out.epilogue = StoreEpilogue{c, p.c_rs == 0, false};
+  if (c_as_addend) out.epilogue = StoreEpilogue{c, p.c_rs == 0, false, Activation::None, {}};
   product_of_strided(ctx, p.M, p.N, p.K, {ctx.input(0).data<float>(), p.a_rs, p.a_cs},
                      {ctx.input(1).data<float>(), p.b_cs, p.b_rs}, out);
   if (unit_alpha && (!c || c_as_addend)) return;

@@ -58,7 +58,7 @@ __global__ void depthwise_f32(arith::ConvDims g, const float* x, const float* w,
       }
       if (taps % arith::kDotChunk != 0) total = total + part;
       const int64_t i = plane * pixels + p;
-      y[i] = epilogue.active() ? epilogue.apply(total, i, 0) : total;
+      y[i] = epilogue.active() ? epilogue.apply_without_chains(total, i, 0) : total;
     }
   }
 }

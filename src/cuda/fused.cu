@@ -1,5 +1,6 @@
 // CUDA kernels of the fused product nodes (src/ops/fused.h): the Conv and MatMul kernels apply the epilogue as they
-// store each output; a separate pass runs only where the addend broadcasts the output up.
+// store each output; a separate pass runs where the addend broadcasts the output up, and for a GELU chain (the
+// GEMM's store applies the Add; the chain's code would spill the GEMM's registers: src/ops/epilogue.h).
 #include "cuda/common.cuh"
 #include "ops/fused.h"
 
@@ -28,11 +29,19 @@ struct CudaFused {
     apply_epilogue(ctx, e, y, y, shape_numel(g.out_shape));
   }
   static void matmul_with_epilogue(KernelContext& ctx, const MatMulParams& p, const ProductEpilogue& e) {
+    // The GEMM's store takes the Add and a Relu; a GELU chain runs in the pass after it.
+    ProductEpilogue in_store = e, after = e;
+    after.addend = nullptr;
+    if (takes_constants(e.activation))
+      in_store.activation = Activation::None;
+    else
+      after.activation = Activation::None;
     StoreEpilogue store;
-    if (as_store_epilogue(e, p.N, true, &store)) return cuda::matmul_with_epilogue(ctx, p, store);
-    cuda::matmul_with_epilogue(ctx, p, {});
+    if (!as_store_epilogue(in_store, p.N, true, &store)) store = {}, after = e;
+    cuda::matmul_with_epilogue(ctx, p, store);
+    if (!after.active()) return;
     Tensor& y = ctx.outputs.at(0);
-    apply_epilogue(ctx, e, y.data<float>(), y.data<float>(), y.numel());
+    apply_epilogue(ctx, after, y.data<float>(), y.data<float>(), y.numel());
   }
 };
 

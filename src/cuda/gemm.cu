@@ -48,7 +48,7 @@ struct MatrixProblem {
   Walk a_walk, b_walk;
   bool gemm, has_c;
   float alpha, beta;
-  StoreEpilogue epilogue;  // FusedMatMul's absorbed Add and Relu, after the product's rounding
+  StoreEpilogue epilogue;  // FusedMatMul's absorbed Add and Relu (no GELU chain: CudaFused), after the rounding
   int batch_rank;
   int64_t batch_dims[kMaxBatchDims], a_bstride[kMaxBatchDims], b_bstride[kMaxBatchDims];
 
@@ -74,7 +74,7 @@ struct MatrixProblem {
   __device__ void store(const Batch& bt, Column n, int64_t m, float t) const {
     const float v =
         gemm ? arith::gemm_epilogue_f32(t, alpha, has_c, has_c ? c_data[m * c_rs + n * c_cs] : 0.0f, beta) : t;
-    bt.y[m * N + n] = epilogue.active() ? epilogue.apply(v, (bt.y - y) + m * N + n, n) : v;
+    bt.y[m * N + n] = epilogue.active() ? epilogue.apply_without_chains(v, (bt.y - y) + m * N + n, n) : v;
   }
 
   /// Fills the shared tiles of one block: A'(k, m) and B'(k, n) as strided operands (whatever the core's stages).
@@ -133,7 +133,7 @@ struct ConvProblem {
   }
   __device__ void store(const Batch& bt, Column col, int64_t m, float t) const {
     const int64_t i = col + (bt.grp * g.cout_g + m) * pixels;
-    y[i] = epilogue.active() ? epilogue.apply(t, i, 0) : t;
+    y[i] = epilogue.active() ? epilogue.apply_without_chains(t, i, 0) : t;
   }
   /// The first input of (image, group) of output column n.
   __device__ const float* input_of(const Batch& bt, int64_t n) const {

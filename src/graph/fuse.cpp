@@ -255,10 +255,11 @@ bool is_row_bias(const onnx::Graph& g, const onnx::Node& matmul, const std::stri
          c->dim(0) == b->dim(1);
 }
 
-// Conv or MatMul -> p, then Add(p, r) or Add(r, p) -> s and/or Relu -> y, or Conv -> p, HardSwish -> y, each
-// intermediate read by nothing else: one lockstep.FusedConv (inputs X, W, B, r) or FusedMatMul (A, B, r) -> y, with
-// attributes activation = "Relu" or "HardSwish" and addend_first = 1 for Add(r, p). It takes the place of its last
-// absorbed node, where r exists already.
+// Conv or MatMul -> p, then Add(p, r) or Add(r, p) -> s and/or Relu -> y, or Conv -> p, HardSwish -> y, or MatMul ->
+// p, Add -> s, lockstep.GeluErfChain or GeluTanhChain (the rewrites above) -> y, each intermediate read by nothing
+// else: one lockstep.FusedConv (inputs X, W, B, r) or FusedMatMul (A, B, r) -> y, with attributes activation =
+// "Relu", "HardSwish" or the chain's op type (its attributes, in order, as activation_constants) and addend_first = 1
+// for Add(r, p). It takes the place of its last absorbed node, where r exists already.
 void fuse_product_epilogues(onnx::Graph& graph) {
   std::map<std::string, int> readers = reader_counts(graph);
   std::map<std::string, size_t> reader_of;  // value name -> the index of the node reading it (sole readers only)
@@ -266,12 +267,16 @@ void fuse_product_epilogues(onnx::Graph& graph) {
     for (const auto& name : graph.nodes[i].inputs)
       if (!name.empty() && readers[name] == 1) reader_of[name] = i;
   std::set<const onnx::Node*> removed;
-  auto sole_reader = [&](const onnx::Node& n, const char* op) -> onnx::Node* {
+  auto sole_reader = [&](const onnx::Node& n, const char* op, const char* domain = "") -> onnx::Node* {
     if (n.outputs.size() != 1) return nullptr;
     auto it = reader_of.find(n.outputs[0]);
     onnx::Node* reader = it == reader_of.end() ? nullptr : &graph.nodes[it->second];
-    return reader && is_op(*reader, op) && !removed.count(reader) ? reader : nullptr;
+    const bool is = reader && (*domain ? reader->op_type == op && reader->domain == domain : is_op(*reader, op));
+    return is && !removed.count(reader) ? reader : nullptr;
   };
+  // The constants of each GELU chain, in the order of ActivationConstants (src/ops/epilogue.h).
+  const std::pair<const char*, std::vector<const char*>> gelu_chains[] = {
+      {"GeluErfChain", {"divisor", "addend", "factor"}}, {"GeluTanhChain", {"half", "cube_factor", "scale", "one"}}};
   for (onnx::Node& product : graph.nodes) {
     const bool conv = is_op(product, "Conv"), matmul = is_op(product, "MatMul");
     if ((!conv && !matmul) || removed.count(&product) || product.inputs.size() < 2) continue;
@@ -290,7 +295,13 @@ void fuse_product_epilogues(onnx::Graph& graph) {
     // A HardSwish only straight after a Conv: MobileNetV3's pattern, the one this rule was made for (the kernels would
     // apply one after an Add as well, in absorbed_ops_f32's order).
     onnx::Node* hard_swish = conv && !add && !relu ? sole_reader(product, "HardSwish") : nullptr;
-    onnx::Node* activation = relu ? relu : hard_swish;
+    // A GELU chain after a MatMul's bias Add (BERT's, ViT's and GPT-2's first MLP layer).
+    const std::vector<const char*>* gelu_constants = nullptr;
+    onnx::Node* gelu = nullptr;
+    for (const auto& [op, names] : gelu_chains)
+      if (onnx::Node* chain = matmul && !relu && !gelu ? sole_reader(*add, op, kFusedDomain) : nullptr)
+        gelu = chain, gelu_constants = &names;
+    onnx::Node* activation = relu ? relu : hard_swish ? hard_swish : gelu;
     if (!add && !activation) continue;
     onnx::Node& last = activation ? *activation : *add;
     onnx::Node fused = product;
@@ -301,7 +312,12 @@ void fuse_product_epilogues(onnx::Graph& graph) {
     fused.outputs = last.outputs;
     if (activation) {
       onnx::Attribute& name = fused.attributes["activation"] = attribute("activation", onnx::Attribute::String);
-      name.s = relu ? "Relu" : "HardSwish";
+      name.s = activation->op_type;
+    }
+    if (gelu) {
+      onnx::Attribute& constants = fused.attributes["activation_constants"] =
+          attribute("activation_constants", onnx::Attribute::Floats);
+      for (const char* name : *gelu_constants) constants.floats.push_back(gelu->attr_float(name, 0.0f));
     }
     if (addend_first) (fused.attributes["addend_first"] = attribute("addend_first", onnx::Attribute::Int)).i = 1;
     removed.insert(&product);

@@ -1,8 +1,8 @@
 // The product epilogues of the graph rewrites (src/graph/fuse.cpp): a Conv or MatMul whose output was read only by
-// an Add (and the Add's only by a Relu), or only by a Relu, or a Conv's only by a HardSwish, becomes one
-// lockstep.FusedConv / lockstep.FusedMatMul. Each output applies, to the product's rounded value, exactly the
-// absorbed nodes' operations in their order (the Add with its operands in the node's order, then Relu or HardSwish),
-// so the fused node returns the unfused graph's bits.
+// an Add (and the Add's only by a Relu, or a MatMul's Add's only by a GELU chain), or only by a Relu, or a Conv's
+// only by a HardSwish, becomes one lockstep.FusedConv / lockstep.FusedMatMul. Each output applies, to the product's
+// rounded value, exactly the absorbed nodes' operations in their order (the Add with its operands in the node's
+// order, then the activation), so the fused node returns the unfused graph's bits.
 // Contract: docs/arithmetic.md#graph-rewrites.
 #pragma once
 
@@ -20,18 +20,19 @@ struct ProductEpilogue {
   BroadcastPlan plan;             // over the output: operand 0 the product, operand 1 the addend
   bool addend_first = false;      // the Add was Add(addend, product)
   Activation activation = Activation::None;
+  ActivationConstants constants;
 
   LOCKSTEP_HD bool active() const { return addend != nullptr || activation != Activation::None; }
   LOCKSTEP_HD float apply(float t, int64_t i) const {
     return absorbed_ops_f32(t, addend != nullptr, addend ? addend[plan.offset(1, i)] : 0.0f, addend_first,
-                            activation);
+                            activation, constants);
   }
 };
 
 /// e as a StoreEpilogue for an output whose last dim is `columns` (per_column allowed only when `by_column`), or
 /// false when its addend broadcasts in another way.
 inline bool as_store_epilogue(const ProductEpilogue& e, int64_t columns, bool by_column, StoreEpilogue* out) {
-  *out = {e.addend, false, e.addend_first, e.activation};
+  *out = {e.addend, false, e.addend_first, e.activation, e.constants};
   if (!e.addend || e.plan.kind[1] == BroadcastPlan::Linear) return true;
   // One merged dim pair (rows, columns) with the addend's strides (0, 1): a row repeated down the output.
   out->per_column = by_column && e.plan.rank == 2 && e.plan.dims[1] == columns && e.plan.strides[1][0] == 0 &&

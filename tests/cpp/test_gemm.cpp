@@ -159,9 +159,9 @@ TEST(GemmCore, OneRowMatchesDotChunkedWithEveryInit) {
 }
 
 // Every fused epilogue (no addend, one laid out as C, one per column; either operand order; each activation, Add +
-// HardSwish among them) on the outputs of a product with A read by columns and B packed ahead: row-major C (the
-// epilogue tiles) and C transposed as Conv writes it (kept tiles and the transposed tile store), against
-// absorbed_ops_f32 per element, on every ISA.
+// HardSwish and the GELU chains among them) on the outputs of a product with A read by columns and B packed ahead:
+// row-major C (the epilogue tiles) and C transposed as Conv writes it (kept tiles and the transposed tile store),
+// against absorbed_ops_f32 per element, on every ISA.
 TEST(GemmCore, EveryEpilogueMatchesAbsorbedOps) {
   for (const Problem& p : {Problem{9, 33, 65}, Problem{49, 70, 200}, Problem{250, 100, 30}}) {
     const int64_t lda = p.M;
@@ -179,10 +179,16 @@ TEST(GemmCore, EveryEpilogueMatchesAbsorbedOps) {
       const cpu::PackedB packed = cpu::pack_b(nullptr, p.N, p.K, cpu::strided_panels({b.data(), 1, p.N}, p.K));
       for (int addend_kind = 0; addend_kind < 3; ++addend_kind)  // none, laid out as C, per column
         for (bool addend_first : {false, true})
-          for (Activation activation : {Activation::None, Activation::Relu, Activation::HardSwish})
+          for (Activation activation : {Activation::None, Activation::Relu, Activation::HardSwish,
+                                        Activation::GeluErfChain, Activation::GeluTanhChain})
             for (bool transposed : {false, true}) {
               const int64_t rs = transposed ? 1 : p.N, cs = transposed ? p.M : 1;
-              const StoreEpilogue e{addend_kind ? addend.data() : nullptr, addend_kind == 2, addend_first, activation};
+              // torch's GELU constants: erf form (divisor, addend, factor), tanh form (half, cube_factor, scale, one).
+              const ActivationConstants constants =
+                  activation == Activation::GeluErfChain ? ActivationConstants{{1.4142135f, 1.0f, 0.5f}}
+                                                         : ActivationConstants{{0.5f, 0.044715f, 0.7978846f, 1.0f}};
+              const StoreEpilogue e{addend_kind ? addend.data() : nullptr, addend_kind == 2, addend_first, activation,
+                                    constants};
               std::vector<float> got(p.M * p.N, 12345.0f), want(p.M * p.N);
               for (int64_t m = 0; m < p.M; ++m)
                 for (int64_t n = 0; n < p.N; ++n)

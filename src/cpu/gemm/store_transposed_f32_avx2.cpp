@@ -30,7 +30,7 @@ void store_tile_transposed_f32_avx2(const float* tile, int64_t tile_pitch, int r
         const Simd::V a = !addend      ? Simd::zero()
                           : per_column ? Simd::set1(addend[j0 + j])
                                        : Simd::load_first(addend + at, rows);
-        Simd::store(dst + at, absorbed_ops_f32(r[j], addend != nullptr, a, addend_first, kActivation()), rows);
+        Simd::store(dst + at, absorbed_ops_f32(r[j], addend != nullptr, a, addend_first, kActivation(), {}), rows);
       }
     }
   });
