@@ -5,7 +5,8 @@
 //        -Xcompiler -ffp-contract=off -Isrc -Iinclude bench/gpu_gemm_core.cu -o gpu_gemm_core
 //   ./gpu_gemm_core [CASE]     (CASE: the index of one problem, run once: for ncu)
 // Times the tiles the library picks for MatMul (64x128x8/3 with its totals in shared memory, 64x64x4/4), and
-// 64x128x8/1 and 128x128x8/1 with the totals in registers.
+// 64x128x8/1 and 128x128x8/1 with the totals in registers, and 8x16 outputs a thread (totals in shared memory) on a
+// 128x128 tile.
 #ifndef CORE
 #define CORE "cuda/gemm_core.cuh"
 #endif
@@ -84,6 +85,7 @@ int main(int argc, char** argv) {
     one("64x128x8/1", run<TileShape<64, 128, 8>>(p, reps));
     one("128x128x8/1", run<TileShape<128, 128, 8>>(p, reps));
     one("64x64x4/4", run<TileShape<64, 64, 4, 4>>(p, reps));
+    one("128x128x16/2s", run<TileShape<128, 128, 16, 2, 2, Totals::InShared>>(p, reps));
     printf("\n");
     cudaFree(a); cudaFree(b); cudaFree(y);
   }

@@ -218,13 +218,13 @@ class StridedTileLoader {
 
 // --- The core.
 
-/// The outputs of thread (ty, tx) along a tile side of B outputs, T per thread: T = 8 takes t*4 + {0..3} and
-/// B/2 + t*4 + {0..3}, T = 4 takes t*4 + {0..3}, so that the fragments below are float4 reads and a warp's reads
-/// of one row are consecutive.
+/// The outputs of thread (ty, tx) along a tile side of B outputs, T per thread: runs of 4 at t*4 + {0..3} in each of
+/// the T/4 parts of the side (T = 8: t*4 + {0..3} and B/2 + t*4 + {0..3}), so that the fragments below are float4
+/// reads and a warp's reads of one row are consecutive.
 template <int B, int T>
 __device__ __forceinline__ int thread_offset(int t, int i) {
-  static_assert(T == 4 || T == 8, "4 or 8 outputs per thread along a side");
-  return T == 8 ? (i < 4 ? 0 : B / 2) + t * 4 + (i & 3) : t * 4 + i;
+  static_assert(T == 4 || T == 8 || T == 16, "4, 8 or 16 outputs per thread along a side");
+  return i / 4 * (B * 4 / T) + t * 4 + (i & 3);
 }
 
 /// The fragments of k row kk: thread (ty, tx)'s 8 values of a and TN of b (see thread_offset).
@@ -233,9 +233,10 @@ __device__ __forceinline__ void load_fragments(const float (*as)[BM + kPad], con
                                                int ty, int tx, float (&a)[8], float (&b)[TN]) {
   *reinterpret_cast<float4*>(&a[0]) = *reinterpret_cast<const float4*>(&as[kk][ty * 4]);
   *reinterpret_cast<float4*>(&a[4]) = *reinterpret_cast<const float4*>(&as[kk][BM / 2 + ty * 4]);
-  *reinterpret_cast<float4*>(&b[0]) = *reinterpret_cast<const float4*>(&bs[kk][thread_offset<BN, TN>(tx, 0)]);
-  if constexpr (TN == 8)
-    *reinterpret_cast<float4*>(&b[4]) = *reinterpret_cast<const float4*>(&bs[kk][BN / 2 + tx * 4]);
+#pragma unroll
+  for (int q = 0; q < TN / 4; ++q)
+    *reinterpret_cast<float4*>(&b[q * 4]) =
+        *reinterpret_cast<const float4*>(&bs[kk][thread_offset<BN, TN>(tx, q * 4)]);
 }
 
 template <int TN>
@@ -305,6 +306,8 @@ enum class Totals { InRegisters, InShared };
 /// Totals::InShared: each thread's totals live in shared memory, read, added to and written back at each chunk end
 /// (every 64 k: 16 LDS.128, 64 FADD and 16 STS.128 for 8x8 outputs, against 4,096 FFMA). A 64x128 tile of 8x8 then
 /// takes 166 registers instead of 243: 3 blocks an SM (12 warps) instead of 2, with 2 stages (57 KB a block).
+/// TN = 16 (128 outputs a thread, 6 fragment reads per 128 FFMA instead of 4 per 64) needs the totals in shared
+/// memory: a 128x128 tile then takes 247 registers and 98 KB, 2 blocks an SM (bench/gpu_gemm_core.cu times it).
 template <int BM_, int BN_, int TN_, int kMinBlocks_ = 1, int kStages_ = 4, Totals kTotals_ = Totals::InRegisters>
 struct TileShape {
   static constexpr int BM = BM_, BN = BN_, TN = TN_, kMinBlocks = kMinBlocks_, kStages = kStages_;
