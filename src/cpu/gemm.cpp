@@ -479,13 +479,23 @@ void packed_product(ThreadPool* pool, const ASource& a, int64_t N, const BSource
     // in its totals); others in a tile, copied out after: a kept tile block by block, any other over all of K at
     // once. A grid whose K takes one k-block keeps every tile in L1 and writes its kept columns alone: the stems,
     // whose grid was written whole and copied out in a pass of its own, took 8-21% less (3x3 to 16 and 32 channels
-    // of 112x112, 7x7 to 64; docs/performance.md, 2026-12-07, nineteenth session).
+    // of 112x112, 7x7 to 64; docs/performance.md, 2026-12-07, nineteenth session). A grid tile whose columns lie
+    // in the kept part of one grid row is those output columns, from out_n0 on: it accumulates in the output itself,
+    // with neither the totals nor the copy.
     const bool on_grid = b.grid.pitch > 0, accumulates = (nr == NR || rows_tail_fn) && out.cs == 1;
-    const bool in_place = accumulates && !(on_grid && k_blocks == 1), whole_k = !accumulates && !kept;
+    int64_t out_n0 = n0;
+    bool grid_direct = false;
+    if (on_grid && accumulates) {
+      const int64_t grid_row = n0 / b.grid.pitch, grid_col = n0 - grid_row * b.grid.pitch;
+      grid_direct = grid_col + nr <= b.grid.width;
+      out_n0 = grid_row * b.grid.width + grid_col;
+    }
+    const bool via_grid = on_grid && !grid_direct;
+    const bool in_place = accumulates && !(via_grid && k_blocks == 1), whole_k = !accumulates && !kept;
     if (whole_k && k0 > 0) return;
-    float* const c_data = on_grid ? b.grid.totals : out.data;
-    const int64_t c_rs = on_grid ? N : out.rs;
-    float* c = in_place ? c_data + m0 * c_rs + n0 : tile;
+    float* const c_data = via_grid ? b.grid.totals : out.data;
+    const int64_t c_rs = via_grid ? N : out.rs;
+    float* c = in_place ? c_data + m0 * c_rs + (via_grid ? n0 : out_n0) : tile;
     const int64_t ldc = in_place ? c_rs : NR;
     // Where the running totals start: the micro-kernel reads them from init (its first chunk stores init + p), in
     // place and in a tile alike (a tile filled first, 16 bytes a store, then read by the kernel's 64-byte loads, cost
@@ -526,7 +536,7 @@ void packed_product(ThreadPool* pool, const ASource& a, int64_t N, const BSource
       const MicroFn<PackedRows> fn = narrow_fn ? narrow_fn : (relu_in_kernel ? ker.micro_relu : ker.micro)[r];
       fn(k1 - k0, pa, a.k_step, PackedRows{pk, NR}, c, ldc, init, ldi, ahead_next, ahead_lines);
     }
-    if (on_grid) {
+    if (via_grid) {
       if (k1 == K) store_grid_block(out, b.grid, c, ldc, r, nr, m0, n0, !relu_in_kernel);
       return;
     }
@@ -541,7 +551,7 @@ void packed_product(ThreadPool* pool, const ASource& a, int64_t N, const BSource
                                             relu_in_kernel ? Activation::None : e.activation);
     }
 #endif
-    if (k1 == K && !relu_in_kernel) apply_gemm_epilogue(out, c, ldc, r, nr, m0, n0);  // outputs final
+    if (k1 == K && !relu_in_kernel) apply_gemm_epilogue(out, c, ldc, r, nr, m0, out_n0);  // outputs final
     if (in_place || k1 < K) return;
     for (int i = 0; i < r; ++i) {
       float* dst = out.data + (m0 + i) * out.rs + n0 * out.cs;
