@@ -295,7 +295,7 @@ void fuse_product_epilogues(onnx::Graph& graph) {
     // A HardSwish only straight after a Conv: MobileNetV3's pattern, the one this rule was made for (the kernels would
     // apply one after an Add as well, in absorbed_ops_f32's order).
     onnx::Node* hard_swish = conv && !add && !relu ? sole_reader(product, "HardSwish") : nullptr;
-    // A GELU chain after a MatMul's bias Add (BERT's, ViT's and GPT-2's first MLP layer).
+    // A GELU chain after a MatMul's bias Add (BERT's and ViT's first MLP layer; GPT-2's runs a Gemm, not fused).
     const std::vector<const char*>* gelu_constants = nullptr;
     onnx::Node* gelu = nullptr;
     for (const auto& [op, names] : gelu_chains)
