@@ -22,8 +22,8 @@ void epilogue_tile_f32_avx512(float* c, int64_t ldc, int64_t rows, int64_t cols,
 #define LOCKSTEP_EPILOGUE_TILES_OF(X, kAddend, kAddendFirst) \
   X(kAddend, kAddendFirst, Activation::None)                 \
   X(kAddend, kAddendFirst, Activation::Relu)                 \
-  X(kAddend, kAddendFirst, Activation::HardSwish)             \
-  X(kAddend, kAddendFirst, Activation::GeluErfChain)          \
+  X(kAddend, kAddendFirst, Activation::HardSwish)            \
+  X(kAddend, kAddendFirst, Activation::GeluErfChain)         \
   X(kAddend, kAddendFirst, Activation::GeluTanhChain)
 #define LOCKSTEP_EPILOGUE_TILES(X)            \
   LOCKSTEP_EPILOGUE_TILES_OF(X, false, false) \
