@@ -218,10 +218,10 @@ void conv_on_grid(ThreadPool* pool, Allocator* scratch, const ConvGeom& g, const
       for (int64_t kw = 0; kw < g.kernel[2]; ++kw) rows.push_back(planes.tap(g, kh, kw, c));
   const int64_t pitch = planes.pitch(), N = planes.pixels(), out_h = g.out[1], out_w = g.out[2];
   if (pitch == out_w) return gemm_f32_packed_rows(pool, w, N, rows.data(), GemmOut{yg, N, 1, bias, nullptr, epilogue});
-  // The products' running totals between k-blocks, where K takes several: from the session's pool, uninitialized
-  // (the product writes what it reads); a fresh vector would be zero-filled first, and a large one handed back to
-  // the system when freed and page-faulted again every run. The outputs leave their tiles for y through the grid's
-  // column map.
+  // The running totals between k-blocks, where K takes several, of the tiles that straddle a grid row's end (the
+  // others accumulate in y itself): from the session's pool, uninitialized (the product writes what it reads); a
+  // fresh vector would be zero-filled first, and a large one handed back to the system when freed and page-faulted
+  // again every run. Those tiles' outputs leave for y through the grid's column map.
   std::shared_ptr<Buffer> totals;
   if (grid_needs_totals(w, N)) totals = scratch->allocate(static_cast<size_t>(g.cout_g * N) * sizeof(float));
   gemm_f32_packed_rows(pool, w, N, rows.data(), GemmOut{yg, out_h * out_w, 1, bias, nullptr, epilogue},
