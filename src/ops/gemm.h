@@ -185,9 +185,10 @@ PanelFn strided_panels(StridedOperand op, int64_t K);
 
 /// C's columns as the pixels of a Conv's grid (cpu/conv/phase_planes.h), where pitch > 0: column n is grid pixel
 /// (n / pitch, n % pitch), which goes to column (n / pitch) * width + n % pitch of the output, or nowhere where
-/// n % pitch >= width (the grid's extra columns, computed like the others). The running totals between k-blocks
-/// live in `totals` (N floats a row); where K takes one k-block (grid_needs_totals) they stay in a tile and
-/// `totals` may be null.
+/// n % pitch >= width (the grid's extra columns, computed like the others). A tile whose columns all go to one
+/// output row accumulates in the output; one that straddles a grid row's end keeps its running totals between
+/// k-blocks in `totals` (N floats a row), or where K takes one k-block (grid_needs_totals) in a tile, and `totals`
+/// may then be null.
 struct GridColumns {
   int64_t pitch = 0, width = 0;
   float* totals = nullptr;
